@@ -1,0 +1,1 @@
+export { ERROR_CATALOGUE } from './http/errors.js';
