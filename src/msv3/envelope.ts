@@ -1,0 +1,155 @@
+import { type DecodeResult, fault, invalid, type Msv3Fault, type Msv3FaultKind, ok } from './result.js';
+import { type ParseLimits, parseXml, type XmlElement, XmlError } from './xml/parse.js';
+import { DecodeFailure, XSI_NS } from './xml/read.js';
+import { escapeText } from './xml/write.js';
+
+/**
+ * SOAP 1.2 envelopes for MSV3 (PROTOCOL.md §1.3, §1.7, §1.8). Payloads are written by the operation
+ * codecs with the prefix `m` bound to the version namespace; here they get wrapped, and on the way back
+ * the Body's single child is found (namespace-aware, any prefix) or turned into a typed fault.
+ */
+
+export type Msv3Version = 1 | 2;
+
+export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
+export const MSV3_V1_NS = 'urn:msv3:v1';
+export const MSV3_V2_NS = 'urn:msv3:v2';
+
+export function msv3Namespace(version: Msv3Version): string {
+  return version === 1 ? MSV3_V1_NS : MSV3_V2_NS;
+}
+
+export function versionOfNamespace(ns: string): Msv3Version | undefined {
+  return ns === MSV3_V2_NS ? 2 : ns === MSV3_V1_NS ? 1 : undefined;
+}
+
+/** Wraps a payload whose qualified elements use the prefix `m` (and `xsi` for nil). */
+export function wrapEnvelope(version: Msv3Version, payload: string): string {
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?><env:Envelope xmlns:env="${SOAP12_NS}" xmlns:m="${msv3Namespace(version)}" ` +
+    `xmlns:xsi="${XSI_NS}"><env:Body>${payload}</env:Body></env:Envelope>`
+  );
+}
+
+export interface BodyPayload {
+  /** The Body's child element (the MSV3 wrapper such as `verfuegbarkeitAnfragenResponse`). */
+  element: XmlElement;
+  version: Msv3Version;
+}
+
+/**
+ * Parses an envelope and returns the Body's payload element. A SOAP fault becomes a `fault` outcome;
+ * anything malformed (including a DOCTYPE, unknown entities, excessive depth or size) becomes `invalid`.
+ */
+export function openEnvelope(xml: string, limits?: ParseLimits): DecodeResult<BodyPayload> {
+  let root: XmlElement;
+  try {
+    root = parseXml(xml, limits);
+  } catch (error) {
+    return invalid(error instanceof XmlError ? `malformed XML: ${error.message}` : 'malformed XML');
+  }
+  if (root.ns !== SOAP12_NS || root.local !== 'Envelope') {
+    if (root.local === 'Envelope') return invalid(`not a SOAP 1.2 envelope (namespace ${root.ns || 'none'})`);
+    return invalid(`expected a SOAP 1.2 Envelope, found <${root.qname}>`);
+  }
+  const body = root.child(SOAP12_NS, 'Body');
+  if (body === undefined) return invalid('the envelope has no Body');
+  if (body.children.length !== 1)
+    return invalid(`the Body must hold exactly one element, found ${body.children.length}`);
+  const element = body.children[0]!;
+  if (element.ns === SOAP12_NS && element.local === 'Fault') return fault(readFault(element));
+  const version = versionOfNamespace(element.ns);
+  if (version === undefined) return invalid(`payload <${element.qname}> is not in an MSV3 namespace`);
+  return ok({ element, version });
+}
+
+/**
+ * Opens an envelope and hands the payload to `read` when it is the expected wrapper element.
+ * Any DecodeFailure (or any other exception) thrown by `read` becomes an `invalid` outcome.
+ */
+export function decodePayload<T>(
+  xml: string,
+  expectedLocalName: string,
+  read: (element: XmlElement, version: Msv3Version) => T,
+  limits?: ParseLimits,
+): DecodeResult<T> {
+  const opened = openEnvelope(xml, limits);
+  if (opened.kind !== 'ok') return opened;
+  const { element, version } = opened.value;
+  if (element.local !== expectedLocalName) {
+    return invalid(`expected <${expectedLocalName}>, found <${element.local}>`);
+  }
+  try {
+    return ok(read(element, version));
+  } catch (error) {
+    if (error instanceof DecodeFailure || error instanceof XmlError) return invalid(error.message);
+    return invalid(
+      `cannot decode ${expectedLocalName}: ${error instanceof Error ? error.message : 'unknown error'}`,
+    );
+  }
+}
+
+const FAULT_BEANS: Record<string, Msv3FaultKind> = {
+  ServerFaultInfo: 'ServerFault',
+  ValidationFault: 'ValidationFault',
+  DenialOfServiceFault: 'DenialOfServiceFault',
+  AuthorizationFaultInfo: 'AuthorizationFault',
+  LieferscheinOderBarcodeUnbekanntFaultInfo: 'LieferscheinOderBarcodeUnbekanntFault',
+};
+
+const BEAN_OF_KIND: Record<Exclude<Msv3FaultKind, 'Unknown'>, string> = {
+  ServerFault: 'ServerFaultInfo',
+  ValidationFault: 'ValidationFault',
+  DenialOfServiceFault: 'DenialOfServiceFault',
+  AuthorizationFault: 'AuthorizationFaultInfo',
+  LieferscheinOderBarcodeUnbekanntFault: 'LieferscheinOderBarcodeUnbekanntFaultInfo',
+};
+
+function readFault(faultEl: XmlElement): Msv3Fault {
+  const codeValue = faultEl.child(SOAP12_NS, 'Code')?.child(SOAP12_NS, 'Value')?.text().trim() ?? '';
+  const colon = codeValue.indexOf(':');
+  const soapCode = colon === -1 ? codeValue : codeValue.slice(colon + 1);
+  const reasonEl = faultEl.child(SOAP12_NS, 'Reason')?.child(SOAP12_NS, 'Text');
+  const result: Msv3Fault = { kind: 'Unknown', soapCode, reason: reasonEl?.text() ?? '' };
+  const detail = faultEl.child(SOAP12_NS, 'Detail');
+  const bean = detail?.children[0];
+  if (bean === undefined || versionOfNamespace(bean.ns) === undefined) return result;
+  const kind = FAULT_BEANS[bean.local];
+  if (kind === undefined) return result;
+  result.kind = kind;
+  const errorCode = bean.child(bean.ns, 'ErrorCode')?.text();
+  const userText = bean.child(bean.ns, 'EndanwenderFehlertext')?.text();
+  const technicalText = bean.child(bean.ns, 'TechnischerFehlertext')?.text();
+  if (errorCode !== undefined) result.errorCode = errorCode;
+  if (userText !== undefined) result.userText = userText;
+  if (technicalText !== undefined) result.technicalText = technicalText;
+  return result;
+}
+
+export interface FaultInput {
+  kind: Exclude<Msv3FaultKind, 'Unknown'>;
+  /** 1–5 characters. */
+  errorCode: string;
+  userText: string;
+  technicalText: string;
+  /** `Receiver` for server-side problems, `Sender` for invalid requests. Defaults by kind. */
+  soapCode?: 'Receiver' | 'Sender';
+  reason?: string;
+}
+
+/** A SOAP 1.2 fault with an MSV3 fault bean, as a server (the mock) sends it with HTTP 500. */
+export function encodeFault(version: Msv3Version, input: FaultInput): string {
+  const code =
+    input.soapCode ??
+    (input.kind === 'ServerFault' || input.kind === 'DenialOfServiceFault' ? 'Receiver' : 'Sender');
+  const bean = BEAN_OF_KIND[input.kind];
+  return wrapEnvelope(
+    version,
+    `<env:Fault><env:Code><env:Value>env:${code}</env:Value></env:Code>` +
+      `<env:Reason><env:Text xml:lang="de">${escapeText(input.reason ?? input.userText)}</env:Text></env:Reason>` +
+      `<env:Detail><m:${bean}><m:ErrorCode>${escapeText(input.errorCode)}</m:ErrorCode>` +
+      `<m:EndanwenderFehlertext>${escapeText(input.userText)}</m:EndanwenderFehlertext>` +
+      `<m:TechnischerFehlertext>${escapeText(input.technicalText)}</m:TechnischerFehlertext>` +
+      `</m:${bean}></env:Detail></env:Fault>`,
+  );
+}

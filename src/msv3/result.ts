@@ -1,0 +1,44 @@
+/**
+ * Outcome types shared by the codec (which produces them) and the transport (which passes them on).
+ * Decoders never throw: every envelope becomes exactly one of these three outcomes.
+ */
+
+/** The MSV3 fault beans (PROTOCOL.md §1.8), plus `Unknown` for a SOAP fault without a recognised bean. */
+export type Msv3FaultKind =
+  | 'ServerFault'
+  | 'ValidationFault'
+  | 'DenialOfServiceFault'
+  | 'AuthorizationFault'
+  | 'LieferscheinOderBarcodeUnbekanntFault'
+  | 'Unknown';
+
+export interface Msv3Fault {
+  kind: Msv3FaultKind;
+  /** SOAP 1.2 `env:Code/env:Value` local part, e.g. `Receiver` or `Sender`. */
+  soapCode: string;
+  /** SOAP 1.2 `env:Reason/env:Text`. */
+  reason: string;
+  /** MSV3 `ErrorCode` (1–5 characters), when a fault bean was present. */
+  errorCode?: string;
+  /** MSV3 `EndanwenderFehlertext`: text meant for the pharmacy user. */
+  userText?: string;
+  /** MSV3 `TechnischerFehlertext`: text meant for support and logs. */
+  technicalText?: string;
+}
+
+export interface DecodeError {
+  /** What was wrong, e.g. `DOCTYPE is not allowed` or `missing element m:Pzn in Artikel[3]`. */
+  message: string;
+}
+
+export type DecodeResult<T> =
+  | { kind: 'ok'; value: T }
+  | { kind: 'fault'; fault: Msv3Fault }
+  | { kind: 'invalid'; error: DecodeError };
+
+export const ok = <T>(value: T): DecodeResult<T> => ({ kind: 'ok', value });
+export const invalid = <T = never>(message: string): DecodeResult<T> => ({
+  kind: 'invalid',
+  error: { message },
+});
+export const fault = <T = never>(f: Msv3Fault): DecodeResult<T> => ({ kind: 'fault', fault: f });

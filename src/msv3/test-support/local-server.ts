@@ -1,0 +1,110 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type DecodeResult, fault, invalid, type Msv3FaultKind, ok } from '../result.js';
+
+/** A real HTTP server on 127.0.0.1 with a random port, for transport tests. */
+export interface LocalServer {
+  url: string;
+  port: number;
+  /** Requests seen so far, with their complete bodies (as far as they arrived). */
+  requests: SeenRequest[];
+  /** TCP connections accepted so far. */
+  connectionCount(): number;
+  close(): Promise<void>;
+}
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** Handlers get the request after its body has been read completely. */
+export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+export async function startServer(handler: Handler): Promise<LocalServer> {
+  const requests: SeenRequest[] = [];
+  let connections = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      handler(req, res, body);
+    });
+  });
+  server.on('connection', () => {
+    connections++;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/msv3/v2.0/bestellen`,
+    port,
+    requests,
+    connectionCount: () => connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A URL on 127.0.0.1 where nothing listens (a port that was just free). */
+export async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/msv3/v2.0/bestellen`;
+}
+
+export function envelope(inner: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope" xmlns:m="urn:msv3:v2"><env:Body>${inner}</env:Body></env:Envelope>`;
+}
+
+export function answerEnvelope(value: string): string {
+  return envelope(`<m:answer>${value}</m:answer>`);
+}
+
+export function faultEnvelope(
+  bean: string,
+  reason: string,
+  technicalText = 'backend timeout after 30s',
+): string {
+  return envelope(
+    `<env:Fault><env:Code><env:Value>env:Receiver</env:Value></env:Code><env:Reason><env:Text xml:lang="de">${reason}</env:Text></env:Reason>` +
+      `<env:Detail><m:${bean}><m:ErrorCode>S001</m:ErrorCode><m:EndanwenderFehlertext>Bitte spaeter erneut versuchen.</m:EndanwenderFehlertext>` +
+      `<m:TechnischerFehlertext>${technicalText}</m:TechnischerFehlertext></m:${bean}></env:Detail></env:Fault>`,
+  );
+}
+
+const FAULT_BEANS: Record<string, Msv3FaultKind> = {
+  ServerFaultInfo: 'ServerFault',
+  ValidationFault: 'ValidationFault',
+  DenialOfServiceFault: 'DenialOfServiceFault',
+};
+
+/**
+ * Stands in for the codec's decoders: `<m:answer>` is a success, `env:Fault` a fault (bean from the detail),
+ * anything else invalid.
+ */
+export function testDecode(xml: string): DecodeResult<string> {
+  if (xml.includes('<env:Fault>')) {
+    const bean = /<m:(\w+)><m:ErrorCode>/.exec(xml)?.[1] ?? '';
+    return fault({
+      kind: FAULT_BEANS[bean] ?? 'Unknown',
+      soapCode: /<env:Value>env:(\w+)</.exec(xml)?.[1] ?? '',
+      reason: /<env:Text[^>]*>([^<]*)</.exec(xml)?.[1] ?? '',
+      errorCode: /<m:ErrorCode>([^<]*)</.exec(xml)?.[1],
+      technicalText: /<m:TechnischerFehlertext>([^<]*)</.exec(xml)?.[1],
+    });
+  }
+  const answer = /<m:answer>([^<]*)<\/m:answer>/.exec(xml);
+  return answer ? ok(answer[1]!) : invalid(`no m:answer element in ${xml.slice(0, 200)}`);
+}
+
+export const SOAP_CONTENT_TYPE = 'application/soap+xml; charset=utf-8';

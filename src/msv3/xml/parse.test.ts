@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { decodeEntities, parseXml, XmlError } from './parse.js';
+import { isNil, XSI_NS } from './read.js';
+
+const NS = 'urn:msv3:v2';
+
+describe('parseXml', () => {
+  it('resolves namespaces whatever the prefix, including default namespaces', () => {
+    const a = parseXml(`<m:a xmlns:m="${NS}"><m:b>1</m:b></m:a>`);
+    const b = parseXml(`<ns2:a xmlns:ns2="${NS}"><ns2:b>1</ns2:b></ns2:a>`);
+    const c = parseXml(`<a xmlns="${NS}"><b>1</b></a>`);
+    for (const root of [a, b, c]) {
+      expect(root.ns).toBe(NS);
+      expect(root.local).toBe('a');
+      expect(root.child(NS, 'b')?.text()).toBe('1');
+    }
+  });
+
+  it('keeps unqualified children unqualified when the parent uses a prefix, and undeclares a default', () => {
+    const root = parseXml(`<m:w xmlns:m="${NS}"><c>x</c><d xmlns=""><m:e>y</m:e></d></m:w>`);
+    expect(root.child('', 'c')?.text()).toBe('x');
+    expect(root.child('', 'd')?.child(NS, 'e')?.text()).toBe('y');
+  });
+
+  it('ignores comments, processing instructions and whitespace between elements', () => {
+    const root = parseXml(
+      `<?xml version="1.0"?>\n<!-- lead -->\n<a>\n  <!-- inner -->\n  <b>v<!-- split -->w</b>\n  <?pi x?>\n</a>\n<!-- tail -->\n`,
+    );
+    expect(root.children.map((c) => c.local)).toEqual(['b']);
+    expect(root.child('', 'b')?.text()).toBe('vw');
+  });
+
+  it('decodes the five entities and numeric references, and CDATA literally', () => {
+    const root = parseXml(
+      '<a x="&quot;&lt;&#x41;&#66;"><b>&amp;&apos;&gt;&#228;</b><c><![CDATA[<&amp;>]]></c></a>',
+    );
+    expect(root.attr('x')).toBe('"<AB');
+    expect(root.child('', 'b')?.text()).toBe("&'>ä");
+    expect(root.child('', 'c')?.text()).toBe('<&amp;>');
+  });
+
+  it('allows > inside attribute values and attributes across lines', () => {
+    const root = parseXml('<a\n  x="1>2"\n  y=\'z\'><b/></a>');
+    expect(root.attr('x')).toBe('1>2');
+    expect(root.attr('y')).toBe('z');
+    expect(root.children).toHaveLength(1);
+  });
+
+  it('finds xsi:nil under any prefix', () => {
+    const root = parseXml(`<a xmlns:i="${XSI_NS}"><b i:nil="true"/><c>1</c></a>`);
+    expect(isNil(root.child('', 'b')!)).toBe(true);
+    expect(isNil(root.child('', 'c')!)).toBe(false);
+    expect(root.child('', 'b')!.attrNS(XSI_NS, 'nil')).toBe('true');
+  });
+
+  it('skips a byte order mark', () => {
+    expect(parseXml('\uFEFF<a/>').local).toBe('a');
+  });
+
+  it.each([
+    ['a DOCTYPE', '<!DOCTYPE a [<!ENTITY x "y">]><a>&x;</a>', /DOCTYPE/],
+    ['an external entity', '<!DOCTYPE a SYSTEM "file:///etc/passwd"><a/>', /DOCTYPE/],
+    ['an unknown entity', '<a>&nbsp;</a>', /unknown entity/],
+    ['a bad character reference', '<a>&#0;</a>', /not an XML character/],
+    ['mismatched tags', '<a><b></c></a>', /expected <\/b>/],
+    ['a prefix mismatch in the closing tag', `<m:a xmlns:m="${NS}" xmlns:n="${NS}"></n:a>`, /expected/],
+    ['an unclosed element', '<a><b>', /not closed/],
+    ['two roots', '<a/><b/>', /more than one root/],
+    ['text outside the root', 'x<a/>', /outside the root/],
+    ['an undeclared prefix', '<p:a/>', /undeclared namespace prefix/],
+    ['an unquoted attribute', '<a x=1/>', /unquoted/],
+    ['a duplicate attribute', '<a x="1" x="2"/>', /duplicate/],
+    ['an empty document', '   ', /no root/],
+    ['an unterminated comment', '<a><!-- x</a>', /comment/],
+  ])('refuses %s', (_name, xml, message) => {
+    expect(() => parseXml(xml)).toThrow(XmlError);
+    expect(() => parseXml(xml)).toThrow(message);
+  });
+
+  it('caps nesting depth', () => {
+    const deep = `${'<a>'.repeat(10_000)}${'</a>'.repeat(10_000)}`;
+    expect(() => parseXml(deep)).toThrow(/nesting deeper than 64/);
+    expect(parseXml(`${'<a>'.repeat(60)}${'</a>'.repeat(60)}`).local).toBe('a');
+  });
+
+  it('caps document size before parsing', () => {
+    const big = `<a>${'x'.repeat(100)}</a>`;
+    expect(() => parseXml(big, { maxLength: 50, maxDepth: 64 })).toThrow(/exceeds the limit/);
+  });
+});
+
+describe('decodeEntities', () => {
+  it('passes text without entities through and rejects unterminated references', () => {
+    expect(decodeEntities('plain')).toBe('plain');
+    expect(() => decodeEntities('a &amp b')).toThrow(XmlError);
+  });
+});

@@ -1,0 +1,461 @@
+/**
+ * A small, strict, namespace-aware XML parser for SOAP envelopes.
+ *
+ * Why not a generic parser: MSV3 answers are large (a 50-article availability answer is ~30 KB) and
+ * sit on every request's hot path. This parser finds markup with native `indexOf`, touches character by
+ * character only the inside of tags, and keeps element text as offsets into the source until a decoder
+ * asks for it. It is also safe by construction: a DOCTYPE is refused (so no entity can be declared),
+ * only the five XML entities and numeric character references are decoded, and depth and size are
+ * capped. Every problem is reported as an `XmlError`; the caller turns it into a typed decode error.
+ */
+
+export class XmlError extends Error {
+  override readonly name = 'XmlError';
+}
+
+export interface ParseLimits {
+  /** Maximum input length in UTF-16 code units. */
+  maxLength: number;
+  /** Maximum element nesting depth. */
+  maxDepth: number;
+}
+
+export const DEFAULT_LIMITS: ParseLimits = { maxLength: 4 * 1024 * 1024, maxDepth: 64 };
+
+const XML_NS = 'http://www.w3.org/XML/1998/namespace';
+// Shared by every leaf element; never mutated (addChild replaces it).
+const NO_CHILDREN: XmlElement[] = [];
+
+/** Prefix → namespace URI bindings in scope; a new scope is made only where an element declares xmlns. */
+class Scope {
+  constructor(
+    readonly parent: Scope | null,
+    readonly bindings: Map<string, string>,
+  ) {}
+
+  resolve(prefix: string): string | undefined {
+    for (let s: Scope | null = this; s !== null; s = s.parent) {
+      const uri = s.bindings.get(prefix);
+      if (uri !== undefined) return uri;
+    }
+    return undefined;
+  }
+}
+
+const ROOT_SCOPE = new Scope(null, new Map([['xml', XML_NS]]));
+
+export class XmlElement {
+  /** Namespace URI ('' when unqualified). */
+  ns: string;
+  /** Local name (without prefix). */
+  local: string;
+  /** Alternating raw attribute names and decoded values, or null when the element has none. */
+  attrs: string[] | null;
+  children: XmlElement[];
+  readonly scope: Scope;
+  /** Where the prefixed name starts in the source, and its length (the closing tag is checked against it). */
+  readonly nameStart: number;
+  readonly nameLength: number;
+  private readonly source: string;
+  /** Set for text that needed more than one slice (CDATA, comments inside text), or once decoded. */
+  private textValue: string | null;
+  private textStart: number;
+  private textEnd: number;
+
+  constructor(
+    source: string,
+    nameStart: number,
+    nameLength: number,
+    scope: Scope,
+    ns: string,
+    local: string,
+    attrs: string[] | null,
+  ) {
+    this.ns = ns;
+    this.local = local;
+    this.attrs = attrs;
+    this.children = NO_CHILDREN;
+    this.nameStart = nameStart;
+    this.nameLength = nameLength;
+    this.scope = scope;
+    this.source = source;
+    this.textValue = null;
+    this.textStart = 0;
+    this.textEnd = 0;
+  }
+
+  /** The name as written, with its prefix (for messages). */
+  get qname(): string {
+    return this.source.slice(this.nameStart, this.nameStart + this.nameLength);
+  }
+
+  /** The element's text content with entities decoded (empty for elements that only hold children). */
+  text(): string {
+    if (this.textValue !== null) return this.textValue;
+    if (this.textStart >= this.textEnd) return '';
+    const raw = this.source.slice(this.textStart, this.textEnd);
+    this.textValue = raw.indexOf('&') === -1 ? raw : decodeEntities(raw);
+    return this.textValue;
+  }
+
+  /** Value of an unqualified attribute (MSV3 attributes are all unqualified), or undefined. */
+  attr(name: string): string | undefined {
+    const a = this.attrs;
+    if (a === null) return undefined;
+    for (let i = 0; i < a.length; i += 2) if (a[i] === name) return a[i + 1];
+    return undefined;
+  }
+
+  /** Value of a namespace-qualified attribute such as xsi:nil, whatever prefix the document used. */
+  attrNS(ns: string, local: string): string | undefined {
+    const a = this.attrs;
+    if (a === null) return undefined;
+    for (let i = 0; i < a.length; i += 2) {
+      const name = a[i]!;
+      const colon = name.indexOf(':');
+      if (colon === -1 || name.slice(colon + 1) !== local) continue;
+      if (this.scope.resolve(name.slice(0, colon)) === ns) return a[i + 1];
+    }
+    return undefined;
+  }
+
+  /** First child element with this namespace and local name. */
+  child(ns: string, local: string): XmlElement | undefined {
+    for (const c of this.children) if (c.local === local && c.ns === ns) return c;
+    return undefined;
+  }
+
+  /** All child elements with this namespace and local name, in document order. */
+  childrenNamed(ns: string, local: string): XmlElement[] {
+    const out: XmlElement[] = [];
+    for (const c of this.children) if (c.local === local && c.ns === ns) out.push(c);
+    return out;
+  }
+
+  /** @internal used by the parser */
+  setTextRange(start: number, end: number): void {
+    this.textStart = start;
+    this.textEnd = end;
+  }
+
+  /** @internal used by the parser: raw character data, entities still encoded. */
+  appendRawText(raw: string): void {
+    this.textValue = (this.textValue ?? '') + (raw.indexOf('&') === -1 ? raw : decodeEntities(raw));
+  }
+
+  /** @internal used by the parser: CDATA content, taken literally. */
+  appendLiteralText(text: string): void {
+    this.textValue = (this.textValue ?? '') + text;
+  }
+
+  /** @internal used by the parser */
+  addChild(child: XmlElement): void {
+    if (this.children === NO_CHILDREN) this.children = [child];
+    else this.children.push(child);
+  }
+
+  /** @internal used by the parser: the element's text was split by CDATA or comments. */
+  get hasComplexText(): boolean {
+    return this.textValue !== null;
+  }
+}
+
+const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/** Decodes the five predefined entities and numeric references; anything else is an error. */
+export function decodeEntities(raw: string): string {
+  let out = '';
+  let pos = 0;
+  for (;;) {
+    const amp = raw.indexOf('&', pos);
+    if (amp === -1) return out + raw.slice(pos);
+    const semi = raw.indexOf(';', amp + 1);
+    if (semi === -1 || semi - amp > 12) throw new XmlError('unterminated entity reference');
+    out += raw.slice(pos, amp);
+    const name = raw.slice(amp + 1, semi);
+    if (name.charCodeAt(0) === 35 /* # */) {
+      const hex = name.charCodeAt(1) === 120; /* x */
+      const digits = name.slice(hex ? 2 : 1);
+      if (digits.length === 0 || !(hex ? /^[0-9a-fA-F]+$/ : /^[0-9]+$/).test(digits)) {
+        throw new XmlError(`bad character reference &${name};`);
+      }
+      const code = Number.parseInt(digits, hex ? 16 : 10);
+      if (!isXmlChar(code)) throw new XmlError(`character reference &${name}; is not an XML character`);
+      out += String.fromCodePoint(code);
+    } else {
+      const ch = NAMED_ENTITIES[name];
+      if (ch === undefined) throw new XmlError(`unknown entity &${name};`);
+      out += ch;
+    }
+    pos = semi + 1;
+  }
+}
+
+function isXmlChar(code: number): boolean {
+  return (
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff)
+  );
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 9 || c === 13;
+}
+
+function isBlank(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isSpace(s.charCodeAt(i))) return false;
+  return true;
+}
+
+interface ParsedTag {
+  qname: string;
+  attrs: string[] | null;
+  declares: Map<string, string> | null;
+  selfClosing: boolean;
+  /** Index just after the closing '>'. */
+  end: number;
+}
+
+/** Slow path for start tags with attributes (or odd whitespace): scans character by character. */
+function parseTagWithAttributes(src: string, lt: number): ParsedTag {
+  let i = lt + 1;
+  const len = src.length;
+  for (; i < len; i++) {
+    const c = src.charCodeAt(i);
+    if (c === 62 || c === 47 || isSpace(c)) break;
+    if (c === 60 || c === 34 || c === 39 || c === 61) throw new XmlError('invalid character in element name');
+  }
+  if (i === lt + 1) throw new XmlError('empty element name');
+  if (i >= len) throw new XmlError('unterminated start tag');
+  const qname = src.slice(lt + 1, i);
+
+  // Attributes.
+  let attrs: string[] | null = null;
+  let declares: Map<string, string> | null = null;
+  let selfClosing = false;
+  for (;;) {
+    while (i < len && isSpace(src.charCodeAt(i))) i++;
+    if (i >= len) throw new XmlError('unterminated start tag');
+    const c = src.charCodeAt(i);
+    if (c === 62) {
+      i++;
+      break;
+    }
+    if (c === 47) {
+      if (src.charCodeAt(i + 1) !== 62) throw new XmlError(`malformed start tag <${qname}>`);
+      selfClosing = true;
+      i += 2;
+      break;
+    }
+    const nameStart = i;
+    for (; i < len; i++) {
+      const a = src.charCodeAt(i);
+      if (a === 61 || a === 62 || a === 47 || isSpace(a)) break;
+      if (a === 60 || a === 34 || a === 39) throw new XmlError(`invalid attribute name in <${qname}>`);
+    }
+    const name = src.slice(nameStart, i);
+    while (i < len && isSpace(src.charCodeAt(i))) i++;
+    if (src.charCodeAt(i) !== 61 || name.length === 0)
+      throw new XmlError(`malformed attribute in <${qname}>`);
+    i++;
+    while (i < len && isSpace(src.charCodeAt(i))) i++;
+    const quote = src.charCodeAt(i);
+    if (quote !== 34 && quote !== 39) throw new XmlError(`unquoted attribute ${name} in <${qname}>`);
+    const close = src.indexOf(quote === 34 ? '"' : "'", i + 1);
+    if (close === -1) throw new XmlError(`unterminated attribute ${name} in <${qname}>`);
+    let value = src.slice(i + 1, close);
+    if (value.indexOf('<') !== -1) throw new XmlError(`'<' in attribute ${name} of <${qname}>`);
+    if (value.indexOf('&') !== -1) value = decodeEntities(value);
+    i = close + 1;
+    if (name === 'xmlns' || name.startsWith('xmlns:')) {
+      declares ??= new Map();
+      declares.set(name.length === 5 ? '' : name.slice(6), value);
+      continue;
+    }
+    attrs ??= [];
+    for (let k = 0; k < attrs.length; k += 2) {
+      if (attrs[k] === name) throw new XmlError(`duplicate attribute ${name} in <${qname}>`);
+    }
+    attrs.push(name, value);
+  }
+
+  return { qname, attrs, declares, selfClosing, end: i };
+}
+
+function sameChars(src: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (src.charCodeAt(a + k) !== src.charCodeAt(b + k)) return false;
+  return true;
+}
+
+/**
+ * Parses one XML document and returns its root element.
+ * @throws XmlError for anything that is not well-formed, a DOCTYPE, an unknown entity, or a limit breach.
+ */
+export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): XmlElement {
+  if (src.length > limits.maxLength) {
+    throw new XmlError(`document of ${src.length} characters exceeds the limit of ${limits.maxLength}`);
+  }
+  const stack: XmlElement[] = [];
+  let current: XmlElement | null = null;
+  let root: XmlElement | null = null;
+  let pos = src.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let textStart = pos;
+  // The namespace of the last element's prefix, reused while the prefix and scope stay the same.
+  let cachedPrefixStart = -1;
+  let cachedPrefixLength = -1;
+  let cachedScope: Scope | null = null;
+  let cachedUri = '';
+  // Position of the next '&' at or after the current text (found once, reused: linear overall).
+  let nextAmpersand = -1;
+
+  for (;;) {
+    const lt = src.indexOf('<', pos);
+    if (lt === -1) {
+      if (current !== null) throw new XmlError(`element <${current.qname}> is not closed`);
+      if (!isBlank(src, pos, src.length)) throw new XmlError('text after the root element');
+      break;
+    }
+    if (current === null && lt > pos && !isBlank(src, pos, lt))
+      throw new XmlError('text outside the root element');
+    const next = src.charCodeAt(lt + 1);
+
+    if (next === 47 /* / */) {
+      if (current === null) throw new XmlError('closing tag without an open element');
+      const nameStart = current.nameStart;
+      const nameLength = current.nameLength;
+      // Prefix by characters (usually one or two), local name by one slice and a string compare.
+      const localStart = nameLength - current.local.length;
+      if (
+        !sameChars(src, nameStart, lt + 2, localStart) ||
+        src.slice(lt + 2 + localStart, lt + 2 + nameLength) !== current.local
+      ) {
+        throw new XmlError(`expected </${current.qname}>`);
+      }
+      let gt = lt + 2 + nameLength;
+      if (src.charCodeAt(gt) !== 62 /* > */) {
+        while (isSpace(src.charCodeAt(gt))) gt++;
+        if (src.charCodeAt(gt) !== 62) throw new XmlError(`expected </${current.qname}>`);
+      }
+      // Text is kept only for leaves; whitespace (or anything else) between child elements is ignored.
+      // Text with '&' is decoded now, so a bad reference fails the parse; other text stays a lazy range.
+      if (current.children.length === 0) {
+        if (nextAmpersand < textStart) {
+          const at = src.indexOf('&', textStart);
+          nextAmpersand = at === -1 ? src.length : at;
+        }
+        if (current.hasComplexText || nextAmpersand < lt) current.appendRawText(src.slice(textStart, lt));
+        else current.setTextRange(textStart, lt);
+      }
+      stack.pop();
+      current = stack.length > 0 ? stack[stack.length - 1]! : null;
+      pos = gt + 1;
+      textStart = pos;
+      continue;
+    }
+
+    if (next === 33 /* ! */) {
+      if (src.startsWith('<!--', lt)) {
+        const end = src.indexOf('-->', lt + 4);
+        if (end === -1) throw new XmlError('unterminated comment');
+        if (current !== null && current.children.length === 0)
+          current.appendRawText(src.slice(textStart, lt));
+        pos = end + 3;
+        textStart = pos;
+        continue;
+      }
+      if (src.startsWith('<![CDATA[', lt)) {
+        if (current === null) throw new XmlError('CDATA outside the root element');
+        const end = src.indexOf(']]>', lt + 9);
+        if (end === -1) throw new XmlError('unterminated CDATA section');
+        current.appendRawText(src.slice(textStart, lt));
+        current.appendLiteralText(src.slice(lt + 9, end));
+        pos = end + 3;
+        textStart = pos;
+        continue;
+      }
+      if (src.startsWith('<!DOCTYPE', lt)) throw new XmlError('DOCTYPE is not allowed in SOAP messages');
+      throw new XmlError('unsupported markup declaration');
+    }
+
+    if (next === 63 /* ? */) {
+      const end = src.indexOf('?>', lt + 2);
+      if (end === -1) throw new XmlError('unterminated processing instruction');
+      pos = end + 2;
+      if (current !== null && current.children.length === 0) current.appendRawText(src.slice(textStart, lt));
+      textStart = pos;
+      continue;
+    }
+
+    // Start tag. Fast path: no whitespace inside the tag means no attributes, so the name is all of it.
+    if (root !== null && current === null) throw new XmlError('more than one root element');
+    const nameStart = lt + 1;
+    const gt = src.indexOf('>', nameStart);
+    if (gt === -1) throw new XmlError('unterminated start tag');
+    let selfClosing = src.charCodeAt(gt - 1) === 47;
+    let nameEnd = selfClosing ? gt - 1 : gt;
+    let simple = nameEnd > nameStart;
+    let colon = -1;
+    for (let k = nameStart; k < nameEnd; k++) {
+      const c = src.charCodeAt(k);
+      if (c <= 32 || c === 47) {
+        simple = false;
+        break;
+      }
+      if (c === 58 /* : */ && colon === -1) colon = k;
+    }
+    let attrs: string[] | null = null;
+    let declares: Map<string, string> | null = null;
+    let i = gt + 1;
+    if (!simple) {
+      const tag = parseTagWithAttributes(src, lt);
+      nameEnd = nameStart + tag.qname.length;
+      const c = tag.qname.indexOf(':');
+      colon = c === -1 ? -1 : nameStart + c;
+      attrs = tag.attrs;
+      declares = tag.declares;
+      selfClosing = tag.selfClosing;
+      i = tag.end;
+    }
+
+    const parentScope = current === null ? ROOT_SCOPE : current.scope;
+    const scope = declares === null ? parentScope : new Scope(parentScope, declares);
+    const prefixLength = colon === -1 ? 0 : colon - nameStart;
+    let ns: string;
+    if (
+      scope === cachedScope &&
+      prefixLength === cachedPrefixLength &&
+      sameChars(src, nameStart, cachedPrefixStart, prefixLength)
+    ) {
+      ns = cachedUri;
+    } else {
+      const prefix = src.slice(nameStart, nameStart + prefixLength);
+      const uri = scope.resolve(prefix);
+      if (uri === undefined && colon !== -1) throw new XmlError(`undeclared namespace prefix ${prefix}`);
+      ns = uri ?? '';
+      cachedScope = scope;
+      cachedPrefixStart = nameStart;
+      cachedPrefixLength = prefixLength;
+      cachedUri = ns;
+    }
+    const local = src.slice(colon === -1 ? nameStart : colon + 1, nameEnd);
+    const el = new XmlElement(src, nameStart, nameEnd - nameStart, scope, ns, local, attrs);
+
+    if (current === null) root = el;
+    else current.addChild(el);
+    if (!selfClosing) {
+      if (stack.length >= limits.maxDepth)
+        throw new XmlError(`nesting deeper than ${limits.maxDepth} levels`);
+      stack.push(el);
+      current = el;
+    }
+    pos = i;
+    textStart = i;
+  }
+
+  if (root === null) throw new XmlError('no root element');
+  return root;
+}
