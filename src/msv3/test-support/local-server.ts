@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createCredentials } from '../credentials.js';
 import { type DecodeResult, fault, invalid, type Msv3FaultKind, ok } from '../result.js';
+import type { CallInput } from '../transport.js';
 
 /** A real HTTP server on 127.0.0.1 with a random port, for transport tests. */
 export interface LocalServer {
@@ -108,3 +110,43 @@ export function testDecode(xml: string): DecodeResult<string> {
 }
 
 export const SOAP_CONTENT_TYPE = 'application/soap+xml; charset=utf-8';
+
+export const TEST_PASSWORD = 'S3cr3t-Pässwört!';
+export const TEST_CREDENTIALS = createCredentials('PLA\\apotheke1', TEST_PASSWORD);
+export const TEST_ACTION = 'urn:msv3:v2:Msv3:bestellen';
+
+/** A `bestellen` call to `url` for target `phoenix`. */
+export function callInput(url: string, overrides: Partial<CallInput> = {}): CallInput {
+  return {
+    target: 'phoenix',
+    url,
+    operation: 'bestellen',
+    action: TEST_ACTION,
+    body: answerEnvelope('Bestellung für Apotheke Müller'),
+    credentials: TEST_CREDENTIALS,
+    ...overrides,
+  };
+}
+
+/** Collects cleanups (servers, transports) for an `afterEach`. */
+export function cleanupList() {
+  const cleanups: (() => Promise<void>)[] = [];
+  return {
+    add<T extends { close(): Promise<void> }>(resource: T): T {
+      cleanups.push(() => resource.close());
+      return resource;
+    },
+    async run(): Promise<void> {
+      await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+    },
+  };
+}
+
+/** Polls until `condition` holds; fails after `timeoutMs` so a test never hangs. */
+export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -1,0 +1,186 @@
+import { lookup as dnsLookup } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { buildConnector, type Dispatcher } from 'undici';
+
+/** Decides at connect time whether an IP may be used; the checked IP is the connected IP. */
+export type AddressPolicy = (address: string, family: number) => boolean;
+
+export interface ExchangeLimits {
+  maxBytes: number;
+  totalTimeoutMs: number;
+}
+
+export interface RawResponse {
+  kind: 'response';
+  status: number;
+  contentType?: string;
+  challenge?: string;
+  body: Buffer;
+}
+
+export type RawOutcome =
+  | RawResponse
+  | { kind: 'failed'; error: unknown; sent: boolean }
+  | { kind: 'deadline'; sent: boolean; timeoutMs: number }
+  | { kind: 'too_large'; status: number; limitBytes: number }
+  | { kind: 'closed' };
+
+export type RawFailure = Exclude<RawOutcome, RawResponse>;
+
+class ResponseTooLarge extends Error {}
+
+/**
+ * Receives undici's callbacks for one request. It uses the classic handler interface on purpose: only that one
+ * gets `onRequestSent`, which tells "certainly not delivered" apart from "may have been delivered".
+ */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  sent = false;
+  private abortRequest?: (error?: Error) => void;
+  private pendingAbort?: Error;
+  private status = 0;
+  private contentType?: string;
+  private challenge?: string;
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly settle: (outcome: RawOutcome) => void,
+  ) {}
+
+  /** Stops the request; before it has a connection, as soon as it gets one (nothing is written then). */
+  abort(error: Error): void {
+    if (this.abortRequest) this.abortRequest(error);
+    else this.pendingAbort = error;
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    if (this.pendingAbort) abort(this.pendingAbort);
+    else this.abortRequest = abort;
+  }
+
+  onRequestSent(): void {
+    this.sent = true;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    this.status = status;
+    // Any response proves the request arrived, even on a dispatcher that never reports onRequestSent.
+    this.sent = true;
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]!.toString('latin1').toLowerCase();
+      const value = rawHeaders[i + 1]!.toString('latin1');
+      if (name === 'content-type') this.contentType = value;
+      else if (name === 'www-authenticate') this.challenge = value.slice(0, 200);
+      else if (name === 'content-length' && Number(value) > this.maxBytes) {
+        this.abort(new ResponseTooLarge());
+        return false;
+      }
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.received += chunk.length;
+    if (this.received > this.maxBytes) {
+      this.abort(new ResponseTooLarge());
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.settle({
+      kind: 'response',
+      status: this.status,
+      contentType: this.contentType,
+      challenge: this.challenge,
+      body: Buffer.concat(this.chunks, this.received),
+    });
+  }
+
+  onError(error: Error): void {
+    if (error instanceof ResponseTooLarge) {
+      this.settle({ kind: 'too_large', status: this.status, limitBytes: this.maxBytes });
+    } else {
+      this.settle({ kind: 'failed', error, sent: this.sent });
+    }
+  }
+}
+
+/** Our own reason for stopping a request (deadline or caller abort); the outcome is settled before it fires. */
+class ExchangeAbandoned extends Error {}
+
+/** Sends one request; resolves with what happened, rejects only with `signal.reason` when the caller aborts. */
+export function exchange(
+  dispatcher: Dispatcher,
+  request: Dispatcher.DispatchOptions,
+  limits: ExchangeLimits,
+  signal?: AbortSignal,
+): Promise<RawOutcome> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    let settled = false;
+    const finish = (complete: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      signal?.removeEventListener('abort', onAbort);
+      complete();
+    };
+    const handler = new ExchangeHandler(limits.maxBytes, (outcome) => finish(() => resolve(outcome)));
+    const deadline = setTimeout(() => {
+      finish(() => resolve({ kind: 'deadline', sent: handler.sent, timeoutMs: limits.totalTimeoutMs }));
+      handler.abort(new ExchangeAbandoned('deadline'));
+    }, limits.totalTimeoutMs);
+    const onAbort = () => {
+      finish(() => reject(signal?.reason));
+      handler.abort(new ExchangeAbandoned('aborted by the caller'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      dispatcher.dispatch(request, handler);
+    } catch (error) {
+      handler.onError(error instanceof Error ? error : new Error(String(error)));
+    }
+  });
+}
+
+class AddressNotAllowedError extends Error {
+  readonly code = 'ADDRESS_NOT_ALLOWED';
+
+  constructor(address: string) {
+    super(`connecting to ${address} is not allowed by the address policy`);
+  }
+}
+
+/**
+ * The policy sits in the socket's DNS lookup, so the address that was checked is the one connected to
+ * (no rebinding between check and use). Node skips the lookup for IP literals, so those are checked here.
+ */
+export function createConnector(connectTimeoutMs: number, policy?: AddressPolicy): buildConnector.connector {
+  if (!policy) return buildConnector({ timeout: connectTimeoutMs });
+  const connect = buildConnector({ timeout: connectTimeoutMs, lookup: lookupWithPolicy(policy) });
+  return (options, callback) => {
+    const family = isIP(options.hostname);
+    if (family !== 0 && !policy(options.hostname, family)) {
+      callback(new AddressNotAllowedError(options.hostname), null);
+      return;
+    }
+    connect(options, callback);
+  };
+}
+
+function lookupWithPolicy(policy: AddressPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '');
+      const allowed = addresses.filter((entry) => policy(entry.address, entry.family));
+      const first = allowed[0];
+      if (!first) return callback(new AddressNotAllowedError(addresses[0]?.address ?? hostname), '');
+      if (options.all) callback(null, allowed);
+      else callback(null, first.address, first.family);
+    });
+  };
+}

@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../lib/clock.js';
+import {
+  callInput,
+  cleanupList,
+  closedPortUrl,
+  faultEnvelope,
+  type Handler,
+  SOAP_CONTENT_TYPE,
+  startServer,
+  testDecode,
+} from './test-support/local-server.js';
+import { createTransport, type TransportOptions } from './transport.js';
+
+const cleanups = cleanupList();
+afterEach(() => cleanups.run());
+
+const server = async (handler: Handler) => cleanups.add(await startServer(handler));
+const transport = (options: Partial<TransportOptions> = {}) =>
+  cleanups.add(createTransport(options, { clock: manualClock() }));
+
+describe('probe', () => {
+  it('counts an MSV3 server answering 401 to the anonymous probe as up', async () => {
+    const wholesaler = await server((_req, res) => {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="MSV3"' }).end();
+    });
+    const result = await transport().probe({ target: 'phoenix', url: wholesaler.url });
+
+    expect(result).toMatchObject({ up: true, status: 401 });
+    expect(result.error).toBeUndefined();
+    const [request] = wholesaler.requests;
+    expect(request?.method).toBe('POST');
+    expect(request?.headers.authorization).toBeUndefined();
+    expect(request?.headers['content-type']).toBe('application/soap+xml; charset=utf-8');
+    expect(request?.body).toMatch(/<env:Envelope[^>]*><env:Body\/><\/env:Envelope>$/);
+  });
+
+  it('reports a refused connection as down', async () => {
+    const result = await transport().probe({ target: 'phoenix', url: await closedPortUrl() });
+    expect(result).toMatchObject({
+      up: false,
+      error: { reason: 'unreachable', code: 'ECONNREFUSED', target: 'phoenix', operation: 'probe' },
+    });
+    expect(result.status).toBeUndefined();
+  });
+
+  it('reports a proxy 503 as down but a SOAP fault with 500 as up', async () => {
+    const proxy = await server((_req, res) =>
+      res.writeHead(503, { 'content-type': 'text/html' }).end('<html/>'),
+    );
+    const soap = await server((_req, res) =>
+      res
+        .writeHead(500, { 'content-type': SOAP_CONTENT_TYPE })
+        .end(faultEnvelope('ServerFaultInfo', 'no operation')),
+    );
+    const client = transport();
+    expect(await client.probe({ target: 'a', url: proxy.url })).toMatchObject({
+      up: false,
+      status: 503,
+      error: { reason: 'http_status', status: 503 },
+    });
+    expect(await client.probe({ target: 'b', url: soap.url })).toMatchObject({ up: true, status: 500 });
+  });
+
+  it('reports a silent server as down at the probe deadline', async () => {
+    const wholesaler = await server(() => {});
+    const result = await transport({ probeTimeoutMs: 100 }).probe({ target: 'phoenix', url: wholesaler.url });
+    expect(result).toMatchObject({ up: false, error: { reason: 'timeout', phase: 'total', timeoutMs: 100 } });
+  });
+
+  it('still probes while the circuit for the target is open', async () => {
+    const closed = await closedPortUrl();
+    const wholesaler = await server((_req, res) => res.writeHead(401).end());
+    const client = transport({ breakerFailureThreshold: 1 });
+    await client.call(callInput(closed), testDecode);
+    expect(client.breakerState('phoenix').state).toBe('open');
+
+    expect(await client.probe({ target: 'phoenix', url: wholesaler.url })).toMatchObject({ up: true });
+    expect(client.breakerState('phoenix').state).toBe('open');
+  });
+});

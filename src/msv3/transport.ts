@@ -1,0 +1,302 @@
+import { readFileSync } from 'node:fs';
+import { type Dispatcher, Pool } from 'undici';
+import { type Clock, systemClock } from '../lib/clock.js';
+import { type Breaker, type BreakerSnapshot, type BreakerTransition, createBreaker } from './breaker.js';
+import { type ConcurrencyLimiter, createConcurrencyLimiter } from './concurrency.js';
+import { basicAuthorization, type Credentials } from './credentials.js';
+import type { DecodeResult } from './result.js';
+import {
+  type AddressPolicy,
+  createConnector,
+  type ExchangeLimits,
+  exchange,
+  type RawOutcome,
+} from './transport-exchange.js';
+import {
+  type CallContext,
+  failureToError,
+  interpretProbe,
+  interpretResponse,
+  secretsOf,
+} from './transport-outcome.js';
+import {
+  signalsOutage,
+  type UpstreamError,
+  type UpstreamErrorFields,
+  upstreamError,
+} from './upstream-error.js';
+
+export type { BreakerSnapshot, BreakerState } from './breaker.js';
+export type { AddressPolicy } from './transport-exchange.js';
+
+export interface TransportOptions {
+  connectTimeoutMs: number;
+  /** From the request being written until the response headers are complete. */
+  headersTimeoutMs: number;
+  /** Longest pause between two chunks of the response body. */
+  bodyTimeoutMs: number;
+  /** Deadline for a whole call, queueing for a connection included. */
+  totalTimeoutMs: number;
+  probeTimeoutMs: number;
+  /** A larger answer is abandoned mid-stream (`too_large`). */
+  maxResponseBytes: number;
+  connectionsPerOrigin: number;
+  keepAliveTimeoutMs: number;
+  maxConcurrentPerTarget: number;
+  maxQueuePerTarget: number;
+  maxQueueWaitMs: number;
+  breakerFailureThreshold: number;
+  breakerCoolDownMs: number;
+  /** Default `msv3-gateway/<version>`; some wholesalers sit behind WAFs that block unusual agents. */
+  userAgent?: string;
+  /** Applies to every connection of this transport; use a second transport for endpoints with another policy. */
+  addressPolicy?: AddressPolicy;
+  /** For tests: build the dispatcher for an origin (the options carry the policy-enforcing connector). */
+  dispatcherFactory?: (origin: string, options: Pool.Options) => Dispatcher;
+}
+
+export const DEFAULT_TRANSPORT_OPTIONS: Readonly<TransportOptions> = {
+  connectTimeoutMs: 5_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
+  totalTimeoutMs: 60_000,
+  probeTimeoutMs: 5_000,
+  maxResponseBytes: 16 * 1024 * 1024,
+  connectionsPerOrigin: 16,
+  keepAliveTimeoutMs: 4_000,
+  maxConcurrentPerTarget: 16,
+  maxQueuePerTarget: 64,
+  maxQueueWaitMs: 5_000,
+  breakerFailureThreshold: 5,
+  breakerCoolDownMs: 30_000,
+};
+
+export interface BreakerChange extends BreakerTransition<UpstreamError> {
+  target: string;
+}
+
+export interface TransportDeps {
+  clock?: Clock;
+  /** Circuit state changes per target; must not throw. */
+  onBreakerChange?: (change: BreakerChange) => void;
+}
+
+export interface CallInput {
+  /** Wholesaler id: the unit of concurrency cap and circuit breaker. */
+  target: string;
+  url: string;
+  operation: string;
+  /** SOAP 1.2 action, sent as the `action` parameter of the content type. */
+  action: string;
+  /** The complete SOAP envelope. */
+  body: string;
+  credentials: Credentials;
+  /** Aborting rejects the call with `signal.reason` (no UpstreamError: the caller gave up, not the wholesaler). */
+  signal?: AbortSignal;
+}
+
+export type CallResult<T> =
+  | { ok: true; value: T; latencyMs: number; status: number }
+  | { ok: false; error: UpstreamError; latencyMs: number };
+
+export interface ProbeResult {
+  up: boolean;
+  status?: number;
+  latencyMs: number;
+  error?: UpstreamError;
+}
+
+export interface Transport {
+  call<T>(input: CallInput, decode: (xml: string) => DecodeResult<T>): Promise<CallResult<T>>;
+  /** Credential-free reachability check; bypasses the breaker and the concurrency cap. */
+  probe(input: { target: string; url: string }): Promise<ProbeResult>;
+  breakerState(target: string): BreakerSnapshot;
+  /** Waits for calls in flight, then closes all connections; later calls fail as `unreachable`. */
+  close(): Promise<void>;
+}
+
+const ACCEPT = 'application/soap+xml, text/xml;q=0.9, */*;q=0.1';
+const PROBE_ENVELOPE =
+  '<?xml version="1.0" encoding="UTF-8"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body/></env:Envelope>';
+const PROBE_MAX_BYTES = 64 * 1024;
+
+export function createTransport(
+  options: Partial<TransportOptions> = {},
+  deps: TransportDeps = {},
+): Transport {
+  const config: TransportOptions = { ...DEFAULT_TRANSPORT_OPTIONS, ...options };
+  const clock = deps.clock ?? systemClock;
+  const userAgent = config.userAgent ?? defaultUserAgent();
+  const connect = createConnector(config.connectTimeoutMs, config.addressPolicy);
+  const dispatchers = new Map<string, Dispatcher>();
+  const breakers = new Map<string, Breaker<UpstreamError>>();
+  const limiters = new Map<string, ConcurrencyLimiter>();
+  let closed = false;
+
+  function dispatcherFor(origin: string): Dispatcher {
+    let dispatcher = dispatchers.get(origin);
+    if (!dispatcher) {
+      const poolOptions: Pool.Options = {
+        connections: config.connectionsPerOrigin,
+        keepAliveTimeout: config.keepAliveTimeoutMs,
+        headersTimeout: config.headersTimeoutMs,
+        bodyTimeout: config.bodyTimeoutMs,
+        connect,
+      };
+      dispatcher = config.dispatcherFactory?.(origin, poolOptions) ?? new Pool(origin, poolOptions);
+      dispatchers.set(origin, dispatcher);
+    }
+    return dispatcher;
+  }
+
+  function breakerFor(target: string): Breaker<UpstreamError> {
+    let breaker = breakers.get(target);
+    if (!breaker) {
+      const onChange = deps.onBreakerChange;
+      breaker = createBreaker<UpstreamError>({
+        failureThreshold: config.breakerFailureThreshold,
+        coolDownMs: config.breakerCoolDownMs,
+        clock,
+        onChange: onChange && ((change) => onChange({ target, ...change })),
+      });
+      breakers.set(target, breaker);
+    }
+    return breaker;
+  }
+
+  function limiterFor(target: string): ConcurrencyLimiter {
+    let limiter = limiters.get(target);
+    if (!limiter) {
+      limiter = createConcurrencyLimiter({
+        maxConcurrent: config.maxConcurrentPerTarget,
+        maxQueue: config.maxQueuePerTarget,
+        maxWaitMs: config.maxQueueWaitMs,
+      });
+      limiters.set(target, limiter);
+    }
+    return limiter;
+  }
+
+  function send(
+    url: URL,
+    headers: Record<string, string>,
+    body: string,
+    limits: ExchangeLimits,
+    signal?: AbortSignal,
+  ) {
+    if (closed) return Promise.resolve<RawOutcome>({ kind: 'closed' });
+    const request: Dispatcher.DispatchOptions = {
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      headers: { ...headers, accept: ACCEPT, 'user-agent': userAgent },
+      body: Buffer.from(body, 'utf8'),
+    };
+    return exchange(dispatcherFor(url.origin), request, limits, signal);
+  }
+
+  async function call<T>(input: CallInput, decode: (xml: string) => DecodeResult<T>): Promise<CallResult<T>> {
+    const started = performance.now();
+    const { target, operation, signal } = input;
+    const url = parseEndpoint(input.url);
+    const authorization = basicAuthorization(input.credentials);
+    const headers = { 'content-type': soapContentType(input.action), authorization };
+    const context: CallContext = { target, operation, secrets: secretsOf(input.credentials, authorization) };
+    const fail = (fields: UpstreamErrorFields): CallResult<T> => ({
+      ok: false,
+      error: upstreamError(fields),
+      latencyMs: performance.now() - started,
+    });
+    signal?.throwIfAborted();
+
+    // Refuse before queueing while the circuit is open, so waiting callers do not fill the queue for nothing.
+    const breaker = breakerFor(target);
+    const { state, retryAfterMs } = breaker.snapshot();
+    if (state === 'open' && retryAfterMs > 0) {
+      return fail({ reason: 'circuit_open', target, operation, maybeDelivered: false, retryAfterMs });
+    }
+    const slot = await limiterFor(target).acquire(signal);
+    if (!slot.ok) {
+      if (slot.cause === 'aborted') throw signal?.reason;
+      return fail({ reason: 'overloaded', target, operation, maybeDelivered: false, cause: slot.cause });
+    }
+    try {
+      const admission = breaker.admit();
+      if (!admission.allowed) {
+        const { retryAfterMs } = admission;
+        return fail({ reason: 'circuit_open', target, operation, maybeDelivered: false, retryAfterMs });
+      }
+      let outcome: RawOutcome;
+      try {
+        const limits = { maxBytes: config.maxResponseBytes, totalTimeoutMs: config.totalTimeoutMs };
+        outcome = await send(url, headers, input.body, limits, signal);
+      } catch (abortReason) {
+        breaker.record(admission, 'abandoned');
+        throw abortReason;
+      }
+      const result =
+        outcome.kind === 'response'
+          ? interpretResponse(outcome, decode, context)
+          : { ok: false as const, error: failureToError(outcome, context, config) };
+      if (result.ok) breaker.record(admission, 'success');
+      else breaker.record(admission, signalsOutage(result.error) ? 'failure' : 'success', result.error);
+      return { ...result, latencyMs: performance.now() - started };
+    } finally {
+      slot.release();
+    }
+  }
+
+  async function probe(input: { target: string; url: string }): Promise<ProbeResult> {
+    const started = performance.now();
+    const url = parseEndpoint(input.url);
+    const limits = { maxBytes: PROBE_MAX_BYTES, totalTimeoutMs: config.probeTimeoutMs };
+    const outcome = await send(url, { 'content-type': soapContentType() }, PROBE_ENVELOPE, limits);
+    const context: CallContext = { target: input.target, operation: 'probe', secrets: [] };
+    return { ...interpretProbe(outcome, context, config), latencyMs: performance.now() - started };
+  }
+
+  return {
+    call,
+    probe,
+    breakerState: (target) =>
+      breakers.get(target)?.snapshot() ?? { state: 'closed', consecutiveFailures: 0, retryAfterMs: 0 },
+    async close() {
+      closed = true;
+      await Promise.all([...dispatchers.values()].map((dispatcher) => dispatcher.close()));
+      dispatchers.clear();
+    },
+  };
+}
+
+function parseEndpoint(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Not the URL itself in the message: it could carry credentials.
+    throw new TypeError('invalid wholesaler URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError('wholesaler URL must be http(s)');
+  if (url.username || url.password) throw new TypeError('wholesaler URL must not contain credentials');
+  return url;
+}
+
+function soapContentType(action?: string): string {
+  if (action === undefined) return 'application/soap+xml; charset=utf-8';
+  if (/["\\\p{Cc}]/u.test(action))
+    throw new TypeError('SOAP action must not contain quotes or control characters');
+  return `application/soap+xml; charset=utf-8; action="${action}"`;
+}
+
+function defaultUserAgent(): string {
+  try {
+    // ../../package.json is the project root from both src/msv3/ and dist/msv3/.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ? `msv3-gateway/${pkg.version}` : 'msv3-gateway';
+  } catch {
+    return 'msv3-gateway';
+  }
+}
