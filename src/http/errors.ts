@@ -30,6 +30,16 @@ export const ERROR_CATALOGUE = {
   },
   route_not_found: { code: '1007', status: 404, description: 'No such path.' },
   method_not_allowed: { code: '1008', status: 405, description: 'The path exists, but not for this method.' },
+  request_headers_too_large: {
+    code: '1009',
+    status: 431,
+    description: 'The request headers exceed what the server accepts.',
+  },
+  request_timeout: {
+    code: '1010',
+    status: 408,
+    description: 'The request was not received completely in time.',
+  },
 
   // 11xx: who is calling
   api_key_missing: { code: '1100', status: 401, description: 'The X-API-Key header is missing.' },
@@ -50,6 +60,11 @@ export const ERROR_CATALOGUE = {
       "The customer's contract with the wholesaler does not include this function (MSV3 AuthorizationFault).",
   },
   live_mode_required: { code: '1104', status: 403, description: 'The operation needs a live API key.' },
+  metrics_token_invalid: {
+    code: '1105',
+    status: 401,
+    description: 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; it is missing or wrong.',
+  },
 
   // 12xx: what is asked for does not exist
   wholesaler_not_found: { code: '1200', status: 404, description: 'Unknown wholesaler id for this account.' },

@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { type CliIo, runCli } from './cli.js';
+
+function captureIo(env: NodeJS.ProcessEnv): CliIo & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { env, out, err, stdout: (line) => out.push(line), stderr: (line) => err.push(line) };
+}
+
+const folder = mkdtempSync(join(tmpdir(), 'msv3-cli-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+describe('msv3-gateway keys', () => {
+  let env: NodeJS.ProcessEnv;
+  let run: (...argv: string[]) => Promise<{ code: number; out: string[]; err: string[] }>;
+  beforeEach(({ task }) => {
+    env = { DATABASE_URL: `sqlite:${join(folder, task.id, 'gateway.db')}` };
+    run = async (...argv) => {
+      const io = captureIo(env);
+      const code = await runCli(argv, io);
+      return { code, out: io.out, err: io.err };
+    };
+  });
+
+  it('creates a key in a new account and prints the secret once', async () => {
+    const { code, out } = await run('keys', 'create', '--name', 'Apotheke Nord', '--mode', 'live');
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(/^Created live key key_\w+ "Apotheke Nord" in account acct_\w+\./);
+    expect(out[1]).toMatch(/^pk_live_[0-9A-Za-z]{36}$/);
+  });
+
+  it('adds a key to an existing account, as JSON', async () => {
+    const first = JSON.parse(
+      (await run('keys', 'create', '--name', 'a', '--mode', 'test', '--json')).out[0]!,
+    );
+    const second = await run(
+      'keys',
+      'create',
+      '--name',
+      'b',
+      '--mode',
+      'test',
+      '--account',
+      first.account_id,
+      '--json',
+    );
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.out[0]!)).toMatchObject({
+      account_id: first.account_id,
+      mode: 'test',
+      name: 'b',
+    });
+  });
+
+  it('refuses an unknown account', async () => {
+    const { code, err } = await run(
+      'keys',
+      'create',
+      '--name',
+      'x',
+      '--mode',
+      'test',
+      '--account',
+      'acct_none',
+    );
+    expect(code).toBe(1);
+    expect(err.join('\n')).toContain('no account acct_none');
+  });
+
+  it('lists keys without their secrets', async () => {
+    const created = JSON.parse(
+      (await run('keys', 'create', '--name', 'ci', '--mode', 'test', '--json')).out[0]!,
+    );
+    const { code, out } = await run('keys', 'list');
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(/^ID\s+ACCOUNT\s+MODE\s+KEY/);
+    expect(out[1]).toContain(created.id);
+    expect(out[1]).toContain(`${created.key.slice(0, 12)}…${created.key.slice(-4)}`);
+    expect(out[1]).toMatch(/never\s+active$/);
+    expect(out.join('\n')).not.toContain(created.key);
+  });
+
+  it('revokes a key, and says so again without failing', async () => {
+    const created = JSON.parse(
+      (await run('keys', 'create', '--name', 'r', '--mode', 'test', '--json')).out[0]!,
+    );
+    const revoked = await run('keys', 'revoke', created.id);
+    expect(revoked).toMatchObject({
+      code: 0,
+      out: [expect.stringMatching(/^Revoked key_\w+ \(pk_test_\w{4}…\w{4}\)\.$/)],
+    });
+    expect((await run('keys', 'revoke', created.id)).out[0]).toContain('was already revoked at');
+    const listed = JSON.parse((await run('keys', 'list', '--json')).out[0]!);
+    expect(listed[0].revokedAt).toEqual(expect.any(Number));
+  });
+
+  it('fails for an unknown key id', async () => {
+    expect(await run('keys', 'revoke', 'key_nope')).toMatchObject({
+      code: 1,
+      err: ['msv3-gateway: no API key key_nope'],
+    });
+  });
+
+  it('explains wrong usage with exit code 2', async () => {
+    expect((await run('keys', 'create', '--name', 'x')).code).toBe(2);
+    expect((await run('keys', 'create', '--name', 'x', '--mode', 'prod')).err[0]).toContain(
+      '--mode must be test or live',
+    );
+    expect((await run('keys', 'create', '--bogus')).err[0]).toContain("Unknown option '--bogus'");
+    expect((await run('keys', 'revoke')).code).toBe(2);
+    expect((await run('keys', 'rotate')).err[0]).toContain('unknown command "keys rotate"');
+  });
+
+  it('names the bad variable of a configuration error and exits 1', async () => {
+    env = { ...env, PORT: 'eighty' };
+    const { code, err } = await run('migrate');
+    expect(code).toBe(1);
+    expect(err[0]).toBe('msv3-gateway: configuration error: PORT must be integer (got "eighty")');
+  });
+
+  it('migrates, then reports an up-to-date database', async () => {
+    expect(await run('migrate')).toMatchObject({ code: 0, out: ['Applied: 001_accounts_and_keys'] });
+    expect(await run('migrate')).toMatchObject({ code: 0, out: ['Database is up to date.'] });
+  });
+
+  it('prints help listing every command and setting', async () => {
+    const { code, out } = await run('--help');
+    expect(code).toBe(0);
+    const text = out.join('\n');
+    for (const command of ['serve', 'migrate', 'keys create', 'keys list', 'keys revoke'])
+      expect(text).toContain(command);
+    expect(text).toContain('RATE_LIMIT_LIVE_POINTS=100');
+  });
+});
+
+describe('msv3-gateway as a process', () => {
+  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+  const cli = join(process.cwd(), 'src', 'cli.ts');
+
+  function spawnCli(args: string[], env: NodeJS.ProcessEnv) {
+    const child = spawn(tsx, [cli, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return { child, exited, stderr: () => stderr, stdout: () => stdout };
+  }
+
+  async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = read().match(pattern);
+      if (match) return match;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; got:\n${read()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it('serves until SIGTERM, then exits 0', async () => {
+    const env = {
+      PORT: '0',
+      DATABASE_URL: `sqlite:${join(folder, 'process', 'gateway.db')}`,
+      LOG_LEVEL: 'info',
+    };
+    const proc = spawnCli(['serve'], env);
+    try {
+      const [, url] = await waitFor(proc.stderr, /listening on (http:\/\/\S+)/);
+      const [key] = await waitFor(proc.stderr, /pk_test_[0-9A-Za-z]{36}/);
+      const response = await fetch(`${url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
+      expect(response.status).toBe(200);
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+      expect(proc.stdout()).toContain('"msg":"stopped"');
+    } finally {
+      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('exits 1 with the variable named when the configuration is bad', async () => {
+    const proc = spawnCli(['serve'], { PORT: '-5' });
+    expect(await proc.exited).toBe(1);
+    expect(proc.stderr()).toContain('configuration error: PORT must be >= 0');
+  });
+});

@@ -1,0 +1,269 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { type Config, ConfigError, listSettings, loadConfig } from './config.js';
+import { VERSION } from './http/version.js';
+import { systemClock } from './lib/clock.js';
+import { createLogger } from './observability/logger.js';
+import { exitOnSignals, startServer } from './server.js';
+import { createAccount, findAccount } from './store/accounts.js';
+import type { KeyMode } from './store/api-key-secret.js';
+import { type ApiKey, createApiKey, findApiKey, listApiKeys, revokeApiKey } from './store/api-keys.js';
+import { type Database, openDatabase } from './store/database.js';
+import { migrateToLatest } from './store/migrate.js';
+
+/** Where a command reads its environment and writes its output (the real process, or a test). */
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  stdout(line: string): void;
+  stderr(line: string): void;
+}
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+interface Command {
+  usage: string;
+  summary: string;
+  options?: ParseArgsConfig['options'];
+  positionals?: number;
+  /** Resolves to the exit code. */
+  run(args: { values: Values; positionals: string[] }, io: CliIo): Promise<number>;
+}
+
+/** Every sub-command. To add one, add an entry: the key is what the user types before the options. */
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: 'serve',
+    summary: 'Start the gateway (migrates the database first).',
+    run: async (_args, io) => {
+      const config = loadConfig(io.env);
+      const logger = createLogger({ level: config.log.level });
+      const server = await startServer({ config, logger, print: io.stderr });
+      return new Promise<number>((resolve) => exitOnSignals(server, logger, resolve));
+    },
+  },
+  migrate: {
+    usage: 'migrate',
+    summary: 'Apply pending database migrations and exit.',
+    run: (_args, io) =>
+      withDatabase(
+        io,
+        async (database) => {
+          const applied = await migrateToLatest(database);
+          io.stdout(applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`);
+          return 0;
+        },
+        { migrate: false },
+      ),
+  },
+  'keys create': {
+    usage: 'keys create --name NAME --mode test|live [--account ID] [--json]',
+    summary: 'Create an API key (in a new account unless --account is given); prints it once.',
+    options: {
+      name: { type: 'string' },
+      mode: { type: 'string' },
+      account: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    run: ({ values }, io) =>
+      withDatabase(io, async ({ db }) => {
+        const name = values.name;
+        const mode = values.mode;
+        if (typeof name !== 'string' || name.trim() === '')
+          return usageError(io, 'keys create', '--name is required');
+        if (mode !== 'test' && mode !== 'live')
+          return usageError(io, 'keys create', '--mode must be test or live');
+        let accountId = values.account;
+        if (typeof accountId === 'string') {
+          if ((await findAccount(db, accountId)) === undefined) {
+            io.stderr(`msv3-gateway: no account ${accountId}`);
+            return 1;
+          }
+        } else {
+          accountId = (await createAccount(db, systemClock, { name })).id;
+        }
+        const { apiKey, secret } = await createApiKey(db, systemClock, {
+          accountId,
+          name,
+          mode: mode as KeyMode,
+        });
+        if (values.json) {
+          io.stdout(JSON.stringify({ id: apiKey.id, account_id: accountId, name, mode, key: secret }));
+        } else {
+          io.stdout(
+            `Created ${mode} key ${apiKey.id} "${name}" in account ${accountId}. It is shown only this once:`,
+          );
+          io.stdout(secret);
+        }
+        return 0;
+      }),
+  },
+  'keys list': {
+    usage: 'keys list [--account ID] [--json]',
+    summary: 'List API keys (never the secrets).',
+    options: { account: { type: 'string' }, json: { type: 'boolean' } },
+    run: ({ values }, io) =>
+      withDatabase(io, async ({ db }) => {
+        const accountId = typeof values.account === 'string' ? values.account : undefined;
+        const keys = await listApiKeys(db, { accountId });
+        if (values.json) io.stdout(JSON.stringify(keys));
+        else if (keys.length === 0) io.stdout('No API keys.');
+        else for (const line of formatKeyTable(keys)) io.stdout(line);
+        return 0;
+      }),
+  },
+  'keys revoke': {
+    usage: 'keys revoke ID',
+    summary: 'Revoke an API key at once.',
+    positionals: 1,
+    run: ({ positionals }, io) =>
+      withDatabase(io, async ({ db }) => {
+        const id = positionals[0];
+        if (id === undefined) return usageError(io, 'keys revoke', 'the key id is required');
+        const before = await findApiKey(db, id);
+        if (before === undefined) {
+          io.stderr(`msv3-gateway: no API key ${id}`);
+          return 1;
+        }
+        const after = await revokeApiKey(db, systemClock, id);
+        const shown = `${id} (${before.prefix}…${before.last4})`;
+        io.stdout(
+          before.revokedAt === null
+            ? `Revoked ${shown}.`
+            : `${shown} was already revoked at ${iso(after?.revokedAt)}.`,
+        );
+        return 0;
+      }),
+  },
+};
+
+/** Runs one command line; resolves to the process exit code (0 ok, 1 failure, 2 usage). */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    for (const line of helpText()) io.stdout(line);
+    return argv.length === 0 ? 2 : 0;
+  }
+  if (argv[0] === '--version') {
+    io.stdout(VERSION);
+    return 0;
+  }
+  const name = Object.keys(COMMANDS)
+    .filter((candidate) => candidate.split(' ').every((word, i) => argv[i] === word))
+    .sort((a, b) => b.length - a.length)[0];
+  if (name === undefined) {
+    io.stderr(`msv3-gateway: unknown command "${argv.join(' ')}". See msv3-gateway --help.`);
+    return 2;
+  }
+  const command = COMMANDS[name]!;
+  const rest = argv.slice(name.split(' ').length);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout(`Usage: msv3-gateway ${command.usage}`);
+    io.stdout(command.summary);
+    return 0;
+  }
+  let args: { values: Values; positionals: string[] };
+  try {
+    args = parseArgs({
+      args: [...rest],
+      options: command.options ?? {},
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    return usageError(io, name, (error as Error).message);
+  }
+  if (args.positionals.length > (command.positionals ?? 0)) {
+    return usageError(io, name, `unexpected argument "${args.positionals.at(-1)}"`);
+  }
+  try {
+    return await command.run(args, io);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`msv3-gateway: configuration error: ${error.message}`);
+      return 1;
+    }
+    io.stderr(`msv3-gateway: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+/** Opens the configured database (migrated first, unless told not to) for one command. */
+async function withDatabase(
+  io: CliIo,
+  work: (database: Database, config: Config) => Promise<number>,
+  options: { migrate?: boolean } = {},
+): Promise<number> {
+  const config = loadConfig(io.env);
+  const database = await openDatabase(config.database.url);
+  try {
+    if (options.migrate !== false) await migrateToLatest(database);
+    return await work(database, config);
+  } finally {
+    await database.close();
+  }
+}
+
+function usageError(io: CliIo, name: string, problem: string): number {
+  io.stderr(`msv3-gateway ${name}: ${problem}`);
+  io.stderr(`Usage: msv3-gateway ${COMMANDS[name]?.usage ?? name}`);
+  return 2;
+}
+
+function helpText(): string[] {
+  return [
+    `msv3-gateway ${VERSION}: JSON/HTTP gateway in front of MSV3 wholesalers.`,
+    '',
+    'Usage: msv3-gateway <command> [options]',
+    '',
+    ...Object.values(COMMANDS).flatMap((c) => [`  ${c.usage}`, `      ${c.summary}`]),
+    '',
+    'Configuration comes from environment variables (and a JSON file named by CONFIG_FILE):',
+    ...listSettings().map(
+      (s) => `  ${s.env}${s.schema.default === undefined ? '' : `=${String(s.schema.default)}`}`,
+    ),
+  ];
+}
+
+function formatKeyTable(keys: ApiKey[]): string[] {
+  const rows = keys.map((k) => [
+    k.id,
+    k.accountId,
+    k.mode,
+    `${k.prefix}…${k.last4}`,
+    k.name,
+    iso(k.createdAt),
+    k.lastUsedAt === null ? 'never' : iso(k.lastUsedAt),
+    k.revokedAt === null ? 'active' : `revoked ${iso(k.revokedAt)}`,
+  ]);
+  const table = [['ID', 'ACCOUNT', 'MODE', 'KEY', 'NAME', 'CREATED', 'LAST USED', 'STATUS'], ...rows];
+  const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
+  return table.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function iso(epochMs: number | null | undefined): string {
+  return epochMs == null ? '-' : new Date(epochMs).toISOString();
+}
+
+function isEntryPoint(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const io: CliIo = {
+    env: process.env,
+    stdout: (line) => process.stdout.write(`${line}\n`),
+    stderr: (line) => process.stderr.write(`${line}\n`),
+  };
+  // Exit explicitly: a stray handle (a reconnecting client, a timer) must not keep a stopped gateway alive.
+  runCli(process.argv.slice(2), io).then((code) => process.exit(code));
+}

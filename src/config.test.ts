@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, listSettings, loadConfig } from './config.js';
+
+function configError(env: NodeJS.ProcessEnv, options?: { file?: string }): ConfigError {
+  try {
+    loadConfig(env, options);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-config-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+  const writeFile = (name: string, content: unknown) => {
+    const path = join(folder, name);
+    writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+    return path;
+  };
+
+  it('uses the documented defaults when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config.server).toEqual({
+      host: '127.0.0.1',
+      port: 8080,
+      bodyLimitBytes: 1_048_576,
+      shutdownTimeoutMs: 10_000,
+    });
+    expect(config.database.url).toBe('sqlite:./data/gateway.db');
+    expect(config.redis.url).toBeUndefined();
+    expect(config.log.level).toBe('info');
+    expect(config.rateLimit).toEqual({
+      store: 'auto',
+      testPoints: 25,
+      testWindowSeconds: 1,
+      livePoints: 100,
+      liveWindowSeconds: 1,
+    });
+    expect(config.network.allowPrivateEndpoints).toBe(false);
+    expect(config.metrics.token).toBeUndefined();
+  });
+
+  it('reads and converts environment variables', () => {
+    const config = loadConfig({
+      HOST: '0.0.0.0',
+      PORT: '9090',
+      DATABASE_URL: 'postgresql://user@db:5432/gateway',
+      REDIS_URL: 'redis://cache:6379',
+      ALLOW_PRIVATE_ENDPOINTS: 'true',
+      UPSTREAM_HEADERS_TIMEOUT_MS: '1500',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 9090 });
+    expect(config.database.url).toBe('postgresql://user@db:5432/gateway');
+    expect(config.redis.url).toBe('redis://cache:6379');
+    expect(config.network.allowPrivateEndpoints).toBe(true);
+    expect(config.upstream.headersTimeoutMs).toBe(1500);
+    expect(config.log.level).toBe('debug');
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', REDIS_URL: '' })).toMatchObject({ server: { port: 8080 }, redis: {} });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT', 'PORT must be integer (got "abc")'],
+    [{ PORT: '70000' }, 'PORT', 'PORT must be <= 65535 (got 70000)'],
+    [{ PORT: '80.5' }, 'PORT', 'PORT must be integer (got 80.5)'],
+    [
+      { LOG_LEVEL: 'loud' },
+      'LOG_LEVEL',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    ],
+    [{ ALLOW_PRIVATE_ENDPOINTS: 'maybe' }, 'ALLOW_PRIVATE_ENDPOINTS', 'must be boolean'],
+    [
+      { DATABASE_URL: 'mysql://db/x' },
+      'DATABASE_URL',
+      'DATABASE_URL must be sqlite:<file>, postgres://… or postgresql://…',
+    ],
+    [{ RATE_LIMIT_TEST_POINTS: '0' }, 'RATE_LIMIT_TEST_POINTS', 'RATE_LIMIT_TEST_POINTS must be >= 1'],
+    [{ RATE_LIMIT_STORE: 'redis' }, 'RATE_LIMIT_STORE', 'RATE_LIMIT_STORE=redis needs REDIS_URL'],
+    [{ RATE_LIMIT_STORE: 'database' }, 'RATE_LIMIT_STORE', 'needs a PostgreSQL DATABASE_URL'],
+    [{ BREAKER_COOLDOWN_MS: '-1' }, 'BREAKER_COOLDOWN_MS', 'BREAKER_COOLDOWN_MS must be >= 0'],
+  ])('rejects %j naming %s', (env, variable, message) => {
+    const error = configError(env);
+    expect(error.variable).toBe(variable);
+    expect(error.message).toContain(message);
+  });
+
+  it('never echoes the value of a secret setting', () => {
+    const error = configError({ METRICS_TOKEN: 'short-secret' });
+    expect(error.variable).toBe('METRICS_TOKEN');
+    expect(error.message).not.toContain('short-secret');
+    expect(configError({ DATABASE_URL: 'mysql://root:pw-123@db' }).message).not.toContain('pw-123');
+  });
+
+  it('reads a JSON file shaped like the configuration, and lets the environment win', () => {
+    const file = writeFile('ok.json', {
+      server: { port: 7000, host: '0.0.0.0' },
+      rateLimit: { livePoints: 7 },
+    });
+    const config = loadConfig({ PORT: '7001' }, { file });
+    expect(config.server).toMatchObject({ port: 7001, host: '0.0.0.0' });
+    expect(config.rateLimit.livePoints).toBe(7);
+  });
+
+  it('finds the file through CONFIG_FILE', () => {
+    const file = writeFile('via-env.json', { log: { level: 'warn' } });
+    expect(loadConfig({ CONFIG_FILE: file }).log.level).toBe('warn');
+  });
+
+  it('names the variable and the file for a bad value in the file', () => {
+    const file = writeFile('bad.json', { server: { port: 'eighty' } });
+    const error = configError({}, { file });
+    expect(error.variable).toBe('PORT');
+    expect(error.message).toContain(`PORT (server.port in ${file}) must be integer`);
+  });
+
+  it('rejects unknown settings, unknown sections and unreadable files as CONFIG_FILE errors', () => {
+    expect(configError({}, { file: writeFile('typo.json', { server: { prot: 1 } }) }).message).toContain(
+      'unknown setting "server.prot"',
+    );
+    expect(configError({}, { file: writeFile('section.json', { nope: {} }) }).variable).toBe('CONFIG_FILE');
+    expect(configError({}, { file: writeFile('broken.json', '{ not json') }).variable).toBe('CONFIG_FILE');
+    expect(configError({}, { file: join(folder, 'missing.json') }).variable).toBe('CONFIG_FILE');
+  });
+
+  it('returns a frozen configuration', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.server)).toBe(true);
+  });
+
+  it('gives every setting a distinct environment variable and a description', () => {
+    const settings = listSettings();
+    expect(new Set(settings.map((s) => s.env)).size).toBe(settings.length);
+    for (const setting of settings) {
+      expect(setting.env).toMatch(/^[A-Z][A-Z0-9_]+$/);
+      expect(setting.schema.description?.length).toBeGreaterThan(10);
+    }
+  });
+});

@@ -1,0 +1,312 @@
+import { readFileSync } from 'node:fs';
+import { type Static, type TSchema, Type } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+/**
+ * The one configuration schema. Each setting is a TypeBox schema inside a section and names its
+ * environment variable in `env`; `default` and `description` feed the README table.
+ * To add a setting: add a property with `env`, `default` (or wrap it in `Type.Optional`) and a
+ * description. To add a section: add another `Type.Object` of such properties. Nothing else changes.
+ */
+export const ConfigSchema = Type.Object({
+  server: Type.Object({
+    host: Type.String({
+      env: 'HOST',
+      default: '127.0.0.1',
+      minLength: 1,
+      description: 'Interface to listen on.',
+    }),
+    port: Type.Integer({
+      env: 'PORT',
+      default: 8080,
+      minimum: 0,
+      maximum: 65535,
+      description: 'TCP port to listen on (0 picks a free port).',
+    }),
+    bodyLimitBytes: Type.Integer({
+      env: 'BODY_LIMIT_BYTES',
+      default: 1_048_576,
+      minimum: 1024,
+      description: 'Largest accepted request body; larger bodies get 413.',
+    }),
+    shutdownTimeoutMs: Type.Integer({
+      env: 'SHUTDOWN_TIMEOUT_MS',
+      default: 10_000,
+      minimum: 0,
+      description: 'How long in-flight requests may run after SIGTERM/SIGINT before connections are cut.',
+    }),
+  }),
+  database: Type.Object({
+    url: Type.String({
+      env: 'DATABASE_URL',
+      default: 'sqlite:./data/gateway.db',
+      pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+      hint: 'sqlite:<file>, postgres://… or postgresql://…',
+      secret: true,
+      description: '`sqlite:<file>` (embedded, the folder is created) or `postgres://…` / `postgresql://…`.',
+    }),
+  }),
+  redis: Type.Object({
+    url: Type.Optional(
+      Type.String({
+        env: 'REDIS_URL',
+        pattern: '^rediss?://.+',
+        hint: 'redis://… or rediss://…',
+        secret: true,
+        description: 'Optional `redis://…`; when set, rate limits are shared through Redis.',
+      }),
+    ),
+  }),
+  log: Type.Object({
+    level: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      env: 'LOG_LEVEL',
+      default: 'info',
+      description: 'pino log level.',
+    }),
+  }),
+  rateLimit: Type.Object({
+    store: Type.Enum(['auto', 'memory', 'redis', 'database'], {
+      env: 'RATE_LIMIT_STORE',
+      default: 'auto',
+      description:
+        'Where request budgets are counted. `auto`: Redis if REDIS_URL is set, else the database if it is PostgreSQL, else memory.',
+    }),
+    testPoints: Type.Integer({
+      env: 'RATE_LIMIT_TEST_POINTS',
+      default: 25,
+      minimum: 1,
+      description: 'Requests per window for each `pk_test_` key.',
+    }),
+    testWindowSeconds: Type.Integer({
+      env: 'RATE_LIMIT_TEST_WINDOW_SECONDS',
+      default: 1,
+      minimum: 1,
+      description: 'Window length for test keys, in seconds.',
+    }),
+    livePoints: Type.Integer({
+      env: 'RATE_LIMIT_LIVE_POINTS',
+      default: 100,
+      minimum: 1,
+      description: 'Requests per window for each `pk_live_` key.',
+    }),
+    liveWindowSeconds: Type.Integer({
+      env: 'RATE_LIMIT_LIVE_WINDOW_SECONDS',
+      default: 1,
+      minimum: 1,
+      description: 'Window length for live keys, in seconds.',
+    }),
+  }),
+  upstream: Type.Object({
+    connectTimeoutMs: Type.Integer({
+      env: 'UPSTREAM_CONNECT_TIMEOUT_MS',
+      default: 5_000,
+      minimum: 1,
+      description: 'TCP/TLS connect timeout towards a wholesaler.',
+    }),
+    headersTimeoutMs: Type.Integer({
+      env: 'UPSTREAM_HEADERS_TIMEOUT_MS',
+      default: 30_000,
+      minimum: 1,
+      description: "Time allowed until the wholesaler's response headers arrive.",
+    }),
+    bodyTimeoutMs: Type.Integer({
+      env: 'UPSTREAM_BODY_TIMEOUT_MS',
+      default: 30_000,
+      minimum: 1,
+      description: 'Longest pause allowed between two chunks of a wholesaler response body.',
+    }),
+    maxResponseBytes: Type.Integer({
+      env: 'UPSTREAM_MAX_RESPONSE_BYTES',
+      default: 20_971_520,
+      minimum: 1024,
+      description: 'Largest wholesaler response accepted (PDF documents included).',
+    }),
+    maxConcurrency: Type.Integer({
+      env: 'UPSTREAM_MAX_CONCURRENCY',
+      default: 16,
+      minimum: 1,
+      description: 'Concurrent calls per wholesaler endpoint (undici pool connections).',
+    }),
+    breakerFailureThreshold: Type.Integer({
+      env: 'BREAKER_FAILURE_THRESHOLD',
+      default: 5,
+      minimum: 1,
+      description: 'Consecutive failures after which calls to a wholesaler are paused.',
+    }),
+    breakerCooldownMs: Type.Integer({
+      env: 'BREAKER_COOLDOWN_MS',
+      default: 30_000,
+      minimum: 0,
+      description: 'How long calls stay paused before one trial call is let through.',
+    }),
+  }),
+  network: Type.Object({
+    allowPrivateEndpoints: Type.Boolean({
+      env: 'ALLOW_PRIVATE_ENDPOINTS',
+      default: false,
+      description: 'Allow custom wholesaler and webhook URLs on private, loopback or link-local addresses.',
+    }),
+  }),
+  metrics: Type.Object({
+    token: Type.Optional(
+      Type.String({
+        env: 'METRICS_TOKEN',
+        minLength: 16,
+        secret: true,
+        description:
+          'When set, `GET /metrics` needs `Authorization: Bearer <token>`; otherwise it is public.',
+      }),
+    ),
+  }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+/** A bad configuration value; the message names the environment variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface Setting {
+  section: string;
+  key: string;
+  env: string;
+  /** `secret` settings never have their value echoed in errors; `hint` replaces a raw pattern in messages. */
+  schema: TSchema & { env: string; default?: unknown; description?: string; secret?: boolean; hint?: string };
+  optional: boolean;
+}
+
+/** Every setting, in schema order (for the README table and `--help`). */
+export function listSettings(): Setting[] {
+  const settings: Setting[] = [];
+  for (const [section, sectionSchema] of Object.entries(ConfigSchema.properties)) {
+    const required = new Set<string>((sectionSchema as { required?: string[] }).required ?? []);
+    for (const [key, schema] of Object.entries(
+      sectionSchema.properties as unknown as Record<string, Setting['schema']>,
+    )) {
+      settings.push({ section, key, env: schema.env, schema, optional: !required.has(key) });
+    }
+  }
+  return settings;
+}
+
+const checkConfig = Compile(ConfigSchema);
+
+/**
+ * Builds the configuration once at start-up: defaults, then the JSON file (`options.file` or
+ * `CONFIG_FILE`, shaped like `Config`), then environment variables (empty ones count as unset).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = {}): Config {
+  const filePath = options.file ?? (env.CONFIG_FILE || undefined);
+  const file = filePath === undefined ? {} : readConfigFile(filePath);
+  const settings = listSettings();
+  const known = new Set(settings.map((s) => `${s.section}.${s.key}`));
+  for (const [section, values] of Object.entries(file)) {
+    if (!isRecord(values) || !(section in ConfigSchema.properties)) {
+      throw new ConfigError('CONFIG_FILE', `CONFIG_FILE ${filePath}: "${section}" is not a settings section`);
+    }
+    for (const key of Object.keys(values)) {
+      if (!known.has(`${section}.${key}`)) {
+        throw new ConfigError('CONFIG_FILE', `CONFIG_FILE ${filePath}: unknown setting "${section}.${key}"`);
+      }
+    }
+  }
+
+  const raw: Record<string, Record<string, unknown>> = {};
+  const origin = new Map<string, string>();
+  for (const { section, key, env: name, schema } of settings) {
+    const fromEnv = env[name];
+    const fromFile = (file[section] as Record<string, unknown> | undefined)?.[key];
+    let value: unknown = schema.default;
+    if (fromEnv !== undefined && fromEnv !== '') {
+      value = fromEnvText(schema, fromEnv);
+      origin.set(`/${section}/${key}`, `${name}`);
+    } else if (fromFile !== undefined) {
+      value = fromFile;
+      origin.set(`/${section}/${key}`, `${name} (${section}.${key} in ${filePath})`);
+    }
+    raw[section] ??= {};
+    if (value !== undefined) raw[section][key] = value;
+  }
+
+  const error = checkConfig.Errors(raw)[0];
+  if (error !== undefined) {
+    const setting = settings.find((s) => `/${s.section}/${s.key}` === error.instancePath);
+    const name = setting?.env ?? 'CONFIG_FILE';
+    const shown = setting?.schema.secret ? '' : ` (got ${JSON.stringify(valueAt(raw, error.instancePath))})`;
+    const problem =
+      error.keyword === 'pattern' && setting?.schema.hint
+        ? `must be ${setting.schema.hint}`
+        : describe(error);
+    throw new ConfigError(name, `${origin.get(error.instancePath) ?? name} ${problem}${shown}`);
+  }
+  const config = raw as Config;
+  checkCombinations(config);
+  return deepFreeze(config);
+}
+
+function checkCombinations(config: Config): void {
+  const { store } = config.rateLimit;
+  if (store === 'redis' && config.redis.url === undefined) {
+    throw new ConfigError('RATE_LIMIT_STORE', 'RATE_LIMIT_STORE=redis needs REDIS_URL');
+  }
+  if (store === 'database' && !config.database.url.startsWith('postgres')) {
+    throw new ConfigError(
+      'RATE_LIMIT_STORE',
+      'RATE_LIMIT_STORE=database needs a PostgreSQL DATABASE_URL (use memory with SQLite)',
+    );
+  }
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (cause) {
+    throw new ConfigError(
+      'CONFIG_FILE',
+      `CONFIG_FILE ${path} cannot be read as JSON: ${(cause as Error).message}`,
+    );
+  }
+  if (!isRecord(parsed)) throw new ConfigError('CONFIG_FILE', `CONFIG_FILE ${path} must hold a JSON object`);
+  return parsed;
+}
+
+/** Environment values are text; turn them into the type the setting expects (validation reports the rest). */
+function fromEnvText(schema: TSchema, text: string): unknown {
+  const type = (schema as { type?: string }).type;
+  const trimmed = text.trim();
+  if ((type === 'integer' || type === 'number') && /^[+-]?\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  if (type === 'boolean') {
+    if (/^(true|1|yes|on)$/i.test(trimmed)) return true;
+    if (/^(false|0|no|off)$/i.test(trimmed)) return false;
+  }
+  return text;
+}
+
+function describe(error: { keyword: string; message: string; params: Record<string, unknown> }): string {
+  if (error.keyword === 'enum') {
+    return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
+  }
+  return error.message;
+}
+
+function valueAt(raw: Record<string, Record<string, unknown>>, pointer: string): unknown {
+  const [, section = '', key = ''] = pointer.split('/');
+  return raw[section]?.[key];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (isRecord(value)) for (const inner of Object.values(value)) deepFreeze(inner);
+  return Object.freeze(value);
+}

@@ -1,0 +1,74 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { FastifySchema } from 'fastify';
+import { errorCatalogueTable, errorCodeList } from './error-catalogue-doc.js';
+import { ErrorBodySchema } from './schemas/error.js';
+import type { GatewayApp } from './types.js';
+import { VERSION } from './version.js';
+
+const DESCRIPTION = `JSON gateway in front of German pharmaceutical wholesalers' MSV3 (SOAP) interfaces.
+
+**Authentication.** Send \`X-API-Key: pk_test_…\` (sandbox) or \`pk_live_…\` with every request except
+health, the docs and metrics.
+
+**Request ids.** Every response carries \`X-Request-Id\`. Send your own (\`[A-Za-z0-9._:-]\`, up to 128
+characters) to have it kept; otherwise the gateway makes one (\`req_…\`). Error bodies repeat it.
+
+**Rate limits.** Per API key, with separate budgets for test and live keys. Every keyed response carries
+\`RateLimit-Limit\` (requests per window), \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds until the
+window resets, not a timestamp). Over budget: \`429 rate_limited\` with \`Retry-After\` in seconds.
+
+**Errors.** Every 4xx and 5xx body is \`{ error, message, wholesaler, error_code, request_id, param? }\`.
+\`error_code\` values are stable. The same list is in \`x-error-codes\`.
+
+${errorCatalogueTable()}
+`;
+
+/** OpenAPI 3 from the route schemas at /v1/openapi.json, Swagger UI at /docs; both public. */
+export async function registerDocs(app: GatewayApp): Promise<void> {
+  app.addSchema(ErrorBodySchema);
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'MSV3 Gateway API', version: VERSION, description: DESCRIPTION },
+      components: {
+        securitySchemes: {
+          ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'pk_test_… or pk_live_…' },
+        },
+      },
+      security: [{ ApiKey: [] }],
+      // Extensions are not part of the OpenAPI types; spreading keeps the object literal check happy.
+      ...{ 'x-error-codes': errorCodeList() },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
+    transform: ({ schema, url, route }) => ({
+      url,
+      schema: documented(schema, route.config?.public === true),
+    }),
+  });
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, public: true };
+    });
+    await docs.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  });
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
+}
+
+/** Adds what every operation shares: the error body as default response; no key on public routes. */
+function documented(schema: FastifySchema | undefined, isPublic: boolean): FastifySchema {
+  const base = schema ?? {};
+  return {
+    ...base,
+    response: {
+      ...(base.response as object | undefined),
+      default: { description: 'Error; see the error catalogue.', $ref: 'ErrorBody#' },
+    },
+    ...(isPublic ? { security: [] } : {}),
+  };
+}

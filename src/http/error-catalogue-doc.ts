@@ -1,0 +1,23 @@
+import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
+
+export interface ErrorCodeEntry {
+  error: ErrorKind;
+  error_code: string;
+  status: number;
+  description: string;
+}
+
+/** The catalogue as a list, in code order (the OpenAPI `x-error-codes` extension). */
+export function errorCodeList(): ErrorCodeEntry[] {
+  return (Object.entries(ERROR_CATALOGUE) as [ErrorKind, (typeof ERROR_CATALOGUE)[ErrorKind]][])
+    .map(([error, { code, status, description }]) => ({ error, error_code: code, status, description }))
+    .sort((a, b) => a.error_code.localeCompare(b.error_code));
+}
+
+/** The catalogue as a Markdown table (OpenAPI description; the README holds the same table). */
+export function errorCatalogueTable(): string {
+  const rows = errorCodeList().map(
+    (e) => `| \`${e.error}\` | ${e.error_code} | ${e.status} | ${e.description.replace(/\|/g, '\\|')} |`,
+  );
+  return ['| error | error_code | status | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,185 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createTestKey } from '../../test/app.js';
+import { createTestDatabase, type TestDatabase } from '../../test/db.js';
+import { registerProbeRoutes } from '../../test/probe-routes.js';
+import { createLogger } from '../observability/logger.js';
+import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
+import type { GatewayApp } from './types.js';
+
+function expectError(response: LightMyRequestResponse, kind: ErrorKind): Record<string, unknown> {
+  const body = response.json();
+  expect(response.statusCode).toBe(ERROR_CATALOGUE[kind].status);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  expect(body).toMatchObject({ error: kind, error_code: ERROR_CATALOGUE[kind].code, wholesaler: null });
+  expect(typeof body.message).toBe('string');
+  expect(body.request_id).toBe(response.headers['x-request-id']);
+  return body;
+}
+
+describe('error responses', () => {
+  let database: TestDatabase;
+  let app: GatewayApp;
+  let key: string;
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    const logger = createLogger({
+      level: 'info',
+      destination: { write: (line: string) => logLines.push(line) },
+    });
+    ({ app } = await buildTestApp(database, {
+      env: { BODY_LIMIT_BYTES: '2048' },
+      logger,
+      extraRoutes: [registerProbeRoutes],
+    }));
+    key = (await createTestKey(database)).secret;
+  });
+  afterAll(async () => {
+    await app.close();
+    await database.dispose();
+  });
+
+  const post = (payload: string, contentType = 'application/json') =>
+    app.inject({
+      method: 'POST',
+      url: '/test/orders',
+      headers: { 'x-api-key': key, 'content-type': contentType },
+      payload,
+    });
+  const validOrder = { wholesaler: 'phoenix', items: [{ pzn: '01234567', quantity: 1 }] };
+
+  it('accepts a valid body (the baseline for the cases below)', async () => {
+    const response = await post(JSON.stringify(validOrder));
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ accepted: 1, dry_run: false });
+  });
+
+  it('answers malformed JSON with 400 malformed_json', async () => {
+    expectError(await post('{"wholesaler": "phoenix", items: ['), 'malformed_json');
+  });
+
+  it('answers an empty JSON body with 400 malformed_json', async () => {
+    expectError(await post(''), 'malformed_json');
+  });
+
+  it('answers a prototype-poisoning body with 400 malformed_json', async () => {
+    expectError(
+      await post('{"__proto__": {"admin": true}, "wholesaler": "x", "items": []}'),
+      'malformed_json',
+    );
+  });
+
+  it('names the offending field of a schema violation in message and param', async () => {
+    const items = [1, 2, 3].map((i) => ({ pzn: String(i), quantity: 1 }));
+    items.push({ pzn: '12345678X', quantity: 1 });
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'phoenix', items })), 'invalid_request');
+    expect(body.message).toBe('items[3].pzn must match ^[0-9]{1,8}$');
+    expect(body.param).toBe('items[3].pzn');
+  });
+
+  it('names a missing required field', async () => {
+    const body = expectError(await post(JSON.stringify({ items: validOrder.items })), 'invalid_request');
+    expect(body).toMatchObject({ message: 'wholesaler is required', param: 'wholesaler' });
+  });
+
+  it('refuses unknown fields instead of dropping them', async () => {
+    const items = [{ pzn: '1', quantity: 1, colour: 'red' }];
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request');
+    expect(body).toMatchObject({ message: 'items[0].colour is not a known field', param: 'items[0].colour' });
+  });
+
+  it('does not turn a string into a number in the body', async () => {
+    const items = [{ pzn: '1', quantity: '5' }];
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request');
+    expect(body).toMatchObject({
+      message: 'items[0].quantity must be an integer',
+      param: 'items[0].quantity',
+    });
+  });
+
+  it('lists the allowed values of an enum', async () => {
+    const items = [{ pzn: '1', quantity: 1, demand_type: 'urgent' }];
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request');
+    expect(body.message).toBe('items[0].demand_type must be one of "direct", "one_of_many", "unspecified"');
+  });
+
+  it('reports an empty array against its minimum', async () => {
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items: [] })), 'invalid_request');
+    expect(body).toMatchObject({ message: 'items must have at least 1 items', param: 'items' });
+  });
+
+  it('names a bad query parameter, after converting query text', async () => {
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/test/orders?dry_run=true',
+      headers: { 'x-api-key': key },
+      payload: validOrder,
+    });
+    expect(ok.json()).toEqual({ accepted: 1, dry_run: true });
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/test/orders?dry_run=perhaps',
+      headers: { 'x-api-key': key },
+      payload: validOrder,
+    });
+    expect(expectError(bad, 'invalid_request')).toMatchObject({
+      message: 'query parameter dry_run must be a boolean',
+      param: 'dry_run',
+    });
+  });
+
+  it('answers an unknown route with 404 route_not_found, with or without a key', async () => {
+    expectError(await app.inject({ url: '/v1/nothing-here' }), 'route_not_found');
+    const keyed = await app.inject({ url: '/v1/nothing-here?x=1', headers: { 'x-api-key': key } });
+    expect(expectError(keyed, 'route_not_found').message).toBe('No route GET /v1/nothing-here.');
+  });
+
+  it('answers a known path with the wrong method with 405 and an Allow header, before checking the key', async () => {
+    const response = await app.inject({ method: 'DELETE', url: '/v1/wholesalers' });
+    expectError(response, 'method_not_allowed');
+    expect(response.headers.allow).toBe('GET, HEAD');
+    const post405 = await app.inject({ method: 'PUT', url: '/test/orders', payload: 'not even json' });
+    expectError(post405, 'method_not_allowed');
+    expect(post405.headers.allow).toBe('POST');
+  });
+
+  it('answers a body over BODY_LIMIT_BYTES with 413 payload_too_large', async () => {
+    const items = Array.from({ length: 50 }, () => ({ pzn: '12345678', quantity: 99999 }));
+    const payload = JSON.stringify({ wholesaler: 'phoenix'.repeat(40), items });
+    expect(payload.length).toBeGreaterThan(2048);
+    expect(expectError(await post(payload), 'payload_too_large').message).toContain('2048 bytes');
+  });
+
+  it('answers a non-JSON content type with 415 unsupported_media_type', async () => {
+    expectError(await post('wholesaler=phoenix', 'text/plain'), 'unsupported_media_type');
+    expectError(await post('<order/>', 'application/xml'), 'unsupported_media_type');
+  });
+
+  it('answers a missing key with 401 api_key_missing', async () => {
+    expectError(await app.inject({ url: '/v1/wholesalers' }), 'api_key_missing');
+  });
+
+  it('answers a malformed key with 401 api_key_invalid', async () => {
+    const response = await app.inject({ url: '/v1/wholesalers', headers: { 'x-api-key': 'sk_live_123' } });
+    expectError(response, 'api_key_invalid');
+  });
+
+  it('answers an unexpected exception with a generic 500 and logs the stack', async () => {
+    logLines.length = 0;
+    const response = await app.inject({ url: '/test/boom', headers: { 'x-api-key': key } });
+    const body = expectError(response, 'internal_error');
+    expect(response.body).not.toContain('hunter2');
+    expect(response.body).not.toContain('probe-routes');
+    expect(body.message).toBe('An unexpected error occurred; quote the request id to support.');
+    const logged = logLines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'unexpected error');
+    expect(logged.request_id).toBe(body.request_id);
+    expect(logged.err.stack).toContain('probe-routes');
+  });
+
+  it('puts X-Request-Id on successful responses too', async () => {
+    const response = await app.inject({ url: '/v1/health' });
+    expect(response.headers['x-request-id']).toMatch(/^req_[0-9A-Za-z]{22}$/);
+  });
+});

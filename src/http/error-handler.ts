@@ -1,0 +1,109 @@
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { newRequestId } from '../lib/ids.js';
+import { ApiError, type ErrorKind, isApiError } from './errors.js';
+import type { GatewayApp } from './types.js';
+import { describeSchemaErrors, type RequestPart, type SchemaError } from './validation.js';
+
+/** One error handler and one not-found handler: every 4xx/5xx leaves as the uniform error body. */
+export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes: number }): void {
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error, options);
+    if (apiError.kind === 'internal_error') request.log.error({ err: error }, 'unexpected error');
+    else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
+    return sendApiError(request, reply, apiError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0];
+    return sendApiError(
+      request,
+      reply,
+      new ApiError('route_not_found', `No route ${request.method} ${path}.`),
+    );
+  });
+}
+
+export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.options.retryAfter !== undefined) reply.header('retry-after', String(error.options.retryAfter));
+  for (const [name, value] of Object.entries(error.options.headers ?? {})) reply.header(name, value);
+  return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody(request.id));
+}
+
+const FASTIFY_CODES: Record<string, ErrorKind> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+};
+
+const STATUS_KINDS: Record<number, ErrorKind> = {
+  400: 'invalid_request',
+  404: 'route_not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+/** Maps anything thrown (ours, Fastify's, a bug) to an `ApiError`; unknown errors become a bare 500. */
+export function toApiError(error: unknown, options: { bodyLimitBytes: number }): ApiError {
+  if (isApiError(error)) return error;
+  const e = error as Partial<FastifyError> & { validation?: SchemaError[]; validationContext?: RequestPart };
+  if (Array.isArray(e.validation)) {
+    const { message, param } = describeSchemaErrors(e.validation, e.validationContext ?? 'body');
+    return new ApiError('invalid_request', message, param === undefined ? {} : { param });
+  }
+  const kind =
+    (e.code === undefined ? undefined : FASTIFY_CODES[e.code]) ?? STATUS_KINDS[e.statusCode ?? 500];
+  switch (kind) {
+    case 'malformed_json':
+      return new ApiError(kind, 'The request body is not valid JSON.');
+    case 'payload_too_large':
+      return new ApiError(kind, `The request body exceeds the limit of ${options.bodyLimitBytes} bytes.`);
+    case 'unsupported_media_type':
+      return new ApiError(kind, 'Send the request body as application/json.');
+    case undefined:
+      return new ApiError(
+        'internal_error',
+        'An unexpected error occurred; quote the request id to support.',
+        {
+          cause: error,
+        },
+      );
+    default:
+      // Fastify's own 4xx messages describe the request, never internals.
+      return new ApiError(kind, e.message ?? 'The request is invalid.');
+  }
+}
+
+/** Requests Node cannot even parse never reach Fastify; answer them in the same shape. */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy(error);
+    return;
+  }
+  const apiError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('request_headers_too_large', 'The request headers are too large.')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError('request_timeout', 'The request was not received completely in time.')
+        : new ApiError('invalid_request', 'The HTTP request could not be parsed.');
+  const requestId = newRequestId();
+  const body = JSON.stringify(apiError.toBody(requestId));
+  socket.end(
+    `HTTP/1.1 ${apiError.status} ${REASONS[apiError.status] ?? 'Bad Request'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};

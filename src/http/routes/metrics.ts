@@ -1,0 +1,27 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AppDeps } from '../../app.js';
+import { ApiError } from '../errors.js';
+import type { GatewayApp } from '../types.js';
+
+/** Prometheus exposition. Public unless METRICS_TOKEN is set; then it needs that bearer token. */
+export function registerMetricsRoutes(app: GatewayApp, deps: AppDeps): void {
+  const token = deps.config.metrics.token;
+  const expected = token === undefined ? undefined : digest(token);
+  app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    if (expected !== undefined) {
+      const presented = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
+      if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
+        throw new ApiError('metrics_token_invalid', 'Send Authorization: Bearer <METRICS_TOKEN>.', {
+          headers: { 'www-authenticate': 'Bearer realm="metrics"' },
+        });
+      }
+    }
+    reply.type(deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+}
+
+/** Equal-length digests, so the comparison takes the same time whatever was sent. */
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}

@@ -1,0 +1,40 @@
+import type {} from '@fastify/swagger'; // route schema options `hide`, `tags`, `summary`
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { KeyMode } from '../store/api-key-secret.js';
+
+/** The Fastify instance routes are registered on (TypeBox types flow into handlers). */
+export type GatewayApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Who is calling: everything stored is scoped to `accountId` and `mode`. */
+export interface AuthContext {
+  accountId: string;
+  keyId: string;
+  mode: KeyMode;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * Set by the auth hook before any keyed route runs. Public routes (`config: { public: true }`)
+     * have no caller, and reading it there is a bug (it is null).
+     */
+    auth: AuthContext;
+  }
+  interface FastifyContextConfig {
+    /** No API key, no rate limit (health, docs, metrics). */
+    public?: boolean;
+  }
+}

@@ -1,0 +1,82 @@
+import type { Credentials } from './credentials.js';
+import type { Msv3Version } from './envelope.js';
+import type { Msv3Operation, Msv3Service } from './operations/operation.js';
+import type { CallResult, Transport } from './transport.js';
+
+/**
+ * Where one wholesaler's MSV3 server lives. One URL per service (JAX-WS convention, PROTOCOL.md §1.4):
+ * the base URL plus a per-service path, overridable because no source fixes the paths.
+ */
+export interface Msv3Endpoint {
+  /** The gateway's wholesaler id; it names the breaker and concurrency budget. */
+  target: string;
+  baseUrl: string;
+  version: Msv3Version;
+  paths?: Partial<Record<Msv3Service, string>>;
+}
+
+export const DEFAULT_SERVICE_PATHS: Record<Msv3Service, string> = {
+  verbindungTesten: '/verbindungTesten',
+  verfuegbarkeitAnfragen: '/verfuegbarkeitAnfragen',
+  verfuegbarkeitAnfragenBulk: '/verfuegbarkeitAnfragenBulk',
+  bestellen: '/bestellen',
+  bestellstatusAbfragen: '/bestellstatusAbfragen',
+  vertragsdatenAbfragen: '/vertragsdatenAbfragen',
+  ruecknahmeangebotAnfordern: '/ruecknahmeangebotAnfordern',
+  lieferavis: '/lieferavis',
+  retourenavis: '/retourenavis',
+  dokumentAbfragen: '/dokumentAbfragen',
+};
+
+export function serviceUrl(endpoint: Msv3Endpoint, service: Msv3Service): string {
+  const path = endpoint.paths?.[service] ?? DEFAULT_SERVICE_PATHS[service];
+  return endpoint.baseUrl.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+}
+
+export class UnsupportedOperationError extends Error {
+  override readonly name = 'UnsupportedOperationError';
+  constructor(
+    readonly operation: string,
+    readonly version: Msv3Version,
+  ) {
+    super(`MSV3 version ${version} has no operation ${operation}`);
+  }
+}
+
+export interface Msv3Client {
+  /**
+   * Encodes the request for the endpoint's version, sends it and decodes the answer.
+   * @throws UnsupportedOperationError when the endpoint's MSV3 version lacks the operation (checked before any I/O).
+   */
+  call<Req, Res>(
+    operation: Msv3Operation<Req, Res>,
+    endpoint: Msv3Endpoint,
+    credentials: Credentials,
+    request: Req,
+    signal?: AbortSignal,
+  ): Promise<CallResult<Res>>;
+  supports(operation: Msv3Operation<unknown, unknown>, version: Msv3Version): boolean;
+}
+
+/** The one place where codec and transport meet: encode → transport → decode. */
+export function createMsv3Client(transport: Transport): Msv3Client {
+  return {
+    supports: (operation, version) => operation.versions.includes(version),
+    async call(operation, endpoint, credentials, request, signal) {
+      const { version } = endpoint;
+      if (!operation.versions.includes(version)) throw new UnsupportedOperationError(operation.name, version);
+      return transport.call(
+        {
+          target: endpoint.target,
+          url: serviceUrl(endpoint, operation.service),
+          operation: operation.name,
+          action: operation.soapAction(version),
+          body: operation.encodeRequest(version, request),
+          credentials,
+          ...(signal === undefined ? {} : { signal }),
+        },
+        (xml) => operation.decodeResponse(xml),
+      );
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, createTestKey } from '../../test/app.js';
+import { createTestDatabase, type TestDatabase } from '../../test/db.js';
+import { registerProbeRoutes } from '../../test/probe-routes.js';
+import type { GatewayApp } from '../http/types.js';
+import { createLogger } from './logger.js';
+
+function captured(level: 'info' | 'debug' = 'info') {
+  const lines: string[] = [];
+  const logger = createLogger({ level, destination: { write: (line: string) => lines.push(line) } });
+  return { logger, text: () => lines.join('') };
+}
+
+describe('log redaction', () => {
+  it('redacts secret keys at the top level and nested up to four objects deep', () => {
+    const { logger, text } = captured();
+    logger.info({
+      password: 'top-secret-0',
+      a: { credentials: { username: 'u', password: 'top-secret-1' } },
+      b: { c: { d: { e: { password: 'top-secret-4' } } } },
+      headers: {
+        authorization: 'Basic top-secret-auth',
+        'x-api-key': 'top-secret-key',
+        'user-agent': 'curl',
+      },
+      signing_secret: 'whsec_top-secret',
+    });
+    expect(text()).not.toMatch(/top-secret/);
+    expect(text()).toContain('"user-agent":"curl"');
+    expect(text()).toContain('[REDACTED]');
+  });
+
+  describe('through HTTP', () => {
+    let database: TestDatabase;
+    let app: GatewayApp;
+    let key: string;
+    const log = captured('debug');
+
+    beforeAll(async () => {
+      database = await createTestDatabase('sqlite');
+      ({ app } = await buildTestApp(database, { logger: log.logger, extraRoutes: [registerProbeRoutes] }));
+      key = (await createTestKey(database)).secret;
+    });
+    afterAll(async () => {
+      await app.close();
+      await database.dispose();
+    });
+
+    it('never writes the API key, MSV3 password or user name sent in headers', async () => {
+      const headers = {
+        'x-api-key': key,
+        'x-msv3-username': 'kunde-0815',
+        'x-msv3-password': 'hunter2-in-header',
+        authorization: 'Basic aHVudGVyMg==',
+      };
+      for (const url of ['/test/log-secrets', '/v1/wholesalers', '/test/boom', '/v1/nothing']) {
+        await app.inject({ url, headers });
+      }
+      await app.inject({ url: '/v1/wholesalers', headers: { ...headers, 'x-api-key': `${key}x` } });
+      const output = log.text();
+      expect(output).toContain('headers as received'); // the probe really logged the headers
+      expect(output).toContain('nested credentials');
+      for (const secret of [
+        key,
+        'kunde-0815',
+        'hunter2-in-header',
+        'aHVudGVyMg==',
+        'kunde-4711',
+        'hunter2-nested',
+      ]) {
+        expect(output).not.toContain(secret);
+      }
+    });
+
+    it('logs requests without their headers', async () => {
+      await app.inject({ url: '/v1/health', headers: { 'x-msv3-password': 'only-in-a-header' } });
+      const completed = log
+        .text()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+        .filter((entry) => entry.msg === 'request completed')
+        .at(-1);
+      expect(Object.keys(completed.req).sort()).toEqual(['method', 'remote_address', 'route', 'url']);
+    });
+  });
+});

@@ -1,0 +1,30 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/** One registry per app, so two apps in one process (tests) never share series. */
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route' | 'status'>;
+}
+
+export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  const labelNames = ['method', 'route', 'status'] as const;
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'msv3_gateway_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status.',
+      labelNames,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'msv3_gateway_http_request_duration_seconds',
+      help: 'Time from request start to response end, by route pattern, method and status.',
+      labelNames,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,51 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createMemoryRateLimiter } from './memory.js';
+
+describe('memory rate limiter', () => {
+  const budgets = { test: { points: 2, windowSeconds: 1 }, live: { points: 3, windowSeconds: 10 } };
+
+  it('counts down the remaining budget and refuses the request after the last', async () => {
+    const limiter = createMemoryRateLimiter(budgets);
+    expect(await limiter.consume('key_a', 'test')).toEqual({
+      allowed: true,
+      limit: 2,
+      remaining: 1,
+      resetSeconds: 1,
+    });
+    expect(await limiter.consume('key_a', 'test')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await limiter.consume('key_a', 'test')).toMatchObject({
+      allowed: false,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 1,
+    });
+  });
+
+  it('gives test and live keys their own budgets', async () => {
+    const limiter = createMemoryRateLimiter(budgets);
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('key_live', 'live')).allowed).toBe(true);
+    expect(await limiter.consume('key_live', 'live')).toMatchObject({
+      allowed: false,
+      limit: 3,
+      resetSeconds: 10,
+    });
+  });
+
+  it('counts every key separately', async () => {
+    const limiter = createMemoryRateLimiter(budgets);
+    await limiter.consume('key_one', 'test');
+    await limiter.consume('key_one', 'test');
+    expect((await limiter.consume('key_one', 'test')).allowed).toBe(false);
+    expect((await limiter.consume('key_two', 'test')).allowed).toBe(true);
+  });
+
+  it('starts a fresh budget when the window has passed', async () => {
+    const limiter = createMemoryRateLimiter(budgets);
+    await limiter.consume('key_w', 'test');
+    await limiter.consume('key_w', 'test');
+    expect((await limiter.consume('key_w', 'test')).allowed).toBe(false);
+    await sleep(1100);
+    expect(await limiter.consume('key_w', 'test')).toMatchObject({ allowed: true, remaining: 1 });
+  });
+});

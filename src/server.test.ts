@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { createLogger } from './observability/logger.js';
+import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import { startServer } from './server.js';
+
+/** Lets every request through after `delayMs`, so a request can be caught in flight. */
+function slowLimiter(delayMs: number): RateLimiter & { closed: boolean } {
+  return {
+    closed: false,
+    async consume() {
+      await sleep(delayMs);
+      return { allowed: true, limit: 10, remaining: 9, resetSeconds: 1 };
+    },
+    async close() {
+      this.closed = true;
+    },
+  };
+}
+
+function connectionRefused(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+describe('startServer', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-server-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+  const logger = createLogger({ level: 'silent' });
+  const configFor = (name: string, env: NodeJS.ProcessEnv = {}) =>
+    loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(folder, name, 'gateway.db')}`, ...env });
+
+  it('migrates, listens, prints the URL and, on the first start only, a test key', async () => {
+    const config = configFor('first-start');
+    const lines: string[] = [];
+    const server = await startServer({ config, logger, print: (line) => lines.push(line) });
+    const key = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)?.[0];
+    expect(lines[0]).toBe(`msv3-gateway 0.1.0 listening on ${server.url}`);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(lines.join('\n')).toContain(`${server.url}/docs`);
+    expect(key).toBeDefined();
+    const response = await fetch(`${server.url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
+    expect(response.status).toBe(200);
+    expect(await server.close()).toEqual({ clean: true });
+
+    const again: string[] = [];
+    const restarted = await startServer({ config, logger, print: (line) => again.push(line) });
+    expect(again.join('\n')).not.toMatch(/pk_test_/);
+    const stillValid = await fetch(`${restarted.url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
+    expect(stillValid.status).toBe(200);
+    await restarted.close();
+  });
+
+  it('finishes an in-flight request while refusing new connections, then closes its dependencies', async () => {
+    const rateLimiter = slowLimiter(800);
+    const lines: string[] = [];
+    const server = await startServer({
+      config: configFor('drain'),
+      logger,
+      rateLimiter,
+      print: (l) => lines.push(l),
+    });
+    const key = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)![0];
+
+    const inFlight = fetch(`${server.url}/v1/wholesalers`, { headers: { 'x-api-key': key } });
+    await sleep(200);
+    const closing = server.close();
+    await sleep(100);
+    expect(await connectionRefused(server.url)).toBe(true);
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { wholesalers: unknown[] }).wholesalers.length).toBeGreaterThan(0);
+    expect(await closing).toEqual({ clean: true });
+    expect(rateLimiter.closed).toBe(true);
+  });
+
+  it('cuts connections still busy after SHUTDOWN_TIMEOUT_MS and reports an unclean stop', async () => {
+    const lines: string[] = [];
+    const config = configFor('timeout', { SHUTDOWN_TIMEOUT_MS: '300' });
+    const server = await startServer({
+      config,
+      logger,
+      rateLimiter: slowLimiter(5000),
+      print: (l) => lines.push(l),
+    });
+    const key = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)![0];
+    const inFlight = fetch(`${server.url}/v1/wholesalers`, { headers: { 'x-api-key': key } }).then(
+      (r) => r.status,
+      () => 'cut',
+    );
+    await sleep(100);
+    const started = Date.now();
+    expect(await server.close()).toEqual({ clean: false });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await inFlight).toBe('cut');
+  });
+
+  it('fails to start, and leaves nothing open, when the port is taken', async () => {
+    const first = await startServer({ config: configFor('port-a'), logger });
+    const port = new URL(first.url).port;
+    await expect(startServer({ config: configFor('port-b', { PORT: port }), logger })).rejects.toThrow(
+      /EADDRINUSE/,
+    );
+    await first.close();
+  });
+});

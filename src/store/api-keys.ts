@@ -1,0 +1,130 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Clock } from '../lib/clock.js';
+import { randomToken, TOKEN_LENGTH } from '../lib/ids.js';
+import { displayParts, generateApiKey, hashApiKey, type KeyMode } from './api-key-secret.js';
+import type { ApiKeysTable, Tables } from './schema.js';
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  name: string;
+  mode: KeyMode;
+  /** `pk_test_AbCd`: enough to recognise the key, useless to an attacker. */
+  prefix: string;
+  last4: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** The secret exists only here, once; only its SHA-256 is stored. */
+export interface CreatedApiKey {
+  apiKey: ApiKey;
+  secret: string;
+}
+
+export async function createApiKey(
+  db: Kysely<Tables>,
+  clock: Clock,
+  input: { accountId: string; name: string; mode: KeyMode },
+): Promise<CreatedApiKey> {
+  const secret = generateApiKey(input.mode);
+  const row: Selectable<ApiKeysTable> = {
+    id: `key_${randomToken(TOKEN_LENGTH)}`,
+    account_id: input.accountId,
+    name: input.name,
+    mode: input.mode,
+    hash: hashApiKey(secret),
+    ...displayParts(secret),
+    created_at: clock.now(),
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await db.insertInto('api_keys').values(row).execute();
+  return { apiKey: toApiKey(row), secret };
+}
+
+/**
+ * The key whose SHA-256 is `hash`, revoked or not. The index lookup compares hashes, not secrets;
+ * the constant-time comparison on top guards against a store that matches loosely.
+ */
+export async function findApiKeyByHash(db: Kysely<Tables>, hash: string): Promise<ApiKey | undefined> {
+  const row = await db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+  if (row === undefined) return undefined;
+  const wanted = Buffer.from(hash, 'hex');
+  const found = Buffer.from(row.hash, 'hex');
+  if (wanted.length !== found.length || !timingSafeEqual(wanted, found)) return undefined;
+  return toApiKey(row);
+}
+
+export async function findApiKey(db: Kysely<Tables>, id: string): Promise<ApiKey | undefined> {
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toApiKey(row);
+}
+
+export async function listApiKeys(
+  db: Kysely<Tables>,
+  filter: { accountId?: string } = {},
+): Promise<ApiKey[]> {
+  let query = db.selectFrom('api_keys').selectAll();
+  if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
+  const rows = await query.orderBy('created_at').orderBy('id').execute();
+  return rows.map(toApiKey);
+}
+
+export async function countApiKeys(db: Kysely<Tables>): Promise<number> {
+  const { count } = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
+/** Revokes the key at once; revoking twice keeps the first time. `undefined` if there is no such key. */
+export async function revokeApiKey(
+  db: Kysely<Tables>,
+  clock: Clock,
+  id: string,
+): Promise<ApiKey | undefined> {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: clock.now() })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return findApiKey(db, id);
+}
+
+/**
+ * Records use at `at`, but writes only when the stored time is older than `minIntervalMs`, so a busy
+ * key costs at most one write per interval across all gateway instances. Returns whether it wrote.
+ */
+export async function recordApiKeyUse(
+  db: Kysely<Tables>,
+  id: string,
+  at: number,
+  minIntervalMs = 60_000,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', at - minIntervalMs)]))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+function toApiKey(row: Selectable<ApiKeysTable>): ApiKey {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    mode: row.mode,
+    prefix: row.prefix,
+    last4: row.last4,
+    createdAt: Number(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}

@@ -1,0 +1,77 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Tables } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly dialect: Dialect;
+  /** The pg pool behind `db` (PostgreSQL only), for stores that need a raw client, e.g. the rate limiter. */
+  readonly pgPool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL: the schema put first on every connection's search_path (tests use a fresh one). */
+  schema?: string;
+  /** PostgreSQL: pool size. */
+  maxConnections?: number;
+  /** PostgreSQL: errors of idle pooled connections (otherwise they would crash the process). */
+  onIdleError?: (error: Error) => void;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Opens `sqlite:<file>` / `sqlite::memory:` or `postgres(ql)://…` and checks that it answers. */
+export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const database = url.startsWith('sqlite:') ? openSqlite(url) : openPostgres(url, options);
+  try {
+    await database.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+  return database;
+}
+
+function openSqlite(url: string): Database {
+  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const sqlite = new SqliteDatabase(path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  // The CLI and a running server may write at the same time; wait instead of failing with SQLITE_BUSY.
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+function openPostgres(url: string, options: OpenDatabaseOptions): Database {
+  if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+    throw new Error(`invalid PostgreSQL schema name "${options.schema}"`);
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    // A database that does not answer should fail requests (503), not queue them forever.
+    connectionTimeoutMillis: 5_000,
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+    // Epoch-ms columns are BIGINT; parse them as numbers for this pool only, not process-wide.
+    types: {
+      getTypeParser: (oid: number, format?: string) =>
+        oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'),
+    },
+  });
+  pool.on('error', options.onIdleError ?? (() => {}));
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
+}
+
+function parseInt8(text: string): number {
+  return Number(text);
+}

@@ -1,0 +1,12 @@
+import type { Migration } from 'kysely';
+import * as accountsAndKeys from './001_accounts_and_keys.js';
+
+/**
+ * Every migration, in order. Listed in code (not read from a folder) so they run the same from
+ * `dist/` and under tsx. To add one: create `NNN_what.ts` exporting `up` (and `down`), import it
+ * here and append it; never rename or edit one that has shipped. Use `dialectOf(db)` from
+ * `../dialect.js` when SQLite and PostgreSQL need different SQL.
+ */
+export const MIGRATIONS: Record<string, Migration> = {
+  '001_accounts_and_keys': accountsAndKeys,
+};

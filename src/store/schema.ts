@@ -1,0 +1,32 @@
+import type { KeyMode } from './api-key-secret.js';
+
+/**
+ * Row types of every table, as Kysely sees them. Conventions: snake_case columns, text ids with a
+ * type prefix (`acct_…`), times as epoch-ms integers (bigint on PostgreSQL, parsed to number),
+ * booleans as integers 0/1 (SQLite has no boolean). Repositories turn rows into domain objects.
+ */
+export interface Tables {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+}
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  mode: KeyMode;
+  /** SHA-256 hex of the whole key; the key itself is never stored. */
+  hash: string;
+  /** `pk_test_` plus the first four random characters, for display. */
+  prefix: string;
+  last4: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}

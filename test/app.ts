@@ -1,0 +1,60 @@
+import type { Logger } from 'pino';
+import { type AppDeps, buildApp, ROUTES, type RouteRegistration } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { GatewayApp } from '../src/http/types.js';
+import { type Clock, systemClock } from '../src/lib/clock.js';
+import { createLogger } from '../src/observability/logger.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { createMemoryRateLimiter } from '../src/ratelimit/memory.js';
+import type { RateLimiter } from '../src/ratelimit/rate-limiter.js';
+import { createAccount } from '../src/store/accounts.js';
+import type { KeyMode } from '../src/store/api-key-secret.js';
+import { createApiKey } from '../src/store/api-keys.js';
+import type { Database } from '../src/store/database.js';
+
+/**
+ * A booted app over a given test database (see `test/db.ts`), with a silent logger, a private metrics
+ * registry and an in-memory rate limiter unless overridden. `env` sets configuration as environment
+ * variables would. The caller closes the app.
+ */
+export async function buildTestApp(
+  database: Database,
+  overrides: {
+    env?: NodeJS.ProcessEnv;
+    rateLimiter?: RateLimiter;
+    logger?: Logger;
+    clock?: Clock;
+    /** Registered after the production routes. */
+    extraRoutes?: RouteRegistration[];
+  } = {},
+): Promise<{ app: GatewayApp; deps: AppDeps }> {
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...overrides.env });
+  const deps: AppDeps = {
+    config,
+    database,
+    rateLimiter:
+      overrides.rateLimiter ??
+      createMemoryRateLimiter({
+        test: { points: config.rateLimit.testPoints, windowSeconds: config.rateLimit.testWindowSeconds },
+        live: { points: config.rateLimit.livePoints, windowSeconds: config.rateLimit.liveWindowSeconds },
+      }),
+    logger: overrides.logger ?? createLogger({ level: 'silent' }),
+    clock: overrides.clock ?? systemClock,
+    metrics: createMetrics(),
+  };
+  return { app: await buildApp(deps, [...ROUTES, ...(overrides.extraRoutes ?? [])]), deps };
+}
+
+/** A new account with one key; `secret` goes into X-API-Key. */
+export async function createTestKey(
+  database: Database,
+  mode: KeyMode = 'test',
+): Promise<{ secret: string; keyId: string; accountId: string }> {
+  const account = await createAccount(database.db, systemClock, { name: 'Test pharmacy' });
+  const { apiKey, secret } = await createApiKey(database.db, systemClock, {
+    accountId: account.id,
+    name: 'test',
+    mode,
+  });
+  return { secret, keyId: apiKey.id, accountId: account.id };
+}

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { type Database, type Dialect, openDatabase } from '../src/store/database.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+
+/**
+ * Fresh, migrated databases for tests, on both dialects.
+ *
+ * ```ts
+ * describeEachDialect('api keys repository', (getDatabase) => {
+ *   it('finds a key by its hash', async () => {
+ *     const { db } = getDatabase();
+ *     // …use the repository functions on `db`
+ *   });
+ * });
+ * ```
+ *
+ * The suite body runs once per dialect, in a `describe` named `<name> [sqlite]` / `<name> [postgres]`:
+ * SQLite in a temporary folder, PostgreSQL on `TEST_DATABASE_URL` in a fresh schema (every pooled
+ * connection gets `search_path=<schema>`), dropped afterwards. All tests of one block share that one
+ * database (created in `beforeAll`), so write tests that do not depend on each other's rows, or call
+ * `createTestDatabase(dialect)` yourself for a private one. Without `TEST_DATABASE_URL` the PostgreSQL
+ * block holds a single skipped test whose name says why, and a warning is printed.
+ * `{ only: 'postgres' }` runs a suite for one dialect (e.g. a PostgreSQL-only feature).
+ * New tables need nothing here: the helper runs every migration in `src/store/migrations/index.ts`.
+ */
+export function describeEachDialect(
+  name: string,
+  suite: (getDatabase: () => TestDatabase, dialect: Dialect) => void,
+  options: { only?: Dialect } = {},
+): void {
+  const dialects: Dialect[] = options.only === undefined ? ['sqlite', 'postgres'] : [options.only];
+  for (const dialect of dialects) {
+    describe(`${name} [${dialect}]`, () => {
+      if (dialect === 'postgres' && postgresUrl() === undefined) {
+        warnSkipped('TEST_DATABASE_URL', 'PostgreSQL');
+        it.skip('skipped: TEST_DATABASE_URL is not set, so PostgreSQL is not tested', () => {});
+        return;
+      }
+      let database: TestDatabase | undefined;
+      beforeAll(async () => {
+        database = await createTestDatabase(dialect);
+      });
+      afterAll(async () => {
+        await database?.dispose();
+      });
+      suite(() => {
+        if (database === undefined)
+          throw new Error('test database not ready (use getDatabase() inside a test)');
+        return database;
+      }, dialect);
+    });
+  }
+}
+
+export interface TestDatabase extends Database {
+  /** The URL to open it again (PostgreSQL: together with `schema`). */
+  readonly url: string;
+  readonly schema?: string;
+  /** A second, independent handle on the same data, e.g. for a second app instance. Closed by `dispose`. */
+  openAnother(): Promise<Database>;
+  /** Closes every handle and deletes the data (temp folder or schema). */
+  dispose(): Promise<void>;
+}
+
+export function postgresUrl(): string | undefined {
+  return process.env.TEST_DATABASE_URL || undefined;
+}
+
+/** A fresh migrated database; the caller disposes it. */
+export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-test-'));
+    const url = `sqlite:${join(folder, 'gateway.db')}`;
+    return track(await openDatabase(url), { url }, () => rmSync(folder, { recursive: true, force: true }));
+  }
+  const url = postgresUrl();
+  if (url === undefined) throw new Error('TEST_DATABASE_URL is not set');
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(url, `create schema ${schema}`);
+  const dropSchema = () => adminQuery(url, `drop schema ${schema} cascade`);
+  const main = await openDatabase(url, { schema, maxConnections: 5 }).catch(async (error: unknown) => {
+    await dropSchema().catch(() => {});
+    throw error;
+  });
+  return track(main, { url, schema }, dropSchema);
+}
+
+async function track(
+  main: Database,
+  where: { url: string; schema?: string },
+  cleanUp: () => unknown,
+): Promise<TestDatabase> {
+  try {
+    await migrateToLatest(main);
+  } catch (error) {
+    await main.close();
+    await cleanUp();
+    throw error;
+  }
+  const handles: Database[] = [main];
+  return {
+    ...main,
+    ...where,
+    async openAnother() {
+      const another = await openDatabase(where.url, { schema: where.schema, maxConnections: 5 });
+      handles.push(another);
+      return another;
+    },
+    async dispose() {
+      await Promise.all(handles.map((h) => h.close().catch(() => {})));
+      await cleanUp();
+    },
+  };
+}
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+const warned = new Set<string>();
+
+/** Prints once per test file why a dependency's tests are skipped. */
+export function warnSkipped(variable: string, what: string): void {
+  if (warned.has(variable)) return;
+  warned.add(variable);
+  console.warn(`[tests] ${variable} is not set: ${what} tests are skipped (see README, "npm test").`);
+}

@@ -1,0 +1,128 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayApp } from '../src/http/types.js';
+import { buildTestApp, createTestKey } from './app.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { registerProbeRoutes } from './probe-routes.js';
+
+/** Writes raw bytes to the server and returns everything it answers before closing. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    socket.on('end', () => resolve(answer));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+    socket.write(request);
+  });
+}
+
+function bodyOf(raw: string): Record<string, unknown> {
+  return JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+}
+
+describe('the gateway over a real socket', () => {
+  let database: TestDatabase;
+  let app: GatewayApp;
+  let base: string;
+  let port: number;
+  let key: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    ({ app } = await buildTestApp(database, {
+      env: { BODY_LIMIT_BYTES: '2048' },
+      extraRoutes: [registerProbeRoutes],
+    }));
+    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    port = Number(new URL(base).port);
+    key = (await createTestKey(database)).secret;
+  });
+  afterAll(async () => {
+    await app.close();
+    await database.dispose();
+  });
+
+  it('answers health without a key', async () => {
+    const response = await fetch(`${base}/v1/health`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(await response.json()).toEqual({ status: 'ok', version: '0.1.0' });
+  });
+
+  it('lists the wholesalers for a key, with rate-limit headers', async () => {
+    const response = await fetch(`${base}/v1/wholesalers`, { headers: { 'x-api-key': key } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('ratelimit-limit')).toBe('25');
+    const { wholesalers } = (await response.json()) as { wholesalers: { id: string; verified: boolean }[] };
+    expect(wholesalers.map((w) => w.id)).toEqual([
+      'phoenix',
+      'alliance',
+      'sanacorp',
+      'noweda',
+      'aep',
+      'gehe',
+    ]);
+    expect(wholesalers.every((w) => w.verified)).toBe(true);
+  });
+
+  it('answers every error in the uniform shape', async () => {
+    const cases: [string, RequestInit, number, string][] = [
+      ['/v1/wholesalers', {}, 401, 'api_key_missing'],
+      ['/v1/missing', {}, 404, 'route_not_found'],
+      ['/v1/health', { method: 'PATCH' }, 405, 'method_not_allowed'],
+      [
+        '/test/orders',
+        { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"a":' },
+        400,
+        'malformed_json',
+      ],
+      [
+        '/test/orders',
+        { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'text/csv' }, body: 'a,b' },
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        '/test/orders',
+        {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: 'x'.repeat(4096),
+        },
+        413,
+        'payload_too_large',
+      ],
+      ['/test/boom', { headers: { 'x-api-key': key } }, 500, 'internal_error'],
+    ];
+    for (const [path, init, status, error] of cases) {
+      const response = await fetch(`${base}${path}`, init);
+      const body = (await response.json()) as Record<string, unknown>;
+      expect({ path, status: response.status, error: body.error }).toEqual({ path, status, error });
+      expect(body.request_id).toBe(response.headers.get('x-request-id'));
+    }
+  });
+
+  it('answers an unparseable request line with a uniform 400', async () => {
+    const raw = await rawExchange(port, 'THIS IS NOT HTTP\r\n\r\n');
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(bodyOf(raw)).toMatchObject({
+      error: 'invalid_request',
+      error_code: '1000',
+      request_id: expect.stringMatching(/^req_/),
+    });
+  });
+
+  it('answers oversized headers with 431 request_headers_too_large', async () => {
+    const raw = await rawExchange(
+      port,
+      `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(raw).toMatch(/^HTTP\/1\.1 431 /);
+    expect(bodyOf(raw)).toMatchObject({ error: 'request_headers_too_large', error_code: '1009' });
+  });
+});
