@@ -8,6 +8,7 @@ import type { KeyMode } from './api-key-secret.js';
 export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  custom_wholesalers: CustomWholesalersTable;
 }
 
 export interface AccountsTable {
@@ -29,4 +30,19 @@ export interface ApiKeysTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+export interface CustomWholesalersTable {
+  /** Readable and stable: a slug of the name plus a hash of account, mode and endpoint. */
+  id: string;
+  account_id: string;
+  mode: KeyMode;
+  name: string;
+  endpoint: string;
+  version: 1 | 2;
+  verified: number;
+  /** JSON array of capability names. */
+  capabilities: string;
+  created_at: number;
+  verified_at: number | null;
 }

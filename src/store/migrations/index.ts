@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as accountsAndKeys from './001_accounts_and_keys.js';
+import * as customWholesalers from './002_custom_wholesalers.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -9,4 +10,5 @@ import * as accountsAndKeys from './001_accounts_and_keys.js';
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '001_accounts_and_keys': accountsAndKeys,
+  '002_custom_wholesalers': customWholesalers,
 };

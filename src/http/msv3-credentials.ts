@@ -1,0 +1,64 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { type Credentials, createCredentials } from '../msv3/credentials.js';
+import { ApiError } from './errors.js';
+
+/**
+ * The wholesaler credentials of one request. Required (400 `wholesaler_credentials_missing` when absent
+ * or malformed) on every endpoint that calls a wholesaler: the gateway stores none, so it cannot call
+ * without them. They live in this object for the one call and are never logged (see observability).
+ */
+
+/** MSV3 Kundenkennung (PROTOCOL.md §1.5): an optional `branch\` prefix, then letters and digits. */
+const USERNAME_PATTERN = /^(?:[a-zA-Z0-9]+\\)?[a-zA-Z0-9]+$/;
+// Printable characters only: a header cannot carry control characters safely.
+const PASSWORD_PATTERN = /^[\x20-\x7e\u00a0-\uffff]{1,256}$/;
+
+export const Msv3CredentialHeaders = Type.Object({
+  'x-msv3-username': Type.Optional(
+    Type.String({
+      description: 'MSV3 user name (Kundenkennung) at the wholesaler, e.g. `apotheke1` or `PLA\\apotheke1`.',
+    }),
+  ),
+  'x-msv3-password': Type.Optional(
+    Type.String({ description: 'MSV3 password; used for this one call and never stored or logged.' }),
+  ),
+});
+
+export function msv3Credentials(request: FastifyRequest, wholesaler: string | null = null): Credentials {
+  const username = single(request.headers['x-msv3-username']);
+  const password = single(request.headers['x-msv3-password']);
+  if (username === undefined || username === '') {
+    throw missing(
+      'X-MSV3-Username',
+      'The X-MSV3-Username header is required for calls to a wholesaler.',
+      wholesaler,
+    );
+  }
+  if (password === undefined || password === '') {
+    throw missing(
+      'X-MSV3-Password',
+      'The X-MSV3-Password header is required for calls to a wholesaler.',
+      wholesaler,
+    );
+  }
+  if (username.length > 80 || !USERNAME_PATTERN.test(username)) {
+    throw missing(
+      'X-MSV3-Username',
+      'X-MSV3-Username must be an MSV3 customer id: letters and digits, optionally prefixed by `branch\\`, at most 80 characters.',
+      wholesaler,
+    );
+  }
+  if (!PASSWORD_PATTERN.test(password)) {
+    throw missing('X-MSV3-Password', 'X-MSV3-Password must be 1 to 256 printable characters.', wholesaler);
+  }
+  return createCredentials(username, password);
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function missing(param: string, message: string, wholesaler: string | null): ApiError {
+  return new ApiError('wholesaler_credentials_missing', message, { param, wholesaler });
+}

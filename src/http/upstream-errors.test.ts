@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { type UpstreamErrorFields, upstreamError } from '../msv3/upstream-error.js';
+import { apiErrorFromUpstream } from './upstream-errors.js';
+
+const base = { target: 'sandbox/phoenix', operation: 'bestellen', maybeDelivered: false };
+const fault = (kind: string, soapCode = 'Receiver') => ({
+  ...base,
+  reason: 'soap_fault' as const,
+  status: 500,
+  fault: { kind, soapCode, reason: 'r', errorCode: 'E1', userText: 'Bitte später', technicalText: 'db down' },
+});
+
+describe('apiErrorFromUpstream', () => {
+  it.each<[string, UpstreamErrorFields, string, number]>([
+    [
+      'credentials',
+      { ...base, reason: 'credentials_rejected', status: 401 },
+      'wholesaler_credentials_rejected',
+      401,
+    ],
+    [
+      'refused',
+      { ...base, reason: 'unreachable', code: 'ECONNREFUSED', detail: 'x' },
+      'wholesaler_unreachable',
+      502,
+    ],
+    [
+      'policy',
+      { ...base, reason: 'unreachable', code: 'ADDRESS_NOT_ALLOWED', detail: 'x' },
+      'endpoint_not_allowed',
+      400,
+    ],
+    ['timeout', { ...base, reason: 'timeout', phase: 'headers', timeoutMs: 10 }, 'wholesaler_timeout', 504],
+    [
+      'http',
+      { ...base, reason: 'http_status', status: 503, bodySnippet: 'down' },
+      'wholesaler_http_error',
+      502,
+    ],
+    ['decode', { ...base, reason: 'decode', status: 200, detail: 'bad' }, 'wholesaler_bad_response', 502],
+    [
+      'too large',
+      { ...base, reason: 'too_large', status: 200, limitBytes: 10 },
+      'wholesaler_bad_response',
+      502,
+    ],
+    ['circuit', { ...base, reason: 'circuit_open', retryAfterMs: 2500 }, 'wholesaler_circuit_open', 503],
+    ['overloaded', { ...base, reason: 'overloaded', cause: 'queue_full' }, 'wholesaler_throttled', 503],
+    ['server fault', fault('ServerFault') as UpstreamErrorFields, 'wholesaler_fault', 502],
+    [
+      'validation fault',
+      fault('ValidationFault', 'Sender') as UpstreamErrorFields,
+      'wholesaler_rejected_request',
+      422,
+    ],
+    [
+      'authorization fault',
+      fault('AuthorizationFault') as UpstreamErrorFields,
+      'wholesaler_function_not_agreed',
+      403,
+    ],
+    ['dos fault', fault('DenialOfServiceFault') as UpstreamErrorFields, 'wholesaler_throttled', 503],
+    [
+      'unknown note',
+      fault('LieferscheinOderBarcodeUnbekanntFault') as UpstreamErrorFields,
+      'delivery_not_found',
+      404,
+    ],
+  ])('maps %s', (_name, fields, kind, status) => {
+    const error = apiErrorFromUpstream(upstreamError(fields), 'phoenix');
+    expect(error.kind).toBe(kind);
+    expect(error.status).toBe(status);
+    expect(error.options.wholesaler).toBe('phoenix');
+    expect(error.message).toContain('phoenix');
+    expect(error.message).not.toContain('sandbox/');
+  });
+
+  it("carries the wholesaler's fault texts and a Retry-After where waiting helps", () => {
+    const body = apiErrorFromUpstream(
+      upstreamError(fault('ServerFault') as UpstreamErrorFields),
+      'phoenix',
+    ).toBody('req_1');
+    expect(body.upstream).toEqual({
+      kind: 'ServerFault',
+      http_status: 500,
+      error_code: 'E1',
+      user_text: 'Bitte später',
+      technical_text: 'db down',
+    });
+    const circuit = apiErrorFromUpstream(
+      upstreamError({ ...base, reason: 'circuit_open', retryAfterMs: 2500 }),
+      'phoenix',
+    );
+    expect(circuit.options.retryAfter).toBe(3);
+  });
+});

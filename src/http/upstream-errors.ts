@@ -1,0 +1,99 @@
+import type { UpstreamError } from '../msv3/upstream-error.js';
+import { ApiError, type ErrorBody, type ErrorKind } from './errors.js';
+
+/**
+ * The one mapping from a failed wholesaler call to the gateway's error vocabulary. Messages name the
+ * wholesaler by the id the client used; the wholesaler's own texts travel in `upstream`.
+ */
+export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): ApiError {
+  const options = { wholesaler };
+  switch (error.reason) {
+    case 'credentials_rejected':
+      return new ApiError(
+        'wholesaler_credentials_rejected',
+        `The wholesaler ${wholesaler} rejected the MSV3 user name or password (its HTTP ${error.status}). ` +
+          'Check X-MSV3-Username and X-MSV3-Password; your API key is fine.',
+        { ...options, upstream: { http_status: error.status } },
+      );
+    case 'unreachable':
+      if (error.code === 'ADDRESS_NOT_ALLOWED') {
+        return new ApiError(
+          'endpoint_not_allowed',
+          `The endpoint of ${wholesaler} resolves to a private, loopback or link-local address, which this gateway does not call (see ALLOW_PRIVATE_ENDPOINTS).`,
+          options,
+        );
+      }
+      return new ApiError(
+        'wholesaler_unreachable',
+        error.maybeDelivered
+          ? `The connection to ${wholesaler} broke after the request was sent (${error.code}).`
+          : `The wholesaler ${wholesaler} could not be reached (${error.code}).`,
+        { ...options, retryAfter: 5 },
+      );
+    case 'timeout':
+      return new ApiError(
+        'wholesaler_timeout',
+        `The wholesaler ${wholesaler} did not answer in time (${error.phase} timeout after ${error.timeoutMs} ms).`,
+        options,
+      );
+    case 'http_status':
+      return new ApiError(
+        'wholesaler_http_error',
+        `The wholesaler ${wholesaler} answered HTTP ${error.status}.`,
+        {
+          ...options,
+          upstream: { http_status: error.status, technical_text: error.bodySnippet || undefined },
+        },
+      );
+    case 'soap_fault':
+      return faultError(error, wholesaler);
+    case 'decode':
+      return new ApiError(
+        'wholesaler_bad_response',
+        `The answer of ${wholesaler} could not be decoded: ${error.detail}`,
+        { ...options, upstream: { http_status: error.status } },
+      );
+    case 'too_large':
+      return new ApiError(
+        'wholesaler_bad_response',
+        `The answer of ${wholesaler} exceeded ${error.limitBytes} bytes (UPSTREAM_MAX_RESPONSE_BYTES).`,
+        { ...options, upstream: { http_status: error.status } },
+      );
+    case 'circuit_open': {
+      const seconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+      return new ApiError(
+        'wholesaler_circuit_open',
+        `Calls to ${wholesaler} are paused after repeated failures; retry in ${seconds} s.`,
+        { ...options, retryAfter: seconds },
+      );
+    }
+    case 'overloaded':
+      return new ApiError(
+        'wholesaler_throttled',
+        `Too many calls to ${wholesaler} are in progress through this gateway; retry shortly.`,
+        { ...options, retryAfter: 1 },
+      );
+  }
+}
+
+const FAULT_KINDS: Record<string, ErrorKind> = {
+  AuthorizationFault: 'wholesaler_function_not_agreed',
+  ValidationFault: 'wholesaler_rejected_request',
+  DenialOfServiceFault: 'wholesaler_throttled',
+  LieferscheinOderBarcodeUnbekanntFault: 'delivery_not_found',
+};
+
+function faultError(error: Extract<UpstreamError, { reason: 'soap_fault' }>, wholesaler: string): ApiError {
+  const { fault } = error;
+  const kind = FAULT_KINDS[fault.kind] ?? 'wholesaler_fault';
+  const text = fault.userText ?? fault.reason;
+  const upstream: NonNullable<ErrorBody['upstream']> = { kind: fault.kind, http_status: error.status };
+  if (fault.errorCode !== undefined) upstream.error_code = fault.errorCode;
+  if (fault.userText !== undefined) upstream.user_text = fault.userText;
+  if (fault.technicalText !== undefined) upstream.technical_text = fault.technicalText;
+  return new ApiError(kind, `The wholesaler ${wholesaler} answered with ${fault.kind}: ${text}`, {
+    wholesaler,
+    upstream,
+    ...(kind === 'wholesaler_throttled' ? { retryAfter: 30 } : {}),
+  });
+}

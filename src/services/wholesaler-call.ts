@@ -1,0 +1,68 @@
+import { ApiError } from '../http/errors.js';
+import { apiErrorFromUpstream } from '../http/upstream-errors.js';
+import { type Msv3Client, UnsupportedOperationError } from '../msv3/client.js';
+import type { Credentials } from '../msv3/credentials.js';
+import type { Msv3Operation } from '../msv3/operations/operation.js';
+import type { CallResult } from '../msv3/transport.js';
+import type { ResolvedWholesaler, WholesalerRegistry } from '../wholesalers/registry.js';
+
+/** What services need to reach wholesalers. */
+export interface UpstreamDeps {
+  registry: WholesalerRegistry;
+  /** For catalogue wholesalers and the sandbox (operator-trusted addresses). */
+  client: Msv3Client;
+  /** For customer-registered endpoints: refuses private addresses unless ALLOW_PRIVATE_ENDPOINTS. */
+  customClient: Msv3Client;
+  /** `clientSoftwareKennung` sent with every request (1–80 characters). */
+  clientSoftwareId: string;
+}
+
+function clientFor(deps: UpstreamDeps, wholesaler: ResolvedWholesaler): Msv3Client {
+  return wholesaler.custom !== null && wholesaler.route !== 'sandbox' ? deps.customClient : deps.client;
+}
+
+/** Throws 422 `operation_not_supported` when the wholesaler's MSV3 version lacks the operation. */
+export function assertSupports(
+  wholesaler: ResolvedWholesaler,
+  operation: Msv3Operation<unknown, unknown>,
+): void {
+  if (!operation.versions.includes(wholesaler.version)) {
+    throw new ApiError(
+      'operation_not_supported',
+      `${wholesaler.id} speaks MSV3 version ${wholesaler.version}, which has no ${operation.name} ` +
+        '(delivery notices, returns and documents need version 2).',
+      { wholesaler: wholesaler.id },
+    );
+  }
+}
+
+/** One call, with the raw outcome (the order service needs `maybeDelivered` to reconcile). */
+export async function callWholesalerRaw<Req, Res>(
+  deps: UpstreamDeps,
+  wholesaler: ResolvedWholesaler,
+  operation: Msv3Operation<Req, Res>,
+  credentials: Credentials,
+  request: Req,
+): Promise<CallResult<Res>> {
+  assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
+  try {
+    return await clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request);
+  } catch (error) {
+    if (error instanceof UnsupportedOperationError)
+      assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
+    throw error;
+  }
+}
+
+/** One call; any failure becomes the matching ApiError. */
+export async function callWholesaler<Req, Res>(
+  deps: UpstreamDeps,
+  wholesaler: ResolvedWholesaler,
+  operation: Msv3Operation<Req, Res>,
+  credentials: Credentials,
+  request: Req,
+): Promise<{ value: Res; latencyMs: number }> {
+  const result = await callWholesalerRaw(deps, wholesaler, operation, credentials, request);
+  if (!result.ok) throw apiErrorFromUpstream(result.error, wholesaler.id);
+  return { value: result.value, latencyMs: result.latencyMs };
+}

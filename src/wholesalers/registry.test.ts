@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { describeEachDialect } from '../../test/db.js';
+import { ApiError } from '../http/errors.js';
+import { manualClock } from '../lib/clock.js';
+import { createAccount } from '../store/accounts.js';
+import { upsertCustomWholesaler } from '../store/custom-wholesalers.js';
+import { loadCatalogue, parseCatalogue } from './catalogue.js';
+import { createWholesalerRegistry } from './registry.js';
+
+const catalogue = parseCatalogue({
+  wholesalers: [
+    {
+      id: 'phoenix',
+      name: 'PHOENIX',
+      version: 2,
+      live: { baseUrl: 'https://live.example/msv3/v2.0' },
+      test: { baseUrl: 'https://test.example/msv3/v2.0', paths: { lieferavis: '/Lieferavis' } },
+    },
+    { id: 'gehe', name: 'GEHE', version: 1, live: { baseUrl: 'https://gehe.example/msv3/v1.0' } },
+    { id: 'aep', name: 'AEP', version: 2 },
+  ],
+});
+
+describeEachDialect('wholesaler registry', (getDatabase) => {
+  const clock = manualClock();
+  const registryFor = () =>
+    createWholesalerRegistry({ db: getDatabase().db, catalogue, sandboxUrl: () => 'http://127.0.0.1:9999' });
+
+  it('routes test keys to the sandbox mock, with a tenant path per wholesaler and its version', async () => {
+    const owner = { accountId: 'acct_x', mode: 'test' as const };
+    const phoenix = await registryFor().resolve(owner, 'phoenix');
+    expect(phoenix.route).toBe('sandbox');
+    expect(phoenix.endpoint.baseUrl).toBe('http://127.0.0.1:9999/sandbox/phoenix/msv3/v2.0');
+    const gehe = await registryFor().resolve(owner, 'gehe');
+    expect(gehe.endpoint.baseUrl).toBe('http://127.0.0.1:9999/sandbox/gehe/msv3/v1.0');
+    expect(gehe.version).toBe(1);
+  });
+
+  it('routes `<id>_test` with a test key to the configured test server, and refuses it without one', async () => {
+    const owner = { accountId: 'acct_x', mode: 'test' as const };
+    const resolved = await registryFor().resolve(owner, 'phoenix_test');
+    expect(resolved.route).toBe('test_server');
+    expect(resolved.endpoint).toMatchObject({
+      baseUrl: 'https://test.example/msv3/v2.0',
+      target: 'phoenix_test',
+    });
+    expect(resolved.endpoint.paths?.lieferavis).toBe('/Lieferavis');
+    await expect(registryFor().resolve(owner, 'gehe_test')).rejects.toThrow(/no test server/);
+  });
+
+  it('routes live keys to live endpoints and refuses test servers and unconfigured wholesalers', async () => {
+    const owner = { accountId: 'acct_x', mode: 'live' as const };
+    expect((await registryFor().resolve(owner, 'phoenix')).endpoint.baseUrl).toBe(
+      'https://live.example/msv3/v2.0',
+    );
+    await expect(registryFor().resolve(owner, 'phoenix_test')).rejects.toThrow(/pk_test_ keys only/);
+    await expect(registryFor().resolve(owner, 'aep')).rejects.toThrow(/no live endpoint/);
+    const error = await registryFor()
+      .resolve(owner, 'nobody')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(404);
+  });
+
+  it('shows custom wholesalers only to the account and mode that registered them', async () => {
+    const { db } = getDatabase();
+    const a = await createAccount(db, clock, { name: 'A' });
+    const b = await createAccount(db, clock, { name: 'B' });
+    await upsertCustomWholesaler(
+      db,
+      clock,
+      { accountId: a.id, mode: 'live' },
+      {
+        id: 'custom-hausapotheke-ab12cd',
+        name: 'Hausapotheke',
+        endpoint: 'https://msv3.hausapotheke.example/msv3/v2.0',
+        version: 2,
+      },
+    );
+    const registry = registryFor();
+    const mine = await registry.resolve({ accountId: a.id, mode: 'live' }, 'custom-hausapotheke-ab12cd');
+    expect(mine.route).toBe('live');
+    expect(mine.custom?.endpoint).toBe('https://msv3.hausapotheke.example/msv3/v2.0');
+    await expect(
+      registry.resolve({ accountId: b.id, mode: 'live' }, 'custom-hausapotheke-ab12cd'),
+    ).rejects.toThrow(ApiError);
+    await expect(
+      registry.resolve({ accountId: a.id, mode: 'test' }, 'custom-hausapotheke-ab12cd'),
+    ).rejects.toThrow(ApiError);
+    const listed = await registry.list({ accountId: b.id, mode: 'live' });
+    expect(listed.map((w) => w.id)).toEqual(['phoenix', 'gehe']);
+  });
+
+  it('lists sandbox ids and test-server ids for test keys', async () => {
+    const listed = await registryFor().list({ accountId: 'acct_none', mode: 'test' });
+    expect(listed.map((w) => `${w.id}:${w.route}`)).toEqual([
+      'phoenix:sandbox',
+      'phoenix_test:test_server',
+      'gehe:sandbox',
+      'aep:sandbox',
+    ]);
+    expect(listed.find((w) => w.id === 'gehe')?.capabilities).not.toContain('deliveries');
+  });
+});
+
+describe('wholesaler catalogue', () => {
+  it('loads the shipped catalogue', () => {
+    const entries = loadCatalogue();
+    expect(entries.map((e) => e.id)).toContain('phoenix');
+  });
+
+  it('refuses duplicates and malformed entries, naming the problem', () => {
+    const entry = { id: 'x', name: 'X', version: 2 };
+    expect(() => parseCatalogue({ wholesalers: [entry, entry] })).toThrow(/duplicate id x/);
+    expect(() => parseCatalogue({ wholesalers: [{ ...entry, version: 3 }] })).toThrow(/wholesalers\/0/);
+    expect(() => parseCatalogue({ wholesalers: [{ ...entry, id: 'Bad_Id' }] })).toThrow(/wholesalers\/0\/id/);
+  });
+});

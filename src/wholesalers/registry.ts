@@ -1,0 +1,183 @@
+import type { Kysely } from 'kysely';
+import { ApiError } from '../http/errors.js';
+import type { Msv3Endpoint } from '../msv3/client.js';
+import type { Msv3Version } from '../msv3/envelope.js';
+import {
+  type CustomWholesaler,
+  findCustomWholesaler,
+  listCustomWholesalers,
+  type Owner,
+} from '../store/custom-wholesalers.js';
+import type { Tables } from '../store/schema.js';
+import type { CatalogueEntry, CatalogueServer } from './catalogue.js';
+
+/** A wholesaler as the API shows it (SPEC 2.1, plus additive fields). */
+export interface Wholesaler {
+  id: string;
+  name: string;
+  /** Only for custom wholesalers. */
+  endpoint?: string;
+  verified: boolean;
+  capabilities: string[];
+  msv3_version: Msv3Version;
+  /** Where a request for this id goes with the caller's key (SPEC §5 rule 6). */
+  route: Route;
+}
+
+/**
+ * `sandbox`: the built-in mock wholesaler (test keys, every id without `_test`).
+ * `test_server`: the wholesaler's own test server (test keys, `<id>_test`).
+ * `live`: the wholesaler's production server (live keys).
+ */
+export type Route = 'sandbox' | 'test_server' | 'live';
+
+export interface ResolvedWholesaler {
+  /** The id as requested, `_test` suffix included. */
+  id: string;
+  name: string;
+  version: Msv3Version;
+  route: Route;
+  endpoint: Msv3Endpoint;
+  /** Set for customer-registered endpoints: they are called through the address-restricted transport. */
+  custom: CustomWholesaler | null;
+}
+
+export interface WholesalerRegistry {
+  list(owner: Owner): Promise<Wholesaler[]>;
+  /** @throws ApiError `wholesaler_not_found` (404) with a message saying why. */
+  resolve(owner: Owner, id: string): Promise<ResolvedWholesaler>;
+}
+
+export const TEST_SUFFIX = '_test';
+
+const V2_CAPABILITIES = [
+  'availability',
+  'bulk_availability',
+  'order',
+  'order_status',
+  'contracts',
+  'deliveries',
+  'returns',
+  'return_offers',
+  'documents',
+];
+const V1_CAPABILITIES = [
+  'availability',
+  'bulk_availability',
+  'order',
+  'order_status',
+  'contracts',
+  'return_offers',
+];
+
+/** What an MSV3 version can do at most; the customer's contract may switch functions off. */
+export function capabilitiesOfVersion(version: Msv3Version): string[] {
+  return version === 1 ? [...V1_CAPABILITIES] : [...V2_CAPABILITIES];
+}
+
+export interface RegistryDeps {
+  db: Kysely<Tables>;
+  catalogue: readonly CatalogueEntry[];
+  /** Base URL of the built-in sandbox mock, e.g. `http://127.0.0.1:41234` (known once it listens). */
+  sandboxUrl: () => string;
+}
+
+export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry {
+  const byId = new Map(deps.catalogue.map((entry) => [entry.id, entry]));
+
+  function sandboxEndpoint(id: string, version: Msv3Version): Msv3Endpoint {
+    const base = deps.sandboxUrl().replace(/\/+$/, '');
+    return { target: `sandbox/${id}`, baseUrl: `${base}/sandbox/${id}/msv3/v${version}.0`, version };
+  }
+
+  function serverEndpoint(target: string, server: CatalogueServer, version: Msv3Version): Msv3Endpoint {
+    return { target, baseUrl: server.baseUrl, version, ...(server.paths ? { paths: server.paths } : {}) };
+  }
+
+  function notFound(id: string, why: string): ApiError {
+    return new ApiError('wholesaler_not_found', `Unknown wholesaler '${id}': ${why}.`, { wholesaler: id });
+  }
+
+  return {
+    async list(owner) {
+      const out: Wholesaler[] = [];
+      for (const entry of deps.catalogue) {
+        const base = { name: entry.name, verified: true, msv3_version: entry.version };
+        const capabilities = capabilitiesOfVersion(entry.version);
+        if (owner.mode === 'test') {
+          out.push({ id: entry.id, ...base, capabilities, route: 'sandbox' });
+          if (entry.test) {
+            out.push({
+              id: entry.id + TEST_SUFFIX,
+              ...base,
+              name: `${entry.name} (test server)`,
+              capabilities,
+              route: 'test_server',
+            });
+          }
+        } else if (entry.live) {
+          out.push({ id: entry.id, ...base, capabilities, route: 'live' });
+        }
+      }
+      for (const custom of await listCustomWholesalers(deps.db, owner)) {
+        const shown = {
+          name: custom.name,
+          endpoint: custom.endpoint,
+          verified: custom.verified,
+          capabilities: custom.capabilities,
+          msv3_version: custom.version,
+        };
+        if (owner.mode === 'test') {
+          out.push({ id: custom.id, ...shown, route: 'sandbox' });
+          out.push({ id: custom.id + TEST_SUFFIX, ...shown, route: 'test_server' });
+        } else {
+          out.push({ id: custom.id, ...shown, route: 'live' });
+        }
+      }
+      return out;
+    },
+
+    async resolve(owner, id) {
+      const wantsTestServer = id.endsWith(TEST_SUFFIX);
+      const baseId = wantsTestServer ? id.slice(0, -TEST_SUFFIX.length) : id;
+      if (wantsTestServer && owner.mode === 'live') {
+        throw notFound(id, 'test servers (`<id>_test`) are reachable with pk_test_ keys only');
+      }
+      const entry = byId.get(baseId);
+      if (entry !== undefined) {
+        const resolved = { id, name: entry.name, version: entry.version, custom: null };
+        if (owner.mode === 'test' && !wantsTestServer) {
+          return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(baseId, entry.version) };
+        }
+        if (wantsTestServer) {
+          if (!entry.test)
+            throw notFound(id, `no test server is configured for ${baseId} in the wholesaler catalogue`);
+          return {
+            ...resolved,
+            route: 'test_server',
+            endpoint: serverEndpoint(id, entry.test, entry.version),
+          };
+        }
+        if (!entry.live)
+          throw notFound(id, `no live endpoint is configured for ${baseId} in the wholesaler catalogue`);
+        return { ...resolved, route: 'live', endpoint: serverEndpoint(id, entry.live, entry.version) };
+      }
+      const custom = await findCustomWholesaler(deps.db, owner, baseId);
+      if (custom === undefined)
+        throw notFound(id, 'not in the catalogue and not registered by this account in this mode');
+      const resolved = { id, name: custom.name, version: custom.version, custom };
+      if (owner.mode === 'test' && !wantsTestServer) {
+        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(baseId, custom.version) };
+      }
+      return {
+        ...resolved,
+        route: wantsTestServer ? 'test_server' : 'live',
+        endpoint: {
+          target: `custom/${owner.accountId}/${id}`,
+          baseUrl: custom.endpoint,
+          version: custom.version,
+        },
+      };
+    },
+  };
+}
