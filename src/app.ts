@@ -5,20 +5,32 @@ import type { Config } from './config.js';
 import { installAuth } from './http/auth.js';
 import { registerDocs } from './http/docs.js';
 import { answerClientError, installErrorHandling } from './http/error-handler.js';
+import { installIdempotency } from './http/idempotency.js';
 import { installLifecycle } from './http/lifecycle.js';
 import { trackRouteMethods } from './http/method-not-allowed.js';
 import { installObservation } from './http/observe.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { requestIdFor } from './http/request-id.js';
+import { registerAvailabilityRoutes } from './http/routes/availability.js';
+import { registerConnectionRoutes } from './http/routes/connection.js';
+import { registerContractRoutes } from './http/routes/contracts.js';
+import { registerDeliveryRoutes } from './http/routes/deliveries.js';
+import { registerDocumentRoutes } from './http/routes/documents.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerMetricsRoutes } from './http/routes/metrics.js';
+import { registerOrderRoutes } from './http/routes/orders.js';
+import { registerReturnRoutes } from './http/routes/returns.js';
+import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
 import type { GatewayApp } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import type { Clock } from './lib/clock.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import type { UpstreamDeps } from './services/wholesaler-call.js';
 import type { Database } from './store/database.js';
+import type { Webhooks } from './webhooks/service.js';
+import type { WholesalerStatusFeed } from './wholesalers/status-feed.js';
 
 /**
  * Everything the HTTP app uses, passed in. The caller creates and closes these; `app.close()` only
@@ -31,6 +43,12 @@ export interface AppDeps {
   logger: Logger;
   clock: Clock;
   metrics: Metrics;
+  /** Wholesaler registry (catalogue + custom, sandbox routing), MSV3 clients, clientSoftwareKennung. */
+  upstream: UpstreamDeps;
+  /** Up/down changes of wholesaler endpoints (circuit breakers), e.g. for `wholesaler.status_changed`. */
+  wholesalerStatus: WholesalerStatusFeed;
+  /** Webhook delivery (worker, HTTP client); pass `webhooks.wake` to `recordEvent`. */
+  webhooks: Webhooks;
 }
 
 /** A route module: `registerXRoutes(app, deps)` in `src/http/routes/<resource>.ts`. */
@@ -40,6 +58,14 @@ export type RouteRegistration = (app: GatewayApp, deps: AppDeps) => void;
 export const ROUTES: readonly RouteRegistration[] = [
   registerHealthRoutes,
   registerWholesalerRoutes,
+  registerConnectionRoutes,
+  registerAvailabilityRoutes,
+  registerContractRoutes,
+  registerOrderRoutes,
+  registerDeliveryRoutes,
+  registerReturnRoutes,
+  registerDocumentRoutes,
+  registerWebhookRoutes,
   registerMetricsRoutes,
 ];
 
@@ -69,6 +95,12 @@ export async function buildApp(
   installLifecycle(app);
   installAuth(app, { db: deps.database.db, clock: deps.clock });
   installRateLimit(app, deps);
+  // Idempotency-Key on routes with `config: { idempotent: true }` (after auth and validation).
+  installIdempotency(app, {
+    db: deps.database.db,
+    clock: deps.clock,
+    lockTimeoutMs: deps.config.idempotency.lockTimeoutMs,
+  });
   installObservation(app, deps);
   await registerDocs(app);
 

@@ -5,6 +5,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, listSettings, loadConfig } from './config.js';
 import { VERSION } from './http/version.js';
 import { systemClock } from './lib/clock.js';
+import { MOCK_OPTIONS, MOCK_SUMMARY, MOCK_USAGE, runMockCommand } from './mock/command.js';
 import { createLogger } from './observability/logger.js';
 import { exitOnSignals, startServer } from './server.js';
 import { createAccount, findAccount } from './store/accounts.js';
@@ -135,6 +136,12 @@ const COMMANDS: Record<string, Command> = {
         );
         return 0;
       }),
+  },
+  mock: {
+    usage: MOCK_USAGE,
+    summary: MOCK_SUMMARY,
+    options: MOCK_OPTIONS,
+    run: ({ values }, io) => runMockCommand(values, io, loadConfig(io.env).mock),
   },
 };
 

@@ -144,7 +144,126 @@ export const ConfigSchema = Type.Object({
     allowPrivateEndpoints: Type.Boolean({
       env: 'ALLOW_PRIVATE_ENDPOINTS',
       default: false,
-      description: 'Allow custom wholesaler and webhook URLs on private, loopback or link-local addresses.',
+      description:
+        'Allow custom wholesaler and webhook URLs on private, loopback or link-local addresses (plain http included).',
+    }),
+  }),
+  wholesalers: Type.Object({
+    catalogueFile: Type.Optional(
+      Type.String({
+        env: 'WHOLESALER_CATALOGUE',
+        minLength: 1,
+        description:
+          'JSON file listing the wholesaler ids, MSV3 versions and live/test URLs; unset: the shipped `config/wholesalers.json`.',
+      }),
+    ),
+    clientSoftwareId: Type.Optional(
+      Type.String({
+        env: 'MSV3_CLIENT_SOFTWARE_ID',
+        minLength: 1,
+        maxLength: 80,
+        description:
+          'Sent to wholesalers as `clientSoftwareKennung` (1–80 characters); unset: `msv3-gateway <version>`.',
+      }),
+    ),
+    sandboxUrl: Type.Optional(
+      Type.String({
+        env: 'SANDBOX_URL',
+        pattern: '^https?://[^?#]+$',
+        hint: 'an http(s) URL such as http://127.0.0.1:9090',
+        description:
+          'Origin of an external sandbox mock (`npx msv3-gateway mock`); unset: the built-in mock runs in-process on a random loopback port.',
+      }),
+    ),
+  }),
+  mock: Type.Object({
+    nightHours: Type.Optional(
+      Type.String({
+        env: 'MOCK_NIGHT_HOURS',
+        pattern: '^\\s*([01]?\\d|2[0-3])\\s*-\\s*([01]?\\d|2[0-3])\\s*$',
+        hint: 'local hours like 22-6',
+        description:
+          'Sandbox mock: local hours (Europe/Berlin) in which orders are taken in night mode, e.g. `22-6`; unset: never (the NIGHT_MODE scenario PZN still works).',
+      }),
+    ),
+    nightOrderDelayMs: Type.Integer({
+      env: 'MOCK_NIGHT_ORDER_DELAY_MS',
+      default: 10_000,
+      minimum: 0,
+      maximum: 86_400_000,
+      description: 'Sandbox mock: how long after placement a NIGHT_MODE-scenario order is processed.',
+    }),
+    slowAnswerMs: Type.Integer({
+      env: 'MOCK_SLOW_ANSWER_MS',
+      default: 2_000,
+      minimum: 0,
+      maximum: 60_000,
+      description: 'Sandbox mock: delay of the SLOW_ANSWER scenario.',
+    }),
+    lateAnswerMs: Type.Integer({
+      env: 'MOCK_LATE_ANSWER_MS',
+      default: 35_000,
+      minimum: 0,
+      maximum: 300_000,
+      description:
+        'Sandbox mock: delay of the LATE_ANSWER scenario (meant to exceed UPSTREAM_HEADERS_TIMEOUT_MS).',
+    }),
+  }),
+  idempotency: Type.Object({
+    lockTimeoutMs: Type.Integer({
+      env: 'IDEMPOTENCY_LOCK_TIMEOUT_MS',
+      default: 60_000,
+      minimum: 100,
+      description:
+        'How long an Idempotency-Key stays locked after its gateway process stops renewing it (a crash); then a retry with the key takes over and reconciles.',
+    }),
+  }),
+  webhooks: Type.Object({
+    workerEnabled: Type.Boolean({
+      env: 'WEBHOOK_WORKER_ENABLED',
+      default: true,
+      description:
+        'Run the webhook delivery worker in this process (several processes may share one PostgreSQL database).',
+    }),
+    pollIntervalMs: Type.Integer({
+      env: 'WEBHOOK_POLL_INTERVAL_MS',
+      default: 1_000,
+      minimum: 10,
+      description:
+        'Longest pause between looks for due deliveries (new events wake the worker at once; this catches retries and other processes).',
+    }),
+    concurrency: Type.Integer({
+      env: 'WEBHOOK_CONCURRENCY',
+      default: 32,
+      minimum: 1,
+      maximum: 1024,
+      description: 'Webhook delivery attempts in flight at once per process.',
+    }),
+    timeoutMs: Type.Integer({
+      env: 'WEBHOOK_TIMEOUT_MS',
+      default: 10_000,
+      minimum: 100,
+      maximum: 60_000,
+      description: 'A delivery succeeds only with a 2xx answer within this time.',
+    }),
+    connectTimeoutMs: Type.Integer({
+      env: 'WEBHOOK_CONNECT_TIMEOUT_MS',
+      default: 5_000,
+      minimum: 100,
+      description: 'TCP/TLS connect timeout towards a webhook receiver.',
+    }),
+    leaseMs: Type.Integer({
+      env: 'WEBHOOK_LEASE_MS',
+      default: 60_000,
+      minimum: 1_000,
+      description:
+        'How long a worker reserves a delivery it is sending; after a crash another worker takes it over after this. Must exceed WEBHOOK_TIMEOUT_MS.',
+    }),
+    retentionDays: Type.Integer({
+      env: 'WEBHOOK_RETENTION_DAYS',
+      default: 30,
+      minimum: 1,
+      description: 'Events and delivery logs older than this are deleted (pending deliveries are kept).',
     }),
   }),
   metrics: Type.Object({
@@ -252,6 +371,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = 
 }
 
 function checkCombinations(config: Config): void {
+  if (config.webhooks.leaseMs <= config.webhooks.timeoutMs) {
+    throw new ConfigError('WEBHOOK_LEASE_MS', 'WEBHOOK_LEASE_MS must exceed WEBHOOK_TIMEOUT_MS');
+  }
   const { store } = config.rateLimit;
   if (store === 'redis' && config.redis.url === undefined) {
     throw new ConfigError('RATE_LIMIT_STORE', 'RATE_LIMIT_STORE=redis needs REDIS_URL');

@@ -4,6 +4,8 @@ import type { Config } from './config.js';
 import type { GatewayApp } from './http/types.js';
 import { VERSION } from './http/version.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { optionsFromSettings } from './mock/options.js';
+import { startMockWholesaler } from './mock/server.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createRateLimiter } from './ratelimit/create.js';
@@ -12,6 +14,11 @@ import { createAccount } from './store/accounts.js';
 import { countApiKeys, createApiKey } from './store/api-keys.js';
 import { type Database, openDatabase } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
+import { createWebhooks } from './webhooks/service.js';
+import { announceBreakerChanges, createStatusAnnouncer } from './webhooks/status-events.js';
+import { DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
+import { createWholesalerStatusFeed } from './wholesalers/status-feed.js';
+import { createUpstream } from './wholesalers/upstream.js';
 
 export interface StartServerOptions {
   config: Config;
@@ -26,46 +33,93 @@ export interface StartServerOptions {
 export interface RunningServer {
   app: GatewayApp;
   url: string;
+  /** Where `pk_test_` calls go: the in-process mock wholesaler, or SANDBOX_URL. */
+  sandboxUrl: string;
   /**
    * Stops accepting connections, lets in-flight requests finish within SHUTDOWN_TIMEOUT_MS (then cuts
-   * the remaining connections), closes the rate limiter and the database. `clean` is false if cut.
+   * the remaining connections), closes the wholesaler connections, the sandbox mock, the rate limiter
+   * and the database. `clean` is false if cut.
    */
   close(): Promise<{ clean: boolean }>;
 }
 
-/** config → database → migrations → first key → rate limiter → app → listen. */
+interface Closable {
+  name: string;
+  close(): Promise<unknown>;
+}
+
+/**
+ * config → wholesaler catalogue → database → migrations → first key → rate limiter → sandbox mock →
+ * wholesaler transports → app → listen.
+ */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const print = options.print ?? (() => {});
   const logger = options.logger ?? createLogger({ level: config.log.level });
+  const catalogue = loadCatalogue(config.wholesalers.catalogueFile ?? DEFAULT_CATALOGUE_FILE);
   const database = await openDatabase(config.database.url, {
     onIdleError: (err) => logger.warn({ err }, 'idle database connection failed'),
   });
-  const opened: { close(): Promise<void> }[] = [database];
+  // Closed in this order (the newest first) on shutdown or when start-up fails.
+  const opened: Closable[] = [{ name: 'database', close: () => database.close() }];
   try {
     const applied = await migrateToLatest(database);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     const firstKey = await createFirstKeyIfNone(database, clock);
     const rateLimiter = options.rateLimiter ?? (await createRateLimiter(config, database));
-    opened.unshift(rateLimiter);
+    opened.unshift({ name: 'rate limiter', close: () => rateLimiter.close() });
+    const sandboxUrl = await startSandbox(config, clock, opened);
+    const wholesalerStatus = createWholesalerStatusFeed();
+    const upstream = createUpstream({
+      config,
+      db: database.db,
+      catalogue,
+      sandboxUrl: () => sandboxUrl,
+      clock,
+      onBreakerChange: wholesalerStatus.publish,
+    });
+    opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
     const metrics = createMetrics({ processMetrics: true });
-    const app = await buildApp({ config, database, rateLimiter, logger, clock, metrics });
-    opened.unshift(app);
+    const webhooks = createWebhooks({ config, database, clock, metrics, logger, version: VERSION });
+    const stopWebhooks = () => webhooks.close({ timeoutMs: config.server.shutdownTimeoutMs });
+    opened.unshift({ name: 'webhook worker', close: stopWebhooks });
+    const announcer = createStatusAnnouncer({ db: database.db, clock, wake: webhooks.wake, logger });
+    announceBreakerChanges(wholesalerStatus, announcer);
+    const app = await buildApp({
+      config,
+      database,
+      rateLimiter,
+      logger,
+      clock,
+      metrics,
+      upstream: upstream.deps,
+      wholesalerStatus,
+      webhooks,
+    });
+    opened.unshift({ name: 'app', close: () => app.close() });
     await app.listen({ host: config.server.host, port: config.server.port });
+    if (config.webhooks.workerEnabled) webhooks.worker.start();
     const url = serverUrl(app);
 
     print(`msv3-gateway ${VERSION} listening on ${url}`);
     print(`API docs: ${url}/docs  (OpenAPI: ${url}/v1/openapi.json)`);
+    print(`Sandbox wholesaler (test keys): ${sandboxUrl}`);
     if (firstKey !== undefined) {
       print(`First start: created account ${firstKey.accountId} and a test API key (shown only this once):`);
       print(`  ${firstKey.secret}`);
       print(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
     }
+    const dependencies = opened.slice(1);
     return {
       app,
       url,
-      close: () => closeGracefully(app, rateLimiter, database, config.server.shutdownTimeoutMs, logger),
+      sandboxUrl,
+      // The webhook worker stops claiming at once and finishes its attempts while HTTP drains.
+      close: () => {
+        void stopWebhooks().catch(() => {});
+        return closeGracefully(app, dependencies, config.server.shutdownTimeoutMs, logger);
+      },
     };
   } catch (error) {
     for (const resource of opened) await resource.close().catch(() => {});
@@ -73,10 +127,25 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
 }
 
+/**
+ * The built-in mock wholesaler on a random loopback port (its scenario timings from MOCK_*), unless
+ * SANDBOX_URL names an external one.
+ */
+async function startSandbox(config: Config, clock: Clock, opened: Closable[]): Promise<string> {
+  if (config.wholesalers.sandboxUrl !== undefined) return config.wholesalers.sandboxUrl.replace(/\/+$/, '');
+  const mock = await startMockWholesaler({
+    ...optionsFromSettings(config.mock),
+    host: '127.0.0.1',
+    port: 0,
+    clock,
+  });
+  opened.unshift({ name: 'sandbox wholesaler', close: () => mock.close() });
+  return mock.url;
+}
+
 async function closeGracefully(
   app: GatewayApp,
-  rateLimiter: RateLimiter,
-  database: Database,
+  dependencies: readonly Closable[],
   timeoutMs: number,
   logger: Logger,
 ): Promise<{ clean: boolean }> {
@@ -90,10 +159,11 @@ async function closeGracefully(
     await app.close();
   } finally {
     clearTimeout(deadline);
-    await rateLimiter
-      .close()
-      .catch((err: unknown) => logger.warn({ err }, 'closing the rate limiter failed'));
-    await database.close().catch((err: unknown) => logger.warn({ err }, 'closing the database failed'));
+    for (const dependency of dependencies) {
+      await dependency
+        .close()
+        .catch((err: unknown) => logger.warn({ err }, `closing the ${dependency.name} failed`));
+    }
   }
   return { clean };
 }

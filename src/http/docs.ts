@@ -1,6 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifySchema } from 'fastify';
+import { openApiWebhooks } from '../webhooks/event-schemas.js';
 import { errorCatalogueTable, errorCodeList } from './error-catalogue-doc.js';
 import { ErrorBodySchema } from './schemas/error.js';
 import type { GatewayApp } from './types.js';
@@ -29,7 +30,8 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
   app.addSchema(ErrorBodySchema);
   await app.register(fastifySwagger, {
     openapi: {
-      openapi: '3.0.3',
+      // 3.1: `webhooks` documents every event payload; TypeBox's `type: 'null'` is valid JSON Schema there.
+      openapi: '3.1.0',
       info: { title: 'MSV3 Gateway API', version: VERSION, description: DESCRIPTION },
       components: {
         securitySchemes: {
@@ -37,6 +39,7 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
         },
       },
       security: [{ ApiKey: [] }],
+      webhooks: openApiWebhooks() as Record<string, fastifySwagger.OpenAPIV3_2.PathItemObject>,
       // Extensions are not part of the OpenAPI types; spreading keeps the object literal check happy.
       ...{ 'x-error-codes': errorCodeList() },
     },

@@ -1,4 +1,13 @@
 import type { KeyMode } from './api-key-secret.js';
+import type { DeliveryNoticesTable } from './delivery-notices-table.js';
+import type { IdempotencyKeysTable } from './idempotency-table.js';
+import type { OrdersTable } from './orders-table.js';
+import type {
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEventsTable,
+  WebhookSubscriptionsTable,
+} from './webhook-tables.js';
 
 /**
  * Row types of every table, as Kysely sees them. Conventions: snake_case columns, text ids with a
@@ -9,6 +18,13 @@ export interface Tables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   custom_wholesalers: CustomWholesalersTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  delivery_notices: DeliveryNoticesTable;
+  idempotency_keys: IdempotencyKeysTable;
+  orders: OrdersTable;
 }
 
 export interface AccountsTable {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { ApiError } from '../http/errors.js';
 import type { Msv3Endpoint } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
+import type { KeyMode } from '../store/api-key-secret.js';
 import {
   type CustomWholesaler,
   findCustomWholesaler,
@@ -73,6 +74,28 @@ const V1_CAPABILITIES = [
 /** What an MSV3 version can do at most; the customer's contract may switch functions off. */
 export function capabilitiesOfVersion(version: Msv3Version): string[] {
   return version === 1 ? [...V1_CAPABILITIES] : [...V2_CAPABILITIES];
+}
+
+/**
+ * Transport targets (the unit of breaker and concurrency budget) are named by the registry:
+ * `sandbox/<id>` for the sandbox, `<id>` / `<id>_test` for catalogue live and test servers, and
+ * `custom/<accountId>/<id>[_test]` for customer-registered endpoints. This reads one back.
+ */
+export function describeTarget(target: string): {
+  wholesaler: string;
+  route: Route;
+  mode: KeyMode;
+  accountId: string | null;
+} {
+  if (target.startsWith('sandbox/')) {
+    return { wholesaler: target.slice('sandbox/'.length), route: 'sandbox', mode: 'test', accountId: null };
+  }
+  let wholesaler = target;
+  let accountId: string | null = null;
+  const custom = /^custom\/([^/]+)\/(.+)$/.exec(target);
+  if (custom !== null) [, accountId = null, wholesaler = target] = custom;
+  const test = wholesaler.endsWith(TEST_SUFFIX);
+  return { wholesaler, route: test ? 'test_server' : 'live', mode: test ? 'test' : 'live', accountId };
 }
 
 export interface RegistryDeps {

@@ -1,17 +1,71 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
-import { BUILTIN_WHOLESALERS } from '../../wholesalers/builtin.js';
+import { registerCustomWholesaler } from '../../services/custom-wholesalers.js';
 import type { GatewayApp } from '../types.js';
 
-export const WholesalerSchema = Type.Object({
-  id: Type.String({ description: 'Used as `wholesaler` in requests.' }),
-  name: Type.String(),
-  endpoint: Type.Optional(Type.String({ format: 'uri', description: 'Custom wholesalers only.' })),
-  verified: Type.Boolean(),
-  capabilities: Type.Array(Type.String(), { description: '`availability`, `order`, `contracts`, …' }),
-});
+export const WholesalerSchema = Type.Object(
+  {
+    id: Type.String({
+      description: 'Used as `wholesaler` in requests. Custom ids: `custom-<slug of name>-<6 hex>`.',
+    }),
+    name: Type.String(),
+    endpoint: Type.Optional(Type.String({ description: 'Custom wholesalers only.' })),
+    verified: Type.Boolean({
+      description:
+        '`true` for catalogue wholesalers. A custom one starts `false` and turns `true` after its first successful `POST /v1/connection/test` against its registered endpoint.',
+    }),
+    capabilities: Type.Array(Type.String(), {
+      description:
+        '`availability`, `bulk_availability`, `order`, `order_status`, `contracts`, `return_offers` and (MSV3 v2) `deliveries`, `returns`, `documents`. Empty for an unverified custom wholesaler; after verification filled from its contract data.',
+    }),
+    msv3_version: Type.Union([Type.Literal(1), Type.Literal(2)], { description: 'Additive: MSV3 version.' }),
+    route: Type.Enum(['sandbox', 'test_server', 'live'], {
+      description:
+        'Additive: where requests for this id go with the calling key: the built-in sandbox mock, the wholesaler’s own test server (`<id>_test`, pk_test_ keys) or its live server.',
+    }),
+  },
+  { additionalProperties: false },
+);
 
-export function registerWholesalerRoutes(app: GatewayApp, _deps: AppDeps): void {
+const WHOLESALER_EXAMPLE = {
+  id: 'phoenix',
+  name: 'PHOENIX Pharmahandel',
+  verified: true,
+  capabilities: ['availability', 'bulk_availability', 'order', 'order_status', 'contracts'],
+  msv3_version: 2,
+  route: 'sandbox',
+};
+
+const CUSTOM_EXAMPLE = {
+  id: 'custom-hausapotheke-nord-3f9a1c',
+  name: 'Hausapotheke Nord',
+  endpoint: 'https://msv3.hausapotheke-nord.example/msv3/v2.0',
+  verified: false,
+  capabilities: [],
+  msv3_version: 2,
+  route: 'live',
+};
+
+const CustomWholesalerBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 120, pattern: '\\S', description: 'Display name.' }),
+    endpoint: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description:
+        'Base URL of the MSV3 server including the version segment; service paths (`/verfuegbarkeitAnfragen`, …) are appended. https for live keys; private, loopback and link-local hosts only when the operator allows them.',
+    }),
+    msv3_version: Type.Optional(
+      Type.Union([Type.Literal(1), Type.Literal(2)], { description: 'Additive: MSV3 version, default 2.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Hausapotheke Nord', endpoint: 'https://msv3.hausapotheke-nord.example/msv3/v2.0' }],
+  },
+);
+
+export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/wholesalers',
     {
@@ -19,9 +73,44 @@ export function registerWholesalerRoutes(app: GatewayApp, _deps: AppDeps): void 
         operationId: 'listWholesalers',
         tags: ['wholesalers'],
         summary: 'Wholesalers this key can use',
-        response: { 200: Type.Object({ wholesalers: Type.Array(WholesalerSchema) }) },
+        description:
+          'The catalogue (live keys: wholesalers with a live endpoint; test keys: every wholesaler in the sandbox plus `<id>_test` for those with a test server) and the custom wholesalers of this account and mode.',
+        response: {
+          200: Type.Object(
+            { wholesalers: Type.Array(WholesalerSchema) },
+            { examples: [{ wholesalers: [WHOLESALER_EXAMPLE] }] },
+          ),
+        },
       },
     },
-    async () => ({ wholesalers: [...BUILTIN_WHOLESALERS] }),
+    async (request) => ({ wholesalers: await deps.upstream.registry.list(request.auth) }),
+  );
+
+  app.post(
+    '/v1/wholesalers/custom',
+    {
+      schema: {
+        operationId: 'registerCustomWholesaler',
+        tags: ['wholesalers'],
+        summary: 'Register a custom MSV3 endpoint',
+        description:
+          'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (private/loopback/link-local host, or http with a live key).',
+        body: CustomWholesalerBody,
+        response: {
+          200: Type.Object({ wholesaler: WholesalerSchema }, { examples: [{ wholesaler: CUSTOM_EXAMPLE }] }),
+        },
+      },
+    },
+    async (request) => ({
+      wholesaler: await registerCustomWholesaler(
+        {
+          db: deps.database.db,
+          clock: deps.clock,
+          allowPrivateEndpoints: deps.config.network.allowPrivateEndpoints,
+        },
+        request.auth,
+        request.body,
+      ),
+    }),
   );
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeEntities, parseXml, XmlError } from './parse.js';
 import { isNil, XSI_NS } from './read.js';
@@ -86,6 +87,67 @@ describe('parseXml', () => {
   it('caps document size before parsing', () => {
     const big = `<a>${'x'.repeat(100)}</a>`;
     expect(() => parseXml(big, { maxLength: 50, maxDepth: 64 })).toThrow(/exceeds the limit/);
+  });
+});
+
+describe('parseXml name memo', () => {
+  interface Tree {
+    name: string;
+    children: Tree[];
+    text: string;
+  }
+  // Names of one length that share the characters the memo hashes, so they compete for the same slots.
+  const collidingName = fc
+    .tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.constantFrom('e', 'f', 'g'), fc.constantFrom('', 'p:'))
+    .map(([x, y, prefix]) => `${prefix}${x}${y}xyz`);
+  const tree: fc.Arbitrary<Tree> = fc.letrec<{ node: Tree }>((tie) => ({
+    node: fc.record({
+      name: collidingName,
+      children: fc.oneof(
+        { depthSize: 'small', maxDepth: 6 },
+        fc.constant<Tree[]>([]),
+        fc.array(tie('node'), { maxLength: 4 }),
+      ),
+      text: fc.constantFrom('', '1', 'x y'),
+    }),
+  })).node;
+  const write = (t: Tree): string =>
+    t.children.length === 0
+      ? `<${t.name}>${t.text}</${t.name}>`
+      : `<${t.name}>${t.children.map(write).join('')}</${t.name}>`;
+  const shape = (t: Tree): unknown => [
+    t.name.replace('p:', ''),
+    t.children.length === 0 ? t.text : t.children.map(shape),
+  ];
+  const parsedShape = (e: ReturnType<typeof parseXml>): unknown => [
+    e.local,
+    e.children.length === 0 ? e.text() : e.children.map(parsedShape),
+  ];
+
+  it('reads every name correctly while colliding names evict each other', () => {
+    fc.assert(
+      fc.property(tree, (t) => {
+        const root = parseXml(`<r xmlns:p="${NS}">${write(t)}</r>`);
+        expect(parsedShape(root.children[0]!)).toEqual(shape(t));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('still refuses an end tag that differs from a remembered start tag', () => {
+    parseXml('<r><m:Menge>1</m:Menge></r>'.replace(/m:/g, ''));
+    expect(() => parseXml('<r><Menge>1</Mengf></r>')).toThrow(/expected <\/Menge>/);
+    expect(() => parseXml('<r><Menge>1</Menge2></r>')).toThrow(/expected <\/Menge>/);
+  });
+
+  it('exposes plain text as a range of the source and decoded text only through text()', () => {
+    const root = parseXml('<r><a> 42 </a><b>x&amp;y</b><c><![CDATA[z]]></c></r>');
+    const [a, b, c] = root.children;
+    expect(a!.sourceText.slice(a!.plainTextStart, a!.plainTextEnd)).toBe(' 42 ');
+    expect(b!.plainTextStart).toBe(-1);
+    expect(b!.text()).toBe('x&y');
+    expect(c!.plainTextStart).toBe(-1);
+    expect(c!.text()).toBe('z');
   });
 });
 

@@ -26,6 +26,67 @@ const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 // Shared by every leaf element; never mutated (addChild replaces it).
 const NO_CHILDREN: XmlElement[] = [];
 
+/**
+ * Names seen before, shared across documents (names only, bounded, overwritten on collision). A start
+ * tag whose name is in the memo is recognised with one native slice-and-compare instead of a
+ * character loop, and its local name is an internalized string, so decoders comparing
+ * `el.local === 'Menge'` hit V8's pointer-equality fast path.
+ */
+const NAME_SLOTS = 512;
+const MAX_MEMO_NAME = 48;
+const MEMO_QNAME: string[] = new Array<string>(NAME_SLOTS).fill('');
+const MEMO_LOCAL: string[] = new Array<string>(NAME_SLOTS).fill('');
+const MEMO_COLON: number[] = new Array<number>(NAME_SLOTS).fill(-1);
+
+function nameSlot(src: string, start: number, end: number): number {
+  const length = end - start;
+  const hash =
+    length * 131 +
+    src.charCodeAt(start + (length >> 1)) * 31 +
+    src.charCodeAt(end - 2) * 7 +
+    src.charCodeAt(end - 1);
+  return (hash ^ (hash >>> 9)) & (NAME_SLOTS - 1);
+}
+
+function matchesMemo(src: string, start: number, end: number, slot: number): boolean {
+  const memo = MEMO_QNAME[slot]!;
+  return memo.length === end - start && src.slice(start, end) === memo;
+}
+
+/** The memo slot holding the name `src[start, end)`, or -1. */
+function memoFind(src: string, start: number, end: number): number {
+  if (end <= start || end - start > MAX_MEMO_NAME) return -1;
+  const slot = nameSlot(src, start, end);
+  if (matchesMemo(src, start, end, slot)) return slot;
+  if (matchesMemo(src, start, end, slot ^ 1)) return slot ^ 1;
+  return -1;
+}
+
+/**
+ * Remembers a name not found by `memoFind` (one that passed the start-tag checks) in an empty slot
+ * of its pair, else in place of the pair's second entry, so the memo never goes stale. Returns the
+ * slot, or -1 for names too long to remember.
+ */
+function memoStore(src: string, start: number, end: number): number {
+  if (end <= start || end - start > MAX_MEMO_NAME) return -1;
+  const slot = nameSlot(src, start, end);
+  const at = MEMO_QNAME[slot] === '' ? slot : slot ^ 1;
+  // Internalized copies: a plain slice of 13+ characters would keep the whole document alive.
+  const qname = internalize(src.slice(start, end));
+  const colon = qname.indexOf(':');
+  MEMO_QNAME[at] = qname;
+  MEMO_LOCAL[at] = internalize(colon === -1 ? qname : qname.slice(colon + 1));
+  MEMO_COLON[at] = colon;
+  return at;
+}
+
+/** The internalized copy of a string (V8 internalizes property keys). */
+function internalize(s: string): string {
+  const holder: Record<string, number> = Object.create(null);
+  holder[s] = 0;
+  return Object.keys(holder)[0] ?? s;
+}
+
 /** Prefix → namespace URI bindings in scope; a new scope is made only where an element declares xmlns. */
 class Scope {
   constructor(
@@ -53,19 +114,17 @@ export class XmlElement {
   attrs: string[] | null;
   children: XmlElement[];
   readonly scope: Scope;
-  /** Where the prefixed name starts in the source, and its length (the closing tag is checked against it). */
-  readonly nameStart: number;
-  readonly nameLength: number;
+  /** The name as written, with its prefix (shared between elements of the same name). */
+  readonly rawName: string;
   private readonly source: string;
-  /** Set for text that needed more than one slice (CDATA, comments inside text), or once decoded. */
+  /** Set for text that needed more than one slice or decoding (CDATA, comments, references). */
   private textValue: string | null;
   private textStart: number;
   private textEnd: number;
 
   constructor(
     source: string,
-    nameStart: number,
-    nameLength: number,
+    rawName: string,
     scope: Scope,
     ns: string,
     local: string,
@@ -75,8 +134,7 @@ export class XmlElement {
     this.local = local;
     this.attrs = attrs;
     this.children = NO_CHILDREN;
-    this.nameStart = nameStart;
-    this.nameLength = nameLength;
+    this.rawName = rawName;
     this.scope = scope;
     this.source = source;
     this.textValue = null;
@@ -86,16 +144,31 @@ export class XmlElement {
 
   /** The name as written, with its prefix (for messages). */
   get qname(): string {
-    return this.source.slice(this.nameStart, this.nameStart + this.nameLength);
+    return this.rawName;
   }
 
   /** The element's text content with entities decoded (empty for elements that only hold children). */
   text(): string {
     if (this.textValue !== null) return this.textValue;
-    if (this.textStart >= this.textEnd) return '';
-    const raw = this.source.slice(this.textStart, this.textEnd);
-    this.textValue = raw.indexOf('&') === -1 ? raw : decodeEntities(raw);
-    return this.textValue;
+    // The parser keeps only text without '&' as a range (anything else is decoded while parsing).
+    return this.textStart < this.textEnd ? this.source.slice(this.textStart, this.textEnd) : '';
+  }
+
+  /** The document text, for allocation-free readers working with `plainTextStart`/`plainTextEnd`. */
+  get sourceText(): string {
+    return this.source;
+  }
+
+  /**
+   * Where the element's text lies in `sourceText` when it is one plain range (no CDATA, comment or
+   * reference inside), or -1; then read it with `text()`.
+   */
+  get plainTextStart(): number {
+    return this.textValue === null ? this.textStart : -1;
+  }
+
+  get plainTextEnd(): number {
+    return this.textEnd;
   }
 
   /** Value of an unqualified attribute (MSV3 attributes are all unqualified), or undefined. */
@@ -220,18 +293,28 @@ interface ParsedTag {
   end: number;
 }
 
-/** Slow path for start tags with attributes (or odd whitespace): scans character by character. */
-function parseTagWithAttributes(src: string, lt: number): ParsedTag {
+/**
+ * Slow path for start tags with attributes (or odd whitespace): scans character by character.
+ * `knownQname` is the element name when the caller has already recognised it (from the name memo).
+ */
+function parseTagWithAttributes(src: string, lt: number, knownQname: string | null): ParsedTag {
   let i = lt + 1;
   const len = src.length;
-  for (; i < len; i++) {
-    const c = src.charCodeAt(i);
-    if (c === 62 || c === 47 || isSpace(c)) break;
-    if (c === 60 || c === 34 || c === 39 || c === 61) throw new XmlError('invalid character in element name');
+  let qname: string;
+  if (knownQname !== null) {
+    qname = knownQname;
+    i += qname.length;
+  } else {
+    for (; i < len; i++) {
+      const c = src.charCodeAt(i);
+      if (c === 62 || c === 47 || isSpace(c)) break;
+      if (c === 60 || c === 34 || c === 39 || c === 61)
+        throw new XmlError('invalid character in element name');
+    }
+    if (i === lt + 1) throw new XmlError('empty element name');
+    if (i >= len) throw new XmlError('unterminated start tag');
+    qname = src.slice(lt + 1, i);
   }
-  if (i === lt + 1) throw new XmlError('empty element name');
-  if (i >= len) throw new XmlError('unterminated start tag');
-  const qname = src.slice(lt + 1, i);
 
   // Attributes.
   let attrs: string[] | null = null;
@@ -325,14 +408,9 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
 
     if (next === 47 /* / */) {
       if (current === null) throw new XmlError('closing tag without an open element');
-      const nameStart = current.nameStart;
-      const nameLength = current.nameLength;
-      // Prefix by characters (usually one or two), local name by one slice and a string compare.
-      const localStart = nameLength - current.local.length;
-      if (
-        !sameChars(src, nameStart, lt + 2, localStart) ||
-        src.slice(lt + 2 + localStart, lt + 2 + nameLength) !== current.local
-      ) {
+      const nameLength = current.rawName.length;
+      // indexOf finds the name at once when it is there (no allocation); a mismatch fails the parse.
+      if (src.indexOf(current.rawName, lt + 2) !== lt + 2) {
         throw new XmlError(`expected </${current.qname}>`);
       }
       let gt = lt + 2 + nameLength;
@@ -397,30 +475,44 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
     if (gt === -1) throw new XmlError('unterminated start tag');
     let selfClosing = src.charCodeAt(gt - 1) === 47;
     let nameEnd = selfClosing ? gt - 1 : gt;
-    let simple = nameEnd > nameStart;
-    let colon = -1;
-    for (let k = nameStart; k < nameEnd; k++) {
-      const c = src.charCodeAt(k);
-      if (c <= 32 || c === 47) {
-        simple = false;
-        break;
-      }
-      if (c === 58 /* : */ && colon === -1) colon = k;
-    }
     let attrs: string[] | null = null;
     let declares: Map<string, string> | null = null;
     let i = gt + 1;
-    if (!simple) {
-      const tag = parseTagWithAttributes(src, lt);
-      nameEnd = nameStart + tag.qname.length;
-      const c = tag.qname.indexOf(':');
-      colon = c === -1 ? -1 : nameStart + c;
-      attrs = tag.attrs;
-      declares = tag.declares;
-      selfClosing = tag.selfClosing;
-      i = tag.end;
+    let slot = memoFind(src, nameStart, nameEnd);
+    if (slot === -1) {
+      let stop = nameStart;
+      while (stop < nameEnd) {
+        const c = src.charCodeAt(stop);
+        if (c <= 32 || c === 47) break;
+        stop++;
+      }
+      if (stop < nameEnd || nameEnd === nameStart) {
+        // Attributes follow the name (or the tag is odd): the name usually is a known one.
+        const known = isSpace(src.charCodeAt(stop)) ? memoFind(src, nameStart, stop) : -1;
+        const tag = parseTagWithAttributes(src, lt, known === -1 ? null : MEMO_QNAME[known]!);
+        nameEnd = nameStart + tag.qname.length;
+        attrs = tag.attrs;
+        declares = tag.declares;
+        selfClosing = tag.selfClosing;
+        i = tag.end;
+        slot = known === -1 ? memoFind(src, nameStart, nameEnd) : known;
+      }
     }
-
+    let rawName: string;
+    let local: string;
+    let colon: number;
+    if (slot === -1) slot = memoStore(src, nameStart, nameEnd);
+    if (slot === -1) {
+      rawName = src.slice(nameStart, nameEnd);
+      const c = rawName.indexOf(':');
+      colon = c === -1 ? -1 : nameStart + c;
+      local = c === -1 ? rawName : rawName.slice(c + 1);
+    } else {
+      rawName = MEMO_QNAME[slot]!;
+      local = MEMO_LOCAL[slot]!;
+      const c = MEMO_COLON[slot]!;
+      colon = c === -1 ? -1 : nameStart + c;
+    }
     const parentScope = current === null ? ROOT_SCOPE : current.scope;
     const scope = declares === null ? parentScope : new Scope(parentScope, declares);
     const prefixLength = colon === -1 ? 0 : colon - nameStart;
@@ -441,8 +533,7 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
       cachedPrefixLength = prefixLength;
       cachedUri = ns;
     }
-    const local = src.slice(colon === -1 ? nameStart : colon + 1, nameEnd);
-    const el = new XmlElement(src, nameStart, nameEnd - nameStart, scope, ns, local, attrs);
+    const el = new XmlElement(src, rawName, scope, ns, local, attrs);
 
     if (current === null) root = el;
     else current.addChild(el);

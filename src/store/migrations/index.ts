@@ -1,6 +1,9 @@
 import type { Migration } from 'kysely';
 import * as accountsAndKeys from './001_accounts_and_keys.js';
 import * as customWholesalers from './002_custom_wholesalers.js';
+import * as webhooks from './003_webhooks.js';
+import * as ordersAndIdempotency from './004_orders_and_idempotency.js';
+import * as deliveryNotices from './005_delivery_notices.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -11,4 +14,7 @@ import * as customWholesalers from './002_custom_wholesalers.js';
 export const MIGRATIONS: Record<string, Migration> = {
   '001_accounts_and_keys': accountsAndKeys,
   '002_custom_wholesalers': customWholesalers,
+  '003_webhooks': webhooks,
+  '004_orders_and_idempotency': ordersAndIdempotency,
+  '005_delivery_notices': deliveryNotices,
 };

@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, type ErrorKind } from './errors.js';
+
+/**
+ * The pure parts of idempotency: reading the header, fingerprinting a request, and deciding which
+ * outcomes are kept for replay. The hooks live in `idempotency.ts`.
+ */
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** 1–255 printable ASCII characters (Stripe's limit); anything else could not be echoed back safely. */
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * The Idempotency-Key of the request, verbatim (an IETF structured-field string such as `"abc"` is taken
+ * with its quotes, consistently), or undefined when absent.
+ * @throws ApiError 400 `invalid_idempotency_key` when malformed or sent more than once.
+ */
+export function readIdempotencyKey(request: FastifyRequest): string | undefined {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'idempotency-key') count++;
+  if (count === 0) return undefined;
+  // Node joins repeated headers with ", ", which could look like one key: count the raw lines instead.
+  if (count > 1) {
+    throw invalidKey('Send the Idempotency-Key header once; this request carries it several times.');
+  }
+  const value = request.headers['idempotency-key'];
+  const key = Array.isArray(value) ? value[0] : value;
+  if (key === undefined || !KEY_PATTERN.test(key)) {
+    throw invalidKey(
+      'The Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID works well).',
+    );
+  }
+  return key;
+}
+
+function invalidKey(message: string): ApiError {
+  return new ApiError('invalid_idempotency_key', message, { param: 'Idempotency-Key' });
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * What makes two requests "the same request": method, route, path parameters, query and body (canonical
+ * JSON after validation, so key order and filled-in defaults do not matter) and the MSV3 user name, so
+ * the same key used for another pharmacy is a different request. The password never takes part.
+ */
+export function requestFingerprint(request: FastifyRequest): string {
+  const username = request.headers['x-msv3-username'];
+  return sha256Hex(
+    canonicalJson([
+      'v1',
+      request.method,
+      request.routeOptions.url ?? request.url,
+      request.params ?? null,
+      request.query ?? null,
+      request.body ?? null,
+      (Array.isArray(username) ? username[0] : username) ?? null,
+    ]),
+  );
+}
+
+/** JSON with object keys sorted at every level; `undefined` members are dropped as JSON.stringify does. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+/**
+ * What happens to the key once the handler has answered:
+ * `store` – the outcome is final; later requests with the key get it replayed.
+ * `release` – nothing happened (the request was refused, or failed before anything could take effect);
+ *   the key is forgotten, so the client may fix the request and send it again with the same key.
+ * `reopen` – the outcome is open (an order may or may not have been placed); the key keeps its
+ *   fingerprint, and the next identical request takes over at once and settles it.
+ */
+export type IdempotencyOutcome = 'store' | 'release' | 'reopen';
+
+/** Errors that are the final answer of the operation itself: repeating the request would give them again. */
+const FINAL_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'order_rejected',
+  'wholesaler_rejected_request',
+  'wholesaler_function_not_agreed',
+  'operation_not_supported',
+  'delivery_not_found',
+  'document_not_found',
+  'conflict',
+]);
+
+/** Errors that leave the outcome open: the retry must reconcile instead of acting again. */
+const OPEN_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>(['order_outcome_unknown']);
+
+/**
+ * The default rule, by status and error kind: 2xx/3xx and final errors are stored; open outcomes reopen
+ * the key; everything else (400, 401, 404 for an unknown wholesaler, 5xx) releases it. A route that knows
+ * better (for example a 5xx after the wholesaler may have acted on a call that cannot be reconciled)
+ * overrides this with `setIdempotencyOutcome`.
+ */
+export function defaultOutcome(status: number, errorKind: string | undefined): IdempotencyOutcome {
+  if (status < 400) return 'store';
+  const kind = errorKind as ErrorKind | undefined;
+  if (kind !== undefined && OPEN_ERROR_KINDS.has(kind)) return 'reopen';
+  if (kind !== undefined && FINAL_ERROR_KINDS.has(kind)) return 'store';
+  return 'release';
+}
+
+/** Response headers worth replaying; rate-limit and request-id headers describe the new request instead. */
+export const REPLAYED_HEADERS = ['content-type', 'location', 'content-disposition'] as const;

@@ -1,0 +1,248 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.js';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  extendIdempotencyLock,
+  type IdempotencyScope,
+  purgeExpiredIdempotencyKeys,
+  releaseIdempotencyKey,
+  reopenIdempotencyKey,
+} from '../store/idempotency.js';
+import type { Tables } from '../store/schema.js';
+import { ApiError } from './errors.js';
+import {
+  defaultOutcome,
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyOutcome,
+  REPLAYED_HEADERS,
+  readIdempotencyKey,
+  requestFingerprint,
+  sha256Hex,
+} from './idempotency-rules.js';
+import type { GatewayApp } from './types.js';
+
+/**
+ * `Idempotency-Key` for modifying endpoints (SPEC §5 rule 7, the IETF httpapi draft, Stripe's rules).
+ *
+ * A route opts in with `config: { idempotent: true }`. Nothing else is needed: after validation the key
+ * is claimed for the caller's API key (so also for its account and mode); a request whose outcome is
+ * stored gets it replayed with `Idempotent-Replayed: true` and no handler run; the same key with another
+ * request gives 422 `idempotency_key_reused`; a duplicate while the first still runs gives 409
+ * `idempotency_request_in_progress` with Retry-After. The handler can read `request.idempotency` (the key,
+ * the attempt number and the key's first use, e.g. to derive stable upstream ids), and can override what
+ * is kept with `setIdempotencyOutcome` (see `defaultOutcome` for the rule).
+ *
+ * Locks: the claim holds a lock of `lockTimeoutMs`, renewed by a heartbeat while the handler runs; a
+ * crashed process stops renewing, so its key is taken over by the next identical request once the lock
+ * expires (`attempt` > 1 then: reconcile before acting). Records expire after 24 hours; a timer purges
+ * them and a claim that meets an expired record deletes it.
+ */
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Honour `Idempotency-Key` on this route (modifying endpoints). */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    /** Set on `idempotent` routes when the request carries an Idempotency-Key and holds it; else null. */
+    idempotency: IdempotencyContext | null;
+  }
+}
+
+export interface IdempotencyContext {
+  /** The client's key, verbatim; never stored (only its SHA-256 is). */
+  key: string;
+  /** 1 for the first execution; higher when an earlier one with this key crashed or left its outcome open. */
+  attempt: number;
+  /** When the key was first used (epoch ms); the same for every attempt within the key's 24 hours. */
+  firstUsedAt: number;
+}
+
+export interface IdempotencyDeps {
+  db: Kysely<Tables>;
+  clock: Clock;
+  /** How long a claim holds without a heartbeat, i.e. how soon a crashed process's key can be taken over. */
+  lockTimeoutMs: number;
+  /** How often expired records are purged; default 10 minutes. */
+  purgeIntervalMs?: number;
+}
+
+interface Holding {
+  scope: IdempotencyScope;
+  lockToken: string;
+  heartbeat: NodeJS.Timeout;
+  outcome?: IdempotencyOutcome;
+}
+
+const holdings = new WeakMap<FastifyRequest, Holding>();
+
+/** Overrides the default rule for this request (e.g. keep a 502 when the wholesaler may have acted). */
+export function setIdempotencyOutcome(request: FastifyRequest, outcome: IdempotencyOutcome): void {
+  const holding = holdings.get(request);
+  if (holding !== undefined) holding.outcome = outcome;
+}
+
+/** Added to the header schema of every opted-in route, so the OpenAPI document shows it. */
+const IDEMPOTENCY_KEY_HEADER = {
+  type: 'string',
+  description:
+    'Optional, 1 to 255 printable ASCII characters (a UUID works well), kept for 24 hours per API key. ' +
+    'A repeated request with the same key returns the stored response with `Idempotent-Replayed: true` ' +
+    'without calling the wholesaler again; the same key with a different request is 422 ' +
+    '`idempotency_key_reused`; while the first is still running, 409 `idempotency_request_in_progress`.',
+};
+
+export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void {
+  const { db, clock, lockTimeoutMs } = deps;
+  app.decorateRequest('idempotency', null);
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.schema ??= {};
+    const schema = route.schema as { headers?: { type?: string; properties?: Record<string, unknown> } };
+    // A copy: header schemas are shared between routes (e.g. the MSV3 credential headers).
+    const headers = schema.headers ?? { type: 'object', properties: {} };
+    schema.headers = {
+      ...headers,
+      properties: { ...headers.properties, 'idempotency-key': IDEMPOTENCY_KEY_HEADER },
+    };
+  });
+
+  // Checked before validation, so a malformed key is reported even when the body is wrong too.
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config.idempotent) readIdempotencyKey(request);
+  });
+
+  // After auth, rate limit and validation: refused requests never claim a key (Stripe's rule).
+  app.addHook('preHandler', async (request, reply) => {
+    if (!request.routeOptions.config.idempotent) return;
+    const key = readIdempotencyKey(request);
+    if (key === undefined) return;
+    const scope: IdempotencyScope = {
+      apiKeyId: request.auth.keyId,
+      accountId: request.auth.accountId,
+      keyHash: sha256Hex(key),
+    };
+    const claim = await claimIdempotencyKey(db, clock, {
+      scope,
+      fingerprint: requestFingerprint(request),
+      requestId: request.id,
+      lockMs: lockTimeoutMs,
+      ttlMs: IDEMPOTENCY_TTL_MS,
+    });
+    switch (claim.kind) {
+      case 'mismatch':
+        throw new ApiError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was already used with a different request (method, path, query, body or ' +
+            'X-MSV3-Username differ). Use a new key for a new request.',
+          { param: 'Idempotency-Key' },
+        );
+      case 'in_progress':
+        throw new ApiError(
+          'idempotency_request_in_progress',
+          'A request with this Idempotency-Key is still being processed; retry shortly to get its result.',
+          { param: 'Idempotency-Key', retryAfter: 1 },
+        );
+      case 'replay':
+        return replay(reply, claim.response, claim.originalRequestId);
+      case 'claimed': {
+        const heartbeat = setInterval(
+          () => {
+            extendIdempotencyLock(db, clock, scope, claim.lockToken, lockTimeoutMs).catch((err: unknown) =>
+              request.log.warn({ err }, 'could not renew the idempotency lock'),
+            );
+          },
+          Math.max(100, Math.floor(lockTimeoutMs / 3)),
+        );
+        heartbeat.unref();
+        holdings.set(request, { scope, lockToken: claim.lockToken, heartbeat });
+        request.idempotency = { key, attempt: claim.attempt, firstUsedAt: claim.firstUsedAt };
+      }
+    }
+  });
+
+  // Before the response leaves: a client that saw the answer and retries is guaranteed the replay.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const holding = holdings.get(request);
+    if (holding === undefined) return payload;
+    holdings.delete(request);
+    clearInterval(holding.heartbeat);
+    const outcome =
+      holding.outcome ?? defaultOutcome(reply.statusCode, errorKindOf(reply.statusCode, payload));
+    const body =
+      typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    try {
+      if (outcome === 'store' && body !== null) {
+        const stored = await completeIdempotencyKey(db, clock, holding.scope, holding.lockToken, {
+          status: reply.statusCode,
+          headers: replayedHeaders(reply),
+          body,
+        });
+        if (!stored) request.log.warn('idempotency lock was lost before the outcome could be stored');
+      } else if (outcome === 'release') {
+        await releaseIdempotencyKey(db, holding.scope, holding.lockToken);
+      } else {
+        // `reopen`, and a streamed body that cannot be stored: the next identical request settles it.
+        await reopenIdempotencyKey(db, holding.scope, holding.lockToken);
+      }
+    } catch (err) {
+      // The response is real; its record stays locked until the lock expires, then a retry takes over.
+      request.log.error({ err, outcome }, 'could not record the idempotent outcome');
+    }
+    return payload;
+  });
+
+  // Safety net: a response that never reached onSend must not leave a heartbeat running forever.
+  app.addHook('onResponse', async (request) => {
+    const holding = holdings.get(request);
+    if (holding === undefined) return;
+    holdings.delete(request);
+    clearInterval(holding.heartbeat);
+    await reopenIdempotencyKey(db, holding.scope, holding.lockToken).catch(() => {});
+  });
+
+  const purge = setInterval(
+    () => {
+      purgeExpiredIdempotencyKeys(db, clock).catch((err: unknown) =>
+        app.log.warn({ err }, 'purging expired idempotency keys failed'),
+      );
+    },
+    deps.purgeIntervalMs ?? 10 * 60_000,
+  );
+  purge.unref();
+  app.addHook('onClose', async () => clearInterval(purge));
+}
+
+function replay(
+  reply: FastifyReply,
+  response: { status: number; headers: Record<string, string>; body: string },
+  originalRequestId: string,
+): FastifyReply {
+  reply.code(response.status);
+  for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
+  reply.header('idempotent-replayed', 'true');
+  reply.header('original-request', originalRequestId);
+  return reply.send(response.body);
+}
+
+function replayedHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  return headers;
+}
+
+function errorKindOf(status: number, payload: unknown): string | undefined {
+  if (status < 400 || typeof payload !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(payload) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,48 @@
+import { Type } from 'typebox';
+import type { AppDeps } from '../../app.js';
+import { testConnection } from '../../services/connection-test.js';
+import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { WholesalerIdSchema } from '../schemas/common.js';
+import type { GatewayApp } from '../types.js';
+
+export function registerConnectionRoutes(app: GatewayApp, deps: AppDeps): void {
+  app.post(
+    '/v1/connection/test',
+    {
+      schema: {
+        operationId: 'testConnection',
+        tags: ['wholesalers'],
+        summary: 'Check the MSV3 credentials against a wholesaler (verbindungTesten)',
+        description:
+          'Needs `X-MSV3-Username` and `X-MSV3-Password` (400 `wholesaler_credentials_missing` otherwise). The wholesaler rejecting them is 401 `wholesaler_credentials_rejected` (your API key is fine); an unknown wholesaler 404 `wholesaler_not_found`; an unreachable or faulting one 502 with its texts in `upstream`; no answer in time 504 `wholesaler_timeout`. For a custom wholesaler, the first success against its registered endpoint (live key, or `<id>_test` with a test key) sets `verified: true` and fills `capabilities` from its contract data.',
+        headers: Msv3CredentialHeaders,
+        body: Type.Object(
+          { wholesaler: WholesalerIdSchema },
+          { additionalProperties: false, examples: [{ wholesaler: 'phoenix' }] },
+        ),
+        response: {
+          200: Type.Object(
+            {
+              connected: Type.Boolean({ description: 'Always true in a 200; failures are error responses.' }),
+              wholesaler: Type.String(),
+              latency_ms: Type.Integer({ description: 'Round trip of the SOAP call in milliseconds.' }),
+              route: Type.Enum(['sandbox', 'test_server', 'live'], {
+                description: 'Additive: where the call went.',
+              }),
+            },
+            { examples: [{ connected: true, wholesaler: 'phoenix', latency_ms: 42, route: 'sandbox' }] },
+          ),
+        },
+      },
+    },
+    async (request) => {
+      const credentials = msv3Credentials(request, request.body.wholesaler);
+      return testConnection(
+        { upstream: deps.upstream, db: deps.database.db, clock: deps.clock },
+        request.auth,
+        credentials,
+        request.body.wholesaler,
+      );
+    },
+  );
+}

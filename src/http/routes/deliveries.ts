@@ -1,0 +1,112 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppDeps } from '../../app.js';
+import {
+  type CustomerRequest,
+  confirmDeliveries,
+  type DeliveryDeps,
+  listNewDeliveries,
+} from '../../services/deliveries.js';
+import { deliveryHistory } from '../../services/deliveries-history.js';
+import { recordEvent } from '../../webhooks/events.js';
+import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { WholesalerQuerySchema } from '../schemas/common.js';
+import {
+  ConfirmBodySchema,
+  ConfirmResponseSchema,
+  DeliveriesResponseSchema,
+  HistoryQuerySchema,
+  HistoryResponseSchema,
+} from '../schemas/deliveries.js';
+import type { GatewayApp } from '../types.js';
+
+/** Errors every v2-only wholesaler endpoint shares; the OpenAPI descriptions repeat them. */
+export const V2_ERRORS_DESCRIPTION =
+  'Errors: 400 `invalid_request` (the message and `param` name the field), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected` (the wholesaler refused X-MSV3-Username/X-MSV3-Password; your API key is fine), 404 `wholesaler_not_found`, 422 `operation_not_supported` (the wholesaler speaks MSV3 v1, which has no delivery notices, returns or documents), 502 `wholesaler_unreachable` / `wholesaler_fault` (the wholesaler’s texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
+
+export function customerRequest(request: FastifyRequest, wholesaler: string): CustomerRequest {
+  return { owner: request.auth, wholesaler, credentials: msv3Credentials(request, wholesaler) };
+}
+
+function deliveryDeps(deps: AppDeps): DeliveryDeps {
+  return {
+    upstream: deps.upstream,
+    db: deps.database.db,
+    clock: deps.clock,
+    recordEvent: (trx, event) =>
+      recordEvent(trx, event, { clock: deps.clock, wake: () => deps.webhooks.wake() }),
+  };
+}
+
+export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
+  const services = deliveryDeps(deps);
+
+  app.get(
+    '/v1/deliveries',
+    {
+      schema: {
+        operationId: 'listDeliveries',
+        tags: ['deliveries'],
+        summary: 'Unconfirmed delivery notices (lieferavisAbfrageNeu)',
+        description: `The delivery notices the wholesaler has not had confirmed yet (SPEC §3 rule 2: a notice stays here until \`POST /v1/deliveries/confirm\`). \`items\` has one entry per PZN with the quantities of its lines summed; \`lines\` keeps every printed line with batches, expiry dates, parcels and sub-order ids. Every notice is remembered for this pharmacy (account, mode, wholesaler, MSV3 user name) for \`GET /v1/deliveries/history\`; the first sighting sends \`delivery.received\` (and \`delivery.shortage\` when it has shortages) to webhook subscribers. ${V2_ERRORS_DESCRIPTION}`,
+        headers: Msv3CredentialHeaders,
+        querystring: WholesalerQuerySchema,
+        response: { 200: DeliveriesResponseSchema },
+      },
+    },
+    async (request) => listNewDeliveries(services, customerRequest(request, request.query.wholesaler)),
+  );
+
+  app.post(
+    '/v1/deliveries/confirm',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'confirmDeliveries',
+        tags: ['deliveries'],
+        summary: 'Confirm delivery notices (lieferavisBestaetigen)',
+        description: `Tells the wholesaler the notices were processed; afterwards \`GET /v1/deliveries\` no longer lists them. Confirming again is harmless. Accepts \`Idempotency-Key\`. ${V2_ERRORS_DESCRIPTION}`,
+        headers: Msv3CredentialHeaders,
+        body: ConfirmBodySchema,
+        response: { 200: ConfirmResponseSchema },
+      },
+    },
+    async (request) =>
+      confirmDeliveries(
+        services,
+        customerRequest(request, request.body.wholesaler),
+        request.body.tracking_numbers,
+      ),
+  );
+
+  app.get(
+    '/v1/deliveries/history',
+    {
+      schema: {
+        operationId: 'deliveryHistory',
+        tags: ['deliveries'],
+        summary: 'Past delivery notices: live lookup or what this gateway has seen',
+        description: `MSV3 has no history listing; it can only look up one notice by delivery-note number or barcode (lieferavisAbfrageHist). So this endpoint has two modes.
+
+**With \`tracking_number\` and/or \`barcode\`:** a live lookup at the wholesaler (any age, confirmed or not); 404 \`delivery_not_found\` when it knows no such note. The result is remembered like any notice seen; \`limit\`, \`starting_after\` and the dates do not apply.
+
+**Without:** the notices this gateway has seen for this pharmacy (account, mode, wholesaler and MSV3 user name), newest document date first (tracking number descending on the same date), \`limit\` per page; pass the last \`tracking_number\` as \`starting_after\` for the next page while \`has_more\` is true. \`date_from\`/\`date_to\` bound the document date. The gateway first checks the credentials with the wholesaler (verbindungTesten) in the same request, so only a pharmacy the wholesaler accepts can read its stored notices.
+
+Each entry is a delivery notice plus \`first_seen_at\`, \`last_seen_at\` and \`confirmed_at\` (null unless confirmed through this gateway). ${V2_ERRORS_DESCRIPTION}`,
+        headers: Msv3CredentialHeaders,
+        querystring: HistoryQuerySchema,
+        response: { 200: HistoryResponseSchema },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      return deliveryHistory(services, customerRequest(request, q.wholesaler), {
+        trackingNumber: q.tracking_number,
+        barcode: q.barcode,
+        limit: q.limit,
+        startingAfter: q.starting_after,
+        dateFrom: q.date_from,
+        dateTo: q.date_to,
+      });
+    },
+  );
+}

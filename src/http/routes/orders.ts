@@ -1,0 +1,102 @@
+import type { AppDeps } from '../../app.js';
+import { dryRunOrder } from '../../services/orders-dry-run.js';
+import { placeOrder } from '../../services/orders-placement.js';
+import type { OrderDeps } from '../../services/orders-state.js';
+import { orderStatus } from '../../services/orders-status.js';
+import { isApiError } from '../errors.js';
+import { setIdempotencyOutcome } from '../idempotency.js';
+import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { WholesalerQuerySchema } from '../schemas/common.js';
+import {
+  OrderBodySchema,
+  OrderQuerySchema,
+  OrderResultSchema,
+  OrderStatusParamsSchema,
+  OrderStatusSchema,
+} from '../schemas/orders.js';
+import type { GatewayApp } from '../types.js';
+
+const COMMON_ERRORS =
+  '400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` (wholesaler texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`';
+
+const ORDER_DESCRIPTION = `Places one MSV3 order (\`bestellen\`) with one NORMAL sub-order. \`status\`: \`confirmed\` (answered), \`queued_night_mode\` (taken in night mode; read the answer later with the status endpoint), \`dry_run\`.
+
+**Never placed twice.** Send an \`Idempotency-Key\`: the MSV3 order id is derived from it and the order is stored before it is sent, so a retry (after a timeout, a dropped connection or a gateway crash) asks the wholesaler what became of it (\`bestellstatusAbfragen\`) instead of ordering again. A retry of a finished request returns the stored response with \`Idempotent-Replayed: true\` and calls no wholesaler.
+
+**Dry run** (\`?dry_run=true\`): the same validation, the contract (order type, next cut-off) and current availability; places nothing. Findings are \`checks.warnings\`, never errors.
+
+Errors: 400 \`invalid_request\` (message and \`param\` name the item and field, e.g. \`items[3].quantity\`), 422 \`order_rejected\` (the wholesaler's \`Auftragsfehler\` texts in \`upstream\`), 504 \`order_outcome_unknown\` (sent, outcome not confirmable: retry with the same Idempotency-Key), 409 \`idempotency_request_in_progress\`, 422 \`idempotency_key_reused\`, 400 \`invalid_idempotency_key\`, ${COMMON_ERRORS}.`;
+
+export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
+  const orderDeps: OrderDeps = {
+    upstream: deps.upstream,
+    db: deps.database.db,
+    clock: deps.clock,
+    wakeWebhooks: () => deps.webhooks.wake(),
+  };
+
+  app.post(
+    '/v1/orders',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'placeOrder',
+        tags: ['orders'],
+        summary: 'Place an order (bestellen), or validate it with dry_run=true',
+        description: ORDER_DESCRIPTION,
+        headers: Msv3CredentialHeaders,
+        querystring: OrderQuerySchema,
+        body: OrderBodySchema,
+        response: {
+          200: OrderResultSchema,
+        },
+      },
+    },
+    async (request) => {
+      const credentials = msv3Credentials(request, request.body.wholesaler);
+      const { accountId, keyId, mode } = request.auth;
+      if (request.query.dry_run) return dryRunOrder(orderDeps, request.auth, credentials, request.body);
+      let stored = false;
+      try {
+        return await placeOrder(
+          { ...orderDeps, log: request.log },
+          { accountId, apiKeyId: keyId, mode },
+          credentials,
+          {
+            ...request.body,
+            idempotency: request.idempotency,
+            onStored: () => {
+              stored = true;
+            },
+          },
+        );
+      } catch (error) {
+        // A 5xx after the order was stored may follow a `bestellen` the wholesaler received: keep the key
+        // (and so the Bestellung Id) for the retry, which resumes the stored order instead of a new one.
+        if (stored && (!isApiError(error) || error.status >= 500)) setIdempotencyOutcome(request, 'reopen');
+        throw error;
+      }
+    },
+  );
+
+  app.get(
+    '/v1/orders/:order_id/status',
+    {
+      schema: {
+        operationId: 'getOrderStatus',
+        tags: ['orders'],
+        summary: 'Status of an order placed through the gateway (bestellstatusAbfragen)',
+        description: `Asks the wholesaler for the order's answer with its MSV3 order id and updates the stored order (a night-mode order becomes confirmed; a change is announced as \`order.status_changed\`). An order is visible only to the API key's account and mode, with the wholesaler it was placed with and the same MSV3 user name, after the wholesaler accepted the credentials in this call: another pharmacy's order is 404 \`order_not_found\`. Errors: 404 \`order_not_found\`, ${COMMON_ERRORS}.`,
+        headers: Msv3CredentialHeaders,
+        params: OrderStatusParamsSchema,
+        querystring: WholesalerQuerySchema,
+        response: { 200: OrderStatusSchema },
+      },
+    },
+    async (request) =>
+      orderStatus(orderDeps, request.auth, msv3Credentials(request, request.query.wholesaler), {
+        orderId: request.params.order_id,
+        wholesaler: request.query.wholesaler,
+      }),
+  );
+}

@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from '../../../test/db.js';
+import { type Gateway, startGateway } from '../../../test/gateway.js';
+import { placeSandboxOrder } from '../../../test/sandbox-orders.js';
+
+describeEachDialect('return endpoints', (getDatabase) => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startGateway({ database: getDatabase() });
+  });
+  afterAll(() => gw.close());
+
+  let pharmacies = 0;
+  const newPharmacy = (marker = '') => ({
+    username: `ret${++pharmacies}${marker}`,
+    password: 'pw-for-tests',
+  });
+
+  /** A pharmacy with one delivered note for 3 units of 04114918; returns its number. */
+  async function pharmacyWithDelivery() {
+    const pharmacy = newPharmacy();
+    await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 3 }], { credentials: pharmacy });
+    const tracking = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username)[0]!.notice
+      .deliveryNoteNumber;
+    return { pharmacy, tracking };
+  }
+
+  it('answers an enquiry with a verdict per item, by position', async () => {
+    const { pharmacy, tracking } = await pharmacyWithDelivery();
+    const response = await gw.inject({
+      url: '/v1/returns',
+      body: {
+        wholesaler: 'phoenix',
+        items: [
+          {
+            tracking_number: tracking,
+            pzn: '4114918',
+            quantity: 1,
+            reason: 'damaged',
+            batch: 'B1',
+            expiry_date: '2027-01-31',
+          },
+          { tracking_number: tracking, pzn: '1234567', quantity: 1, reason: 'over_delivered' },
+          { tracking_number: 'LS-UNKNOWN', pzn: '4114918', quantity: 1, reason: 'order_error' },
+          { tracking_number: tracking, pzn: '4114918', quantity: 9, reason: 'order_error' },
+        ],
+      },
+      credentials: pharmacy,
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toMatchObject({
+      wholesaler: 'phoenix',
+      return_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(body.support_id).toBeGreaterThan(0);
+    expect(body.items[0]).toEqual({
+      position: 1,
+      tracking_number: tracking,
+      pzn: '04114918',
+      quantity: 1,
+      reason: 'damaged',
+      batch: 'B1',
+      expiry_date: '2027-01-31',
+      verdict: 'accepted',
+      accepted: true,
+    });
+    expect(body.items.map((i: { verdict: string; accepted: boolean }) => [i.verdict, i.accepted])).toEqual([
+      ['accepted', true],
+      ['pzn_not_on_delivery_note', false],
+      ['delivery_note_unknown', false],
+      ['quantity_exceeds_delivery', false],
+    ]);
+  });
+
+  it('announces a return in portions with reference, pick-up and a printable slip', async () => {
+    const { pharmacy, tracking } = await pharmacyWithDelivery();
+    const response = await gw.inject({
+      url: '/v1/returns/announce',
+      body: {
+        wholesaler: 'phoenix',
+        items: [
+          { tracking_number: tracking, pzn: '4114918', quantity: 2, reason: 'damaged' },
+          { tracking_number: tracking, pzn: '1234567', quantity: 1, reason: 'damaged' },
+        ],
+        company: { vat_id: 'DE123456789' },
+      },
+      credentials: pharmacy,
+    });
+    expect(response.statusCode).toBe(200);
+    const { portions } = response.json();
+    const accepted = portions.find((p: { accepted: boolean }) => p.accepted);
+    const refused = portions.find((p: { accepted: boolean }) => !p.accepted);
+    expect(accepted).toMatchObject({
+      verdict: 'accepted',
+      reference: expect.any(String),
+      document_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      pickup_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/),
+      items: [{ position: 1, pzn: '04114918', quantity: 2, reason: 'damaged' }],
+    });
+    expect(refused).toMatchObject({
+      verdict: 'pzn_not_on_delivery_note',
+      reference: null,
+      items: [{ position: 2 }],
+    });
+
+    const slip = await gw.inject({
+      url: `/v1/documents/${accepted.document_id}`,
+      query: { wholesaler: 'phoenix' },
+      credentials: pharmacy,
+    });
+    expect(slip.statusCode).toBe(200);
+    expect(slip.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+
+    // Binding: the 2 announced units are booked, so 2 more of the 3 delivered are too many.
+    const again = await gw.inject({
+      url: '/v1/returns',
+      body: {
+        wholesaler: 'phoenix',
+        items: [{ tracking_number: tracking, pzn: '4114918', quantity: 2, reason: 'damaged' }],
+      },
+      credentials: pharmacy,
+    });
+    expect(again.json().items[0].verdict).toBe('quantity_exceeds_delivery');
+  });
+
+  it('replays an announcement sent again with the same Idempotency-Key instead of announcing twice', async () => {
+    const { pharmacy, tracking } = await pharmacyWithDelivery();
+    const request = {
+      url: '/v1/returns/announce',
+      body: {
+        wholesaler: 'phoenix',
+        items: [{ tracking_number: tracking, pzn: '4114918', quantity: 1, reason: 'damaged' }],
+      },
+      credentials: pharmacy,
+      headers: { 'idempotency-key': `announce-${pharmacy.username}` },
+    };
+    const before = gw.mocks.sandbox.requestCount('retourenavisAnkuendigen');
+    const first = await gw.inject(request);
+    const second = await gw.inject(request);
+    expect(first.statusCode).toBe(200);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.json()).toEqual(first.json());
+    expect(gw.mocks.sandbox.requestCount('retourenavisAnkuendigen')).toBe(before + 1);
+  });
+
+  it('requests a take-back offer and returns the wholesaler’s reference, for v1 and v2', async () => {
+    for (const wholesaler of ['phoenix', 'gehe']) {
+      const response = await gw.inject({
+        url: '/v1/returns/offers',
+        body: {
+          wholesaler,
+          items: [
+            { pzn: '4114918', quantity: 5 },
+            { pzn: '1234567', quantity: 2 },
+          ],
+        },
+        credentials: newPharmacy(),
+      });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual({
+        wholesaler,
+        offer_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        reference_id: expect.any(String),
+        items: [
+          { pzn: '04114918', quantity: 5 },
+          { pzn: '01234567', quantity: 2 },
+        ],
+      });
+    }
+  });
+
+  it('refuses a take-back offer with 403 when the contract does not include it', async () => {
+    const response = await gw.inject({
+      url: '/v1/returns/offers',
+      body: { wholesaler: 'phoenix', items: [{ pzn: '4114918', quantity: 1 }] },
+      credentials: newPharmacy('noreturns'),
+    });
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toMatchObject({
+      error: 'wholesaler_function_not_agreed',
+      upstream: { kind: 'AuthorizationFault' },
+    });
+  });
+
+  it('names the repeated PZN or the too-large v1 quantity of an offer, without calling the wholesaler', async () => {
+    const before = gw.mocks.sandbox.requestCount('ruecknahmeangebotAnfordern');
+    const duplicate = await gw.inject({
+      url: '/v1/returns/offers',
+      body: {
+        wholesaler: 'phoenix',
+        items: [
+          { pzn: '04114918', quantity: 1 },
+          { pzn: '4114918', quantity: 2 },
+        ],
+      },
+    });
+    expect(duplicate.statusCode).toBe(400);
+    expect(duplicate.json()).toMatchObject({ error: 'invalid_request', param: 'items[1].pzn' });
+    const tooMany = await gw.inject({
+      url: '/v1/returns/offers',
+      body: { wholesaler: 'gehe', items: [{ pzn: '4114918', quantity: 10_000 }] },
+    });
+    expect(tooMany.statusCode).toBe(400);
+    expect(tooMany.json()).toMatchObject({ param: 'items[0].quantity' });
+    expect(gw.mocks.sandbox.requestCount('ruecknahmeangebotAnfordern')).toBe(before);
+  });
+
+  it('refuses returns for an MSV3 v1 wholesaler with 422 and validates items', async () => {
+    const item = { tracking_number: 'LS1', pzn: '4114918', quantity: 1, reason: 'damaged' };
+    for (const url of ['/v1/returns', '/v1/returns/announce']) {
+      const response = await gw.inject({ url, body: { wholesaler: 'gehe', items: [item] } });
+      expect(response.statusCode).toBe(422);
+      expect(response.json().error).toBe('operation_not_supported');
+    }
+    const badReason = await gw.inject({
+      url: '/v1/returns',
+      body: { wholesaler: 'phoenix', items: [item, { ...item, reason: 'broken' }] },
+    });
+    expect(badReason.statusCode).toBe(400);
+    expect(badReason.json().message).toContain('items[1].reason');
+  });
+});

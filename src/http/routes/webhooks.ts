@@ -1,0 +1,221 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AppDeps } from '../../app.js';
+import { listDeliveries } from '../../store/webhook-delivery-log.js';
+import type { Scope } from '../../store/webhook-subscriptions.js';
+import { deleteSubscription, listSubscriptions } from '../../store/webhook-subscriptions.js';
+import {
+  changeSubscription,
+  createSubscription,
+  getSubscription,
+  retryDelivery,
+  rotateSecret,
+  sendTestEvent,
+} from '../../webhooks/subscriptions.js';
+import {
+  AttemptResultSchema,
+  CreateWebhookSchema,
+  DeliveryListQuerySchema,
+  DeliveryListSchema,
+  DeliveryParamsSchema,
+  UpdateWebhookSchema,
+  WebhookListSchema,
+  WebhookParamsSchema,
+  WebhookSchema,
+} from '../schemas/webhooks.js';
+import type { GatewayApp } from '../types.js';
+import { attemptResultJson, deliveryJson, webhookJson } from './webhooks-json.js';
+
+const tags = ['webhooks'];
+const scopeOf = (request: FastifyRequest): Scope => ({
+  accountId: request.auth.accountId,
+  mode: request.auth.mode,
+});
+
+/** SPEC 4.16–4.18 plus get, update, test, delivery log, redelivery and secret rotation. */
+export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
+  const { db } = deps.database;
+  const subscriptionDeps = {
+    db,
+    clock: deps.clock,
+    allowPrivate: deps.config.network.allowPrivateEndpoints,
+    lookup: deps.webhooks.lookup,
+  };
+  const deliverDeps = { ...deps.webhooks.deliver, leaseMs: deps.webhooks.leaseMs };
+  const now = () => deps.clock.now();
+
+  app.post(
+    '/v1/webhooks',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'createWebhook',
+        tags,
+        summary: 'Subscribe a URL to events',
+        description:
+          'Returns the subscription with `signing_secret` in full, this once. The URL is checked now (scheme, and every address its host resolves to) and again before every delivery.',
+        body: CreateWebhookSchema,
+        response: { 201: WebhookSchema },
+      },
+    },
+    async (request, reply) => {
+      const created = await createSubscription(subscriptionDeps, scopeOf(request), request.body);
+      return reply.code(201).send(webhookJson(created, now(), { revealSecret: true }));
+    },
+  );
+
+  app.get(
+    '/v1/webhooks',
+    {
+      schema: {
+        operationId: 'listWebhooks',
+        tags,
+        summary: 'List webhook subscriptions',
+        response: { 200: WebhookListSchema },
+      },
+    },
+    async (request) => ({
+      webhooks: (await listSubscriptions(db, scopeOf(request))).map((s) => webhookJson(s, now())),
+    }),
+  );
+
+  app.get(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        operationId: 'getWebhook',
+        tags,
+        summary: 'One webhook subscription',
+        params: WebhookParamsSchema,
+        response: { 200: WebhookSchema },
+      },
+    },
+    async (request) => webhookJson(await getSubscription({ db }, scopeOf(request), request.params.id), now()),
+  );
+
+  app.patch(
+    '/v1/webhooks/:id',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'updateWebhook',
+        tags,
+        summary: 'Change url or events; re-enable or pause',
+        description:
+          '`active: true` re-enables a subscription the gateway disabled (410 Gone, or 5 days of failed deliveries); pending deliveries then resume.',
+        params: WebhookParamsSchema,
+        body: UpdateWebhookSchema,
+        response: { 200: WebhookSchema },
+      },
+    },
+    async (request) => {
+      const changed = await changeSubscription(
+        subscriptionDeps,
+        scopeOf(request),
+        request.params.id,
+        request.body,
+      );
+      return webhookJson(changed, now());
+    },
+  );
+
+  app.delete(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        operationId: 'deleteWebhook',
+        tags,
+        summary: 'Delete a subscription',
+        description: 'Permanently, with its pending deliveries and delivery log.',
+        params: WebhookParamsSchema,
+        response: { 204: Type.Null({ description: 'Deleted.' }) },
+      },
+    },
+    async (request, reply) => {
+      if (!(await deleteSubscription(db, scopeOf(request), request.params.id))) {
+        await getSubscription({ db }, scopeOf(request), request.params.id);
+      }
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/test',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'testWebhook',
+        tags,
+        summary: 'Send a signed ping event now',
+        description:
+          'Sends a `ping` event (signed like every delivery) at once, also to a disabled subscription, and returns the outcome. Not retried; does not count towards disabling.',
+        params: WebhookParamsSchema,
+        response: { 200: AttemptResultSchema },
+      },
+    },
+    async (request) =>
+      attemptResultJson(await sendTestEvent(deliverDeps, scopeOf(request), request.params.id)),
+  );
+
+  app.get(
+    '/v1/webhooks/:id/deliveries',
+    {
+      schema: {
+        operationId: 'listWebhookDeliveries',
+        tags,
+        summary: 'Delivery log',
+        description: 'Deliveries of this subscription, newest first, each with its attempts.',
+        params: WebhookParamsSchema,
+        querystring: DeliveryListQuerySchema,
+        response: { 200: DeliveryListSchema },
+      },
+    },
+    async (request) => {
+      const scope = scopeOf(request);
+      await getSubscription({ db }, scope, request.params.id);
+      const { limit, starting_after: startingAfter, status } = request.query;
+      const page = await listDeliveries(db, scope, request.params.id, { limit, startingAfter, status });
+      return { deliveries: page.deliveries.map(deliveryJson), has_more: page.hasMore };
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/deliveries/:delivery_id/retry',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'retryWebhookDelivery',
+        tags,
+        summary: 'Send one delivery again now',
+        description:
+          'One immediate attempt, whatever the delivery’s state (delivered ones are sent again). A pending delivery that fails keeps its retry schedule; 409 while it is being attempted.',
+        params: DeliveryParamsSchema,
+        response: { 200: AttemptResultSchema },
+      },
+    },
+    async (request) =>
+      attemptResultJson(
+        await retryDelivery(deliverDeps, scopeOf(request), request.params.id, request.params.delivery_id),
+      ),
+  );
+
+  app.post(
+    '/v1/webhooks/:id/rotate-secret',
+    {
+      config: { idempotent: true },
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        tags,
+        summary: 'Roll the signing secret',
+        description:
+          'Returns the new `signing_secret` in full, this once. The previous secret keeps signing alongside it for 24 hours (`previous_secret_expires_at`): every signature header then carries two signatures.',
+        params: WebhookParamsSchema,
+        response: { 200: WebhookSchema },
+      },
+    },
+    async (request) => {
+      const rotated = await rotateSecret({ db, clock: deps.clock }, scopeOf(request), request.params.id);
+      return webhookJson(rotated, now(), { revealSecret: true });
+    },
+  );
+}

@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from '../../../test/db.js';
+import { type Gateway, startGateway } from '../../../test/gateway.js';
+
+const PUBLIC_ENDPOINT = 'https://93.184.216.34/msv3/v2.0';
+
+const register = (body: Record<string, unknown>, key: 'test' | 'live' | string = 'test') => ({
+  url: '/v1/wholesalers/custom',
+  body,
+  key,
+  credentials: null,
+});
+
+describeEachDialect('GET /v1/wholesalers and POST /v1/wholesalers/custom', (getDatabase) => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startGateway({ database: getDatabase() });
+  });
+  afterAll(() => gw.close());
+
+  const idsFor = async (key: 'test' | 'live' | string) => {
+    const response = await gw.inject({ url: '/v1/wholesalers', key, credentials: null });
+    expect(response.statusCode).toBe(200);
+    return (response.json().wholesalers as { id: string; route: string }[]).map((w) => `${w.id}:${w.route}`);
+  };
+
+  it('lists the catalogue as the key sees it: sandbox and test servers for test keys, live endpoints for live keys', async () => {
+    const fresh = await gw.createKey('test');
+    expect(await idsFor(fresh.secret)).toEqual([
+      'phoenix:sandbox',
+      'phoenix_test:test_server',
+      'gehe:sandbox',
+      'gehe_test:test_server',
+      'aep:sandbox',
+      'offline:sandbox',
+    ]);
+    const freshLive = await gw.createKey('live');
+    expect(await idsFor(freshLive.secret)).toEqual(['phoenix:live', 'gehe:live', 'offline:live']);
+    const response = await gw.inject({ url: '/v1/wholesalers', credentials: null });
+    expect(response.json().wholesalers[0]).toEqual({
+      id: 'phoenix',
+      name: 'PHOENIX (test catalogue)',
+      verified: true,
+      capabilities: expect.arrayContaining(['availability', 'order', 'contracts']),
+      msv3_version: 2,
+      route: 'sandbox',
+    });
+  });
+
+  it('registers a custom endpoint with a readable, stable id, unverified and without capabilities', async () => {
+    const key = await gw.createKey('live');
+    const response = await gw.inject(
+      register({ name: 'Hausapotheke Nord – Ölmühle', endpoint: `${PUBLIC_ENDPOINT}/` }, key.secret),
+    );
+    expect(response.statusCode).toBe(200);
+    const { wholesaler } = response.json();
+    expect(wholesaler).toEqual({
+      id: expect.stringMatching(/^custom-hausapotheke-nord-oelmue-[0-9a-f]{6}$/),
+      name: 'Hausapotheke Nord – Ölmühle',
+      endpoint: PUBLIC_ENDPOINT,
+      verified: false,
+      capabilities: [],
+      msv3_version: 2,
+      route: 'live',
+    });
+
+    const again = await gw.inject(
+      register({ name: 'Another name', endpoint: 'https://93.184.216.34:443/msv3/v2.0' }, key.secret),
+    );
+    expect(again.json().wholesaler).toEqual(wholesaler);
+    expect((await idsFor(key.secret)).filter((id) => id.startsWith('custom-'))).toEqual([
+      `${wholesaler.id}:live`,
+    ]);
+  });
+
+  it('keeps custom wholesalers to the account and mode that registered them', async () => {
+    const mine = await gw.createKey('test');
+    const other = await gw.createKey('test');
+    const { wholesaler } = (
+      await gw.inject(register({ name: 'Privat', endpoint: PUBLIC_ENDPOINT }, mine.secret))
+    ).json();
+    expect(await idsFor(mine.secret)).toEqual(
+      expect.arrayContaining([`${wholesaler.id}:sandbox`, `${wholesaler.id}_test:test_server`]),
+    );
+    expect((await idsFor(other.secret)).some((id) => id.startsWith('custom-'))).toBe(false);
+
+    const probe = await gw.inject({
+      url: '/v1/connection/test',
+      body: { wholesaler: wholesaler.id },
+      key: other.secret,
+    });
+    expect(probe.statusCode).toBe(404);
+    expect(probe.json()).toMatchObject({ error: 'wholesaler_not_found', wholesaler: wholesaler.id });
+
+    const theirs = (
+      await gw.inject(register({ name: 'Privat', endpoint: PUBLIC_ENDPOINT }, other.secret))
+    ).json();
+    expect(theirs.wholesaler.id).not.toBe(wholesaler.id);
+  });
+
+  it('accepts MSV3 version 1 endpoints', async () => {
+    const response = await gw.inject(
+      register({ name: 'Altsystem', endpoint: 'https://93.184.216.34/msv3/v1.0', msv3_version: 1 }),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(response.json().wholesaler).toMatchObject({ msv3_version: 1, route: 'sandbox' });
+  });
+
+  it('validates the endpoint URL: shape, https for live keys, no private addresses by default', async () => {
+    const cases: [string, 'test' | 'live', string][] = [
+      ['not a url', 'test', 'invalid_request'],
+      ['ftp://93.184.216.34/msv3', 'test', 'invalid_request'],
+      ['https://user:secret@93.184.216.34/msv3', 'test', 'invalid_request'],
+      ['https://93.184.216.34/msv3?tenant=1', 'test', 'invalid_request'],
+      ['https://93.184.216.34/msv3#x', 'test', 'invalid_request'],
+      ['http://93.184.216.34/msv3', 'live', 'endpoint_not_allowed'],
+      ['https://127.0.0.1/msv3', 'test', 'endpoint_not_allowed'],
+      ['https://localhost:8443/msv3', 'live', 'endpoint_not_allowed'],
+      ['https://10.1.2.3/msv3', 'live', 'endpoint_not_allowed'],
+      ['https://192.168.178.20/msv3', 'test', 'endpoint_not_allowed'],
+      ['https://169.254.169.254/latest', 'test', 'endpoint_not_allowed'],
+      ['https://[::1]/msv3', 'test', 'endpoint_not_allowed'],
+      ['https://[fe80::1]/msv3', 'test', 'endpoint_not_allowed'],
+      ['https://[::ffff:127.0.0.1]/msv3', 'live', 'endpoint_not_allowed'],
+    ];
+    for (const [endpoint, mode, error] of cases) {
+      const response = await gw.inject(register({ name: 'X', endpoint }, mode));
+      expect({ endpoint, status: response.statusCode, error: response.json().error }).toEqual({
+        endpoint,
+        status: 400,
+        error,
+      });
+      expect(response.json()).toMatchObject({
+        param: 'endpoint',
+        message: expect.stringMatching(/^endpoint: /),
+      });
+    }
+    const plainHttpInSandbox = await gw.inject(
+      register({ name: 'X', endpoint: 'http://93.184.216.34/msv3' }),
+    );
+    expect(plainHttpInSandbox.statusCode).toBe(200);
+  });
+
+  it('validates the body, naming the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ endpoint: PUBLIC_ENDPOINT }, 'name'],
+      [{ name: '   ', endpoint: PUBLIC_ENDPOINT }, 'name'],
+      [{ name: 'X' }, 'endpoint'],
+      [{ name: 'X', endpoint: PUBLIC_ENDPOINT, msv3_version: 3 }, 'msv3_version'],
+      [{ name: 'X', endpoint: PUBLIC_ENDPOINT, extra: true }, 'extra'],
+    ];
+    for (const [body, param] of cases) {
+      const response = await gw.inject(register(body));
+      expect({ param, status: response.statusCode }).toEqual({ param, status: 400 });
+      expect(response.json()).toMatchObject({ error: 'invalid_request', param });
+    }
+  });
+
+  it('needs an API key but no MSV3 credentials', async () => {
+    const response = await gw.inject({ url: '/v1/wholesalers', key: null, credentials: null });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().error).toBe('api_key_missing');
+  });
+});
+
+describeEachDialect('POST /v1/wholesalers/custom with ALLOW_PRIVATE_ENDPOINTS', (getDatabase) => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startGateway({ database: getDatabase(), env: { ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+  });
+  afterAll(() => gw.close());
+
+  it('admits private and loopback hosts, plain http included, even for live keys', async () => {
+    for (const endpoint of [
+      'http://127.0.0.1:8089/msv3/v2.0',
+      'http://localhost/msv3',
+      'https://10.0.0.7/msv3',
+    ]) {
+      const response = await gw.inject(register({ name: 'On premise', endpoint }, 'live'));
+      expect({ endpoint, status: response.statusCode }).toEqual({ endpoint, status: 200 });
+    }
+  });
+
+  it('still refuses addresses nothing can be sent to', async () => {
+    const response = await gw.inject(register({ name: 'X', endpoint: 'https://0.0.0.0/msv3' }, 'live'));
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toBe('endpoint_not_allowed');
+  });
+});

@@ -1,0 +1,161 @@
+import { Type } from 'typebox';
+import { EVENT_TYPES } from '../../webhooks/event-types.js';
+
+const IsoTime = (description: string) => Type.String({ format: 'date-time', description });
+const NullableIsoTime = (description: string) =>
+  Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
+
+export const WEBHOOK_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
+
+export const WebhookUrlSchema = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description:
+    'Where events are POSTed. https for live keys; public addresses only (private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges are refused unless the operator sets ALLOW_PRIVATE_ENDPOINTS, which also admits plain http to them). Checked again, with DNS, before every attempt.',
+  examples: ['https://pharmacy.example/hooks/msv3'],
+});
+
+export const EventListSchema = Type.Array(
+  Type.String({ description: `One of ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}.` }),
+  { minItems: 1, maxItems: 16, description: 'Events to receive; duplicates are ignored.' },
+);
+
+export const CreateWebhookSchema = Type.Object(
+  {
+    url: WebhookUrlSchema,
+    wholesaler: Type.String({
+      pattern: WEBHOOK_ID_PATTERN,
+      description: 'Wholesaler id whose events to receive (as in `GET /v1/wholesalers`).',
+      examples: ['phoenix'],
+    }),
+    events: EventListSchema,
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateWebhookSchema = Type.Object(
+  {
+    url: Type.Optional(WebhookUrlSchema),
+    events: Type.Optional(EventListSchema),
+    active: Type.Optional(
+      Type.Boolean({
+        description:
+          '`true` re-enables a disabled subscription (and clears its failure record); `false` pauses it.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const WebhookSchema = Type.Object({
+  id: Type.String({ description: '`whk_…`' }),
+  url: Type.String(),
+  wholesaler: Type.String(),
+  events: Type.Array(Type.String()),
+  signing_secret: Type.String({
+    description:
+      '`whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters.',
+  }),
+  active: Type.Boolean(),
+  disabled_reason: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the gateway disabled it (410 Gone, 5 days of failures) or `Disabled through the API.`',
+  }),
+  livemode: Type.Boolean(),
+  previous_secret_expires_at: NullableIsoTime(
+    'After a rotation: until when the previous secret still signs (alongside the new one).',
+  ),
+  created_at: IsoTime('When the subscription was created.'),
+  updated_at: IsoTime('When it last changed.'),
+});
+
+export const WebhookListSchema = Type.Object({
+  webhooks: Type.Array(WebhookSchema, {
+    description: 'Every subscription of the account in this mode (at most 50), oldest first; secrets masked.',
+  }),
+});
+
+export const WebhookParamsSchema = Type.Object({ id: Type.String({ maxLength: 100 }) });
+export const DeliveryParamsSchema = Type.Object({
+  id: Type.String({ maxLength: 100 }),
+  delivery_id: Type.String({ maxLength: 100 }),
+});
+
+export const AttemptSchema = Type.Object({
+  id: Type.String({ description: '`wha_…`' }),
+  attempt: Type.Integer({ description: '1 for the first attempt of the delivery.' }),
+  trigger: Type.Enum(['schedule', 'manual', 'test'], {
+    description: '`schedule`: the worker; `manual`: the retry endpoint; `test`: the test endpoint.',
+  }),
+  started_at: IsoTime('When the request was sent.'),
+  duration_ms: Type.Integer(),
+  success: Type.Boolean({ description: 'A 2xx within the timeout.' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The receiver's HTTP status, if any.",
+  }),
+  error_class: Type.Union(
+    [
+      Type.Enum([
+        'http_status',
+        'redirect',
+        'gone',
+        'timeout',
+        'connection_refused',
+        'dns',
+        'blocked',
+        'tls',
+        'network',
+        'invalid_url',
+      ]),
+      Type.Null(),
+    ],
+    { description: 'Why it failed; null on success. `blocked`: the address is not allowed (SSRF rules).' },
+  ),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: 'A short description. Response bodies are never stored.',
+  }),
+});
+
+export const DeliverySchema = Type.Object({
+  id: Type.String({ description: '`whd_…`: one per event and subscription (`X-MSV3-Delivery-Id`).' }),
+  event_id: Type.String({ description: '`evt_…` (`webhook-id`, `X-MSV3-Request-Id`).' }),
+  event_type: Type.String(),
+  status: Type.Enum(['pending', 'paused', 'delivered', 'failed'], {
+    description:
+      '`pending`: an attempt is due or scheduled; `paused`: waiting while the subscription is disabled (resumes when it is re-enabled); `failed`: the retry schedule is used up (or 410).',
+  }),
+  attempt_count: Type.Integer(),
+  next_attempt_at: NullableIsoTime('When the next automatic attempt is due.'),
+  delivered_at: NullableIsoTime('When a 2xx was received.'),
+  last_attempt_at: NullableIsoTime('When the last attempt ended.'),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  created_at: IsoTime('When the event was fanned out to this subscription.'),
+  attempts: Type.Array(AttemptSchema, { description: 'Newest first; at most 25.' }),
+});
+
+export const DeliveryListQuerySchema = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    starting_after: Type.Optional(Type.String({ description: 'A delivery id from the previous page.' })),
+    status: Type.Optional(Type.Enum(['pending', 'paused', 'delivered', 'failed'])),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryListSchema = Type.Object({
+  deliveries: Type.Array(DeliverySchema, { description: 'Newest first.' }),
+  has_more: Type.Boolean({ description: 'Pass the last id as `starting_after` for the next page.' }),
+});
+
+export const AttemptResultSchema = Type.Object({
+  delivery_id: Type.String(),
+  event_id: Type.String(),
+  attempt: Type.Integer(),
+  success: Type.Boolean(),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  duration_ms: Type.Integer(),
+  error_class: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  next_attempt_at: NullableIsoTime('For a pending delivery that failed again: its next automatic attempt.'),
+  subscription_disabled: Type.Boolean({ description: 'This attempt disabled the subscription (410 Gone).' }),
+});

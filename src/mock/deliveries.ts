@@ -1,0 +1,180 @@
+import type { OrderRequest, PositionAnswer, SubOrderAnswer } from '../msv3/operations/bestellen.js';
+import type {
+  DeliveryNotice,
+  DeliveryNoticeLine,
+  DeliveryNoticesResponse,
+} from '../msv3/operations/lieferavis.js';
+import { MAX_DELIVERY_NOTICES } from '../msv3/operations/lieferavis.js';
+import type { DeliveryNoticeHistoryRequest } from '../msv3/operations/lieferavis-abfrage-hist.js';
+import type { ConfirmDeliveryNoticesRequest } from '../msv3/operations/lieferavis-bestaetigen.js';
+import { articleName, batchFor, expiryFor } from './catalogue.js';
+import type { RequestContext } from './context.js';
+import { unknownDeliveryNoteFault, validationFault } from './faults.js';
+import type { MockEnvironment } from './options.js';
+import { SCENARIO_PZNS } from './scenarios.js';
+import type { CustomerState, TenantState } from './state.js';
+
+/**
+ * Delivery notices (Lieferavis, PROTOCOL.md §2.8), created when an order is processed: one notice per
+ * sub-order and tour (TourId), listing what goes with that tour (Normal and Verbund parts; back orders and
+ * special procurement are not delivered yet). They are visible at once, not only when the tour leaves, so
+ * a sandbox user sees them right after ordering.
+ *
+ * Decisions: `lieferavisBestaetigen` is atomic and idempotent — confirming a number twice is fine, but a
+ * number this customer never received is a ValidationFault and nothing is confirmed. `lieferavisAbfrageHist`
+ * needs a number or a barcode (neither → ValidationFault); with both they must name the same notice.
+ */
+
+function noteNumber(tenant: TenantState, date: string): string {
+  tenant.counters.deliveryNote++;
+  return `LS${date.replaceAll('-', '')}${String(tenant.counters.deliveryNote).padStart(6, '0')}`;
+}
+
+/** Half of a DELIVERY_SHORTAGE line (rounded up) goes missing on the way. */
+function shortageOf(position: PositionAnswer, quantity: number): number {
+  return position.pzn === SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn ? Math.ceil(quantity / 2) : 0;
+}
+
+interface TourGroup {
+  tourId: string;
+  tour?: string;
+  deliveryTime: string;
+  lines: { position: PositionAnswer; quantity: number }[];
+}
+
+/** Normal and Verbund parts of a sub-order, grouped by the tour that carries them. */
+function groupByTour(answer: SubOrderAnswer): TourGroup[] {
+  const groups = new Map<string, TourGroup>();
+  for (const position of answer.positions) {
+    for (const part of position.parts) {
+      if ((part.type !== 'Normal' && part.type !== 'Verbund') || part.tourId === undefined) continue;
+      if (part.deliveryTime === null || part.quantity === null) continue;
+      let group = groups.get(part.tourId);
+      if (group === undefined) {
+        group = { tourId: part.tourId, tour: part.tour, deliveryTime: part.deliveryTime, lines: [] };
+        groups.set(part.tourId, group);
+      }
+      const line = group.lines.find((l) => l.position === position);
+      if (line === undefined) group.lines.push({ position, quantity: part.quantity });
+      else line.quantity += part.quantity;
+    }
+  }
+  return [...groups.values()];
+}
+
+export function issueDeliveryNotices(
+  env: MockEnvironment,
+  tenant: TenantState,
+  customer: CustomerState,
+  request: OrderRequest,
+  answers: SubOrderAnswer[],
+  at: number,
+): void {
+  for (const answer of answers) {
+    if (answer.error !== undefined) continue;
+    const containerId = request.subOrders.find((s) => s.id === answer.id)?.containerId;
+    for (const group of groupByTour(answer)) {
+      const date = group.deliveryTime.slice(0, 10);
+      const number = noteNumber(tenant, date);
+      tenant.counters.parcel++;
+      const parcelNumber = `WANNE${String(tenant.counters.parcel).padStart(6, '0')}`;
+      const lines: DeliveryNoticeLine[] = group.lines.map(({ position, quantity }) => {
+        const pzn =
+          position.substitution !== undefined && position.substitution.reason !== 'Vorschlag'
+            ? position.substitution.deliveredPzn
+            : position.pzn;
+        const shortage = shortageOf(position, quantity);
+        const delivered = quantity - shortage;
+        return {
+          pzn,
+          articleName: articleName(pzn),
+          ...(containerId === undefined ? {} : { containerId }),
+          delivered:
+            delivered > 0
+              ? [
+                  {
+                    orderId: answer.id,
+                    quantity: delivered,
+                    parcelNumber,
+                    batch: batchFor(pzn, date),
+                    expiryDate: expiryFor(pzn, date),
+                  },
+                ]
+              : [],
+          shortages: shortage > 0 ? [{ orderId: answer.id, quantity: shortage }] : [],
+        };
+      });
+      const documentId = env.newId();
+      const notice: DeliveryNotice = {
+        deliveryNoteNumber: number,
+        barcodeReference: `0#${number}`,
+        orderType: answer.orderType,
+        orderLabel: answer.orderLabel,
+        documentDate: date,
+        deliveryTime: group.deliveryTime,
+        ...(group.tour === undefined ? {} : { tour: group.tour }),
+        hasShortages: lines.some((l) => l.shortages.length > 0),
+        lines,
+        documentId,
+      };
+      customer.notices.set(number, { notice, createdAt: at, confirmed: false });
+      customer.documents.set(documentId, { kind: 'delivery-note', deliveryNoteNumber: number });
+    }
+  }
+}
+
+export function newDeliveryNotices(ctx: RequestContext): DeliveryNoticesResponse {
+  const notices: DeliveryNotice[] = [];
+  for (const stored of ctx.customer.notices.values()) {
+    if (stored.confirmed) continue;
+    notices.push(stored.notice);
+    if (notices.length === MAX_DELIVERY_NOTICES) break;
+  }
+  return { notices };
+}
+
+export function confirmDeliveryNotices(
+  ctx: RequestContext,
+  request: ConfirmDeliveryNoticesRequest,
+): Record<string, never> {
+  const { notices } = ctx.customer;
+  const unknown = request.deliveryNoteNumbers.filter((n) => !notices.has(n));
+  if (unknown.length > 0) {
+    throw validationFault(
+      `unknown Lieferscheinnummer: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', …' : ''}; nothing was confirmed`,
+      'Unbekannte Lieferscheinnummer; es wurde nichts bestätigt.',
+    );
+  }
+  for (const n of request.deliveryNoteNumbers) notices.get(n)!.confirmed = true;
+  return {};
+}
+
+export function deliveryNoticeHistory(
+  ctx: RequestContext,
+  request: DeliveryNoticeHistoryRequest,
+): DeliveryNoticesResponse {
+  const { deliveryNoteNumber, barcodeReference } = request;
+  if (deliveryNoteNumber === undefined && barcodeReference === undefined) {
+    throw validationFault(
+      'lieferavisAbfrageHistAbfrage needs @Lieferscheinnummer or @BarcodeReferenz',
+      'Bitte Lieferscheinnummer oder Barcode angeben.',
+    );
+  }
+  const found =
+    deliveryNoteNumber !== undefined
+      ? ctx.customer.notices.get(deliveryNoteNumber)
+      : [...ctx.customer.notices.values()].find((s) => s.notice.barcodeReference === barcodeReference);
+  if (
+    found === undefined ||
+    (barcodeReference !== undefined && found.notice.barcodeReference !== barcodeReference)
+  ) {
+    const what = [
+      deliveryNoteNumber === undefined ? '' : `Lieferscheinnummer ${deliveryNoteNumber}`,
+      barcodeReference === undefined ? '' : `BarcodeReferenz ${barcodeReference}`,
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    throw unknownDeliveryNoteFault(what);
+  }
+  return { notices: [found.notice] };
+}

@@ -1,0 +1,43 @@
+import type { Msv3Version } from '../msv3/envelope.js';
+
+/**
+ * What the URL path tells the mock. Everything before the first `/msv3` segment names a tenant, so one
+ * server can play several wholesalers with separate state: `/sandbox/phoenix/msv3/v2.0/bestellen` is
+ * tenant `sandbox/phoenix`, `/msv3/v2.0/bestellen` (or a path without `/msv3`) the default tenant ''.
+ * A `v1`/`v1.0`/`v2`/`v2.0` segment right after `/msv3` makes that URL speak only that version, like
+ * separate JAX-WS deployments per version. The rest of the path (the service name) does not matter:
+ * the operation comes from the body. Matching is case-insensitive; tenants are lower-cased.
+ */
+
+export interface EndpointPath {
+  tenant: string;
+  version?: Msv3Version;
+}
+
+export function parseEndpointPath(rawPath: string): EndpointPath {
+  const pathname = rawPath.split('?', 1)[0]!.toLowerCase();
+  const segments = pathname.split('/').filter((s) => s !== '');
+  const at = segments.indexOf('msv3');
+  if (at === -1) return { tenant: '' };
+  const tenant = segments.slice(0, at).map(safeDecode).join('/');
+  const match = /^v([12])(\.0)?$/.exec(segments[at + 1] ?? '');
+  return match === null ? { tenant } : { tenant, version: Number(match[1]) as Msv3Version };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** The base URL of a tenant's endpoint, the inverse of `parseEndpointPath`. */
+export function tenantBaseUrl(origin: string, tenant: string, version: Msv3Version): string {
+  const prefix = tenant
+    .split('/')
+    .filter((s) => s !== '')
+    .map(encodeURIComponent)
+    .join('/');
+  return `${origin}${prefix === '' ? '' : `/${prefix}`}/msv3/v${version}.0`;
+}

@@ -1,0 +1,100 @@
+import type { Defektgrund, Msv3Version } from '../msv3/model.js';
+import type { Substitution } from '../msv3/operations/anteile.js';
+import type { Calendar } from './calendar.js';
+import { type Article, articleFor } from './catalogue.js';
+import type { Contract } from './contract.js';
+import { type Departure, upcomingDepartures } from './tours.js';
+
+/**
+ * How a requested quantity is covered, shared by availability and order answers. The sources are tried
+ * in order (next tour, partner warehouse, back order, special procurement) and each contributes at most
+ * one portion, so every part type occurs at most once and the portions add up to the quantity.
+ */
+
+export type SupplyType = 'Normal' | 'Verbund' | 'Nachlieferung' | 'Dispo';
+
+export interface Allocation {
+  type: SupplyType;
+  quantity: number;
+}
+
+export interface SupplyPlan {
+  /** The article that is actually delivered (the successor when a substitution applies). */
+  article: Article;
+  substitution?: Substitution;
+  allocations: Allocation[];
+  /** Units no source can supply. */
+  shortfall: number;
+  /** `Grund` of the shortfall. */
+  shortfallReason: Defektgrund;
+}
+
+export function planSupply(requested: Article, quantity: number, contract: Contract): SupplyPlan {
+  let article = requested;
+  let substitution: Substitution | undefined;
+  if (requested.successor !== undefined) {
+    // Without a substitution agreement the successor is only proposed; the requested article stays missing.
+    substitution = {
+      reason: contract.substitution ? 'Nachfolgeprodukt' : 'Vorschlag',
+      defectReason: requested.shortfallReason,
+      deliveredPzn: requested.successor,
+    };
+    if (contract.substitution) article = articleFor(requested.successor);
+  }
+  const allocations: Allocation[] = [];
+  let left = quantity;
+  const take = (type: SupplyType, available: number) => {
+    const n = Math.min(left, available);
+    if (n > 0) {
+      allocations.push({ type, quantity: n });
+      left -= n;
+    }
+  };
+  take('Normal', article.stock);
+  take('Verbund', article.networkStock);
+  if (article.backOrder) take('Nachlieferung', left);
+  if (article.specialProcurement) take('Dispo', left);
+  return { article, substitution, allocations, shortfall: left, shortfallReason: article.shortfallReason };
+}
+
+/** When and with which tour each kind of portion arrives, for orders and enquiries at one instant. */
+export interface Schedule {
+  next: Departure;
+  second: Departure;
+  third: Departure;
+  /** Special procurement takes about two days. */
+  specialProcurement: Departure;
+}
+
+const TWO_DAYS_MS = 2 * 86_400_000;
+
+export function scheduleAt(now: number, calendar: Calendar): Schedule {
+  const [next, second, third] = upcomingDepartures(now, calendar, 3) as [Departure, Departure, Departure];
+  const specialProcurement = upcomingDepartures(now + TWO_DAYS_MS, calendar, 1)[0]!;
+  return { next, second, third, specialProcurement };
+}
+
+/** The departure of a Normal or Verbund portion; a tour deviation (cold chain) skips the next tour. */
+export function departureFor(type: 'Normal' | 'Verbund', article: Article, schedule: Schedule): Departure {
+  if (type === 'Normal') return article.tourDeviation ? schedule.second : schedule.next;
+  return article.tourDeviation ? schedule.third : schedule.second;
+}
+
+/** `Grund` for a portion that is not delivered although this source could have supplied it. */
+export function blockedReason(type: SupplyType, article: Article): Defektgrund {
+  return type === 'Dispo' ? article.shortfallReason : 'FehltZurzeit';
+}
+
+/** Version-correct name of "the manufacturer cannot deliver" (v1 NichtLieferbar, v2 HerstellerNichtLieferbar). */
+export function forVersion(reason: Defektgrund, version: Msv3Version): Defektgrund {
+  if (version === 1 && reason === 'HerstellerNichtLieferbar') return 'NichtLieferbar';
+  if (version === 2 && reason === 'NichtLieferbar') return 'HerstellerNichtLieferbar';
+  return reason;
+}
+
+export function substitutionForVersion(
+  sub: Substitution | undefined,
+  version: Msv3Version,
+): Substitution | undefined {
+  return sub === undefined ? undefined : { ...sub, defectReason: forVersion(sub.defectReason, version) };
+}

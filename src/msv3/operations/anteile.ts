@@ -1,0 +1,175 @@
+import {
+  BESTELLUNG_TYPEN,
+  type BestellungTyp,
+  type Defektgrund,
+  type Pzn,
+  SUBSTITUTIONSGRUENDE,
+  type Substitutionsgrund,
+  VERFUEGBARKEIT_TYPEN,
+  type VerfuegbarkeitTyp,
+} from '../model.js';
+import type { XmlElement } from '../xml/parse.js';
+import { escapeText } from '../xml/write.js';
+import {
+  checkAttributes,
+  checkCount,
+  countRun,
+  defektgrundForVersion,
+  expectAt,
+  expectEnd,
+  isAt,
+  pznToWireText,
+  readBoolean,
+  readEnum,
+  readKennung,
+  readNillableDateTime,
+  readNillableInt,
+  readPzn,
+  readString,
+  rethrowWithin,
+  type WireContext,
+} from './fields.js';
+
+/**
+ * The delivery parts (`Anteile`) and substitutions shared by availability answers
+ * (VerfuegbarkeitAnteil, VerfuegbarkeitSubstitution) and order answers (BestellungAnteil,
+ * BestellungSubstitution). Business rules from the XSD annotations (sum of quantities, one part per
+ * Typ, Grund/Typ pairing, TourId for Normal) are left to the caller; the codec enforces the schema.
+ */
+
+/** One part of an availability answer (VerfuegbarkeitAnteil). Absent optional fields are `undefined`. */
+export interface AvailabilityPart {
+  /** `Menge`, nillable (then `null`). */
+  quantity: number | null;
+  /** `Typ`. */
+  type: VerfuegbarkeitTyp;
+  /** `Lieferzeitpunkt`: xs:dateTime exactly as on the wire (offset kept), or `null` when nil. */
+  deliveryTime: string | null;
+  /** `Tour`, free text 1–80 characters. */
+  tour?: string;
+  /** `Grund`. Encoders translate NichtLieferbar ⇄ HerstellerNichtLieferbar to the target version. */
+  defectReason: Defektgrund;
+  /** `Tourabweichung`: mandatory in v2 (encoded as `false` when undefined), absent in v1. */
+  tourDeviation?: boolean;
+}
+
+/** One part of an order answer (BestellungAnteil). */
+export interface OrderPart extends Omit<AvailabilityPart, 'type'> {
+  type: BestellungTyp;
+  /** `TourId`, a printable id `[A-Z0-9+-_]{1,20}`. */
+  tourId?: string;
+}
+
+/** `Substitution`: the article is replaced by `deliveredPzn`. */
+export interface Substitution {
+  /** `Substitutionsgrund`. */
+  reason: Substitutionsgrund;
+  /** `Grund`: why the requested PZN is not delivered. */
+  defectReason: Defektgrund;
+  /** `LieferPzn`. */
+  deliveredPzn: Pzn;
+}
+
+const NO_ATTRIBUTES: readonly string[] = [];
+
+function readPart(el: XmlElement, ctx: WireContext, forOrders: boolean): OrderPart {
+  const ns = ctx.ns;
+  const c = el.children;
+  if (el.attrs !== null) checkAttributes(el, NO_ATTRIBUTES);
+  let i = 0;
+  const quantity = readNillableInt(expectAt(c, i++, ns, 'Menge'), 'Menge', 1, ctx.maxQuantity);
+  const type = readEnum<BestellungTyp>(
+    expectAt(c, i++, ns, 'Typ'),
+    'Typ',
+    forOrders ? BESTELLUNG_TYPEN : VERFUEGBARKEIT_TYPEN,
+  );
+  const deliveryTime = readNillableDateTime(expectAt(c, i++, ns, 'Lieferzeitpunkt'), 'Lieferzeitpunkt');
+  let tour: string | undefined;
+  if (isAt(c, i, ns, 'Tour')) tour = readString(c[i++]!, 'Tour', 1, 80);
+  const defectReason = readEnum(
+    expectAt(c, i++, ns, 'Grund'),
+    'Grund',
+    forOrders ? ctx.orderReasons : ctx.availabilityReasons,
+  );
+  let tourId: string | undefined;
+  if (forOrders && isAt(c, i, ns, 'TourId')) tourId = readKennung(c[i++]!, 'TourId');
+  let tourDeviation: boolean | undefined;
+  if (ctx.version === 2)
+    tourDeviation = readBoolean(expectAt(c, i++, ns, 'Tourabweichung'), 'Tourabweichung');
+  expectEnd(c, i);
+  return forOrders
+    ? { quantity, type, deliveryTime, tour, defectReason, tourId, tourDeviation }
+    : { quantity, type, deliveryTime, tour, defectReason, tourDeviation };
+}
+
+/** Reads the run of `Anteile` starting at child `i` (1..max of them); returns them. */
+export function readParts(
+  children: XmlElement[],
+  i: number,
+  ctx: WireContext,
+  forOrders: boolean,
+  max: number,
+): OrderPart[] {
+  const count = countRun(children, i, ctx.ns, 'Anteile');
+  checkCount('Anteile', count, 1, max);
+  const parts: OrderPart[] = [];
+  for (let k = 0; k < count; k++) {
+    try {
+      parts.push(readPart(children[i + k]!, ctx, forOrders));
+    } catch (error) {
+      rethrowWithin(`Anteile[${k + 1}]`, error);
+    }
+  }
+  return parts;
+}
+
+export function readSubstitution(el: XmlElement, ctx: WireContext, forOrders: boolean): Substitution {
+  try {
+    const ns = ctx.ns;
+    const c = el.children;
+    if (el.attrs !== null) checkAttributes(el, NO_ATTRIBUTES);
+    const reason = readEnum(
+      expectAt(c, 0, ns, 'Substitutionsgrund'),
+      'Substitutionsgrund',
+      SUBSTITUTIONSGRUENDE,
+    );
+    const defectReason = readEnum(
+      expectAt(c, 1, ns, 'Grund'),
+      'Grund',
+      forOrders ? ctx.orderReasons : ctx.availabilityReasons,
+    );
+    const deliveredPzn = readPzn(expectAt(c, 2, ns, 'LieferPzn'), 'LieferPzn');
+    expectEnd(c, 3);
+    return { reason, defectReason, deliveredPzn };
+  } catch (error) {
+    return rethrowWithin('Substitution', error);
+  }
+}
+
+export function writePart(p: OrderPart | AvailabilityPart, ctx: WireContext, forOrders: boolean): string {
+  let s =
+    p.quantity === null
+      ? '<m:Anteile><m:Menge xsi:nil="true"/>'
+      : `<m:Anteile><m:Menge>${p.quantity}</m:Menge>`;
+  s += `<m:Typ>${p.type}</m:Typ>`;
+  s +=
+    p.deliveryTime === null
+      ? '<m:Lieferzeitpunkt xsi:nil="true"/>'
+      : `<m:Lieferzeitpunkt>${escapeText(p.deliveryTime)}</m:Lieferzeitpunkt>`;
+  if (p.tour !== undefined) s += `<m:Tour>${escapeText(p.tour)}</m:Tour>`;
+  s += `<m:Grund>${defektgrundForVersion(ctx.version, p.defectReason)}</m:Grund>`;
+  if (forOrders) {
+    const tourId = (p as OrderPart).tourId;
+    if (tourId !== undefined) s += `<m:TourId>${escapeText(tourId)}</m:TourId>`;
+  }
+  if (ctx.version === 2) s += `<m:Tourabweichung>${p.tourDeviation === true}</m:Tourabweichung>`;
+  return `${s}</m:Anteile>`;
+}
+
+export function writeSubstitution(sub: Substitution, ctx: WireContext): string {
+  return (
+    `<m:Substitution><m:Substitutionsgrund>${sub.reason}</m:Substitutionsgrund>` +
+    `<m:Grund>${defektgrundForVersion(ctx.version, sub.defectReason)}</m:Grund>` +
+    `<m:LieferPzn>${pznToWireText(sub.deliveredPzn)}</m:LieferPzn></m:Substitution>`
+  );
+}

@@ -1,0 +1,283 @@
+import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
+import { LIEFERVORGABEN, type Liefervorgabe, type Msv3FaultInfo, type Pzn } from '../model.js';
+import type { DecodeResult } from '../result.js';
+import type { XmlElement } from '../xml/parse.js';
+import { escapeAttr, escapeText } from '../xml/write.js';
+import {
+  MAX_POSITIONS,
+  MAX_SUB_ORDERS,
+  type PositionAnswer,
+  readSubOrderAnswers,
+  readSubOrderHeader,
+  type SubOrderAnswer,
+  type SubOrderHeader,
+  writeSubOrderAnswers,
+  writeSubOrderHeader,
+} from './bestellung-antwort.js';
+import {
+  booleanAttribute,
+  checkAttributes,
+  checkCount,
+  checkVersion,
+  countRun,
+  decodingContext,
+  expectAt,
+  expectEnd,
+  fail,
+  intAttribute,
+  pznToWireText,
+  readEnum,
+  readInt,
+  readPzn,
+  requestParts,
+  responseReturn,
+  rethrowWithin,
+  SUPPORT_ID_MAX,
+  soapActionFor,
+  uuidAttribute,
+  type WireContext,
+  wireContext,
+} from './fields.js';
+import type { Msv3Operation } from './operation.js';
+
+/** bestellen (PROTOCOL.md §2.4): place an order of one or more sub-orders. */
+
+export type { OrderPart, Substitution } from './anteile.js';
+export type { PositionAnswer, SubOrderAnswer, SubOrderHeader } from './bestellung-antwort.js';
+
+/** At most 1000 positions across all sub-orders of one order (XSD annotation; decoders enforce it). */
+export const MAX_ORDER_POSITIONS = 1000;
+
+export interface OrderPosition {
+  pzn: Pzn;
+  /** `Menge`, 1..9999 (v1) / 1..99999 (v2). */
+  quantity: number;
+  /** `Liefervorgabe`. */
+  deliveryInstruction: Liefervorgabe;
+}
+
+/** One requested sub-order (BestellungAuftrag); a PZN at most once per sub-order (not checked). */
+export interface SubOrder extends SubOrderHeader {
+  /** 1..1000 positions. */
+  positions: OrderPosition[];
+}
+
+export interface OrderRequest {
+  /** `clientSoftwareKennung`, 1–80 characters. */
+  clientSoftwareId: string;
+  /** `bestellung/@Id`: persist it, bestellstatusAbfragen asks by it. */
+  id: string;
+  /** `@BestellSupportId`, 1..999999. */
+  supportId: number;
+  /** `Auftraege`, 1..1000. */
+  subOrders: SubOrder[];
+}
+
+export interface OrderResponse {
+  /** `return/@Id` (= the request's Id). */
+  id: string;
+  /** `@BestellSupportId`. */
+  supportId: number;
+  /** `@NachtBetrieb`: accepted in night mode, no sub-orders; fetch the result with bestellstatusAbfragen. */
+  nightMode: boolean;
+  /** 0..1000 answered sub-orders, in any order: match them with `matchOrderAnswer`. */
+  subOrders: SubOrderAnswer[];
+}
+
+const BESTELLUNG_ATTRIBUTES = ['Id', 'BestellSupportId'];
+const RETURN_ATTRIBUTES = ['Id', 'BestellSupportId', 'NachtBetrieb'];
+const NO_ATTRIBUTES: readonly string[] = [];
+
+function encodeRequest(version: Msv3Version, request: OrderRequest): string {
+  let s = `<m:bestellen><clientSoftwareKennung>${escapeText(request.clientSoftwareId)}</clientSoftwareKennung>`;
+  s += `<bestellung Id="${escapeAttr(request.id)}" BestellSupportId="${request.supportId}">`;
+  for (const sub of request.subOrders) {
+    s += writeSubOrderHeader(sub);
+    for (const p of sub.positions) {
+      s += `<m:Positionen><m:Pzn>${pznToWireText(p.pzn)}</m:Pzn><m:Menge>${p.quantity}</m:Menge><m:Liefervorgabe>${p.deliveryInstruction}</m:Liefervorgabe></m:Positionen>`;
+    }
+    s += '</m:Auftraege>';
+  }
+  return wrapEnvelope(version, `${s}</bestellung></m:bestellen>`);
+}
+
+function readPosition(el: XmlElement, ctx: WireContext): OrderPosition {
+  if (el.attrs !== null) checkAttributes(el, NO_ATTRIBUTES);
+  const c = el.children;
+  const pzn = readPzn(expectAt(c, 0, ctx.ns, 'Pzn'), 'Pzn');
+  const quantity = readInt(expectAt(c, 1, ctx.ns, 'Menge'), 'Menge', 1, ctx.maxQuantity);
+  const deliveryInstruction = readEnum(
+    expectAt(c, 2, ctx.ns, 'Liefervorgabe'),
+    'Liefervorgabe',
+    LIEFERVORGABEN,
+  );
+  expectEnd(c, 3);
+  return { pzn, quantity, deliveryInstruction };
+}
+
+function readSubOrder(el: XmlElement, ctx: WireContext): SubOrder {
+  const header = readSubOrderHeader(el);
+  const c = el.children;
+  const count = countRun(c, 0, ctx.ns, 'Positionen');
+  checkCount('Positionen', count, 1, MAX_POSITIONS);
+  expectEnd(c, count);
+  const positions: OrderPosition[] = [];
+  for (let k = 0; k < count; k++) {
+    try {
+      positions.push(readPosition(c[k]!, ctx));
+    } catch (error) {
+      rethrowWithin(`Positionen[${k + 1}]`, error);
+    }
+  }
+  return { ...header, positions };
+}
+
+function readRequest(wrapper: XmlElement, version: Msv3Version): OrderRequest {
+  const ctx = decodingContext(wrapper, version);
+  const { clientSoftwareId, payload } = requestParts(wrapper, 'bestellung');
+  try {
+    checkAttributes(payload, BESTELLUNG_ATTRIBUTES);
+    const id = uuidAttribute(payload, 'Id');
+    const supportId = intAttribute(payload, 'BestellSupportId', 1, SUPPORT_ID_MAX);
+    const c = payload.children;
+    const count = countRun(c, 0, ctx.ns, 'Auftraege');
+    checkCount('Auftraege', count, 1, MAX_SUB_ORDERS);
+    expectEnd(c, count);
+    const subOrders: SubOrder[] = [];
+    let total = 0;
+    for (let k = 0; k < count; k++) {
+      try {
+        const sub = readSubOrder(c[k]!, ctx);
+        total += sub.positions.length;
+        subOrders.push(sub);
+      } catch (error) {
+        rethrowWithin(`Auftraege[${k + 1}]`, error);
+      }
+    }
+    if (total > MAX_ORDER_POSITIONS)
+      fail('Auftraege', `${total} positions in all, at most ${MAX_ORDER_POSITIONS}`);
+    return { clientSoftwareId, id, supportId, subOrders };
+  } catch (error) {
+    return rethrowWithin('bestellung', error);
+  }
+}
+
+function encodeResponse(version: Msv3Version, response: OrderResponse): string {
+  const ctx = wireContext(version);
+  const open =
+    `<m:bestellenResponse><return Id="${escapeAttr(response.id)}" BestellSupportId="${response.supportId}" ` +
+    `NachtBetrieb="${response.nightMode}"`;
+  const payload =
+    response.subOrders.length === 0
+      ? `${open}/></m:bestellenResponse>`
+      : `${open}>${writeSubOrderAnswers(response.subOrders, ctx)}</return></m:bestellenResponse>`;
+  return wrapEnvelope(version, payload);
+}
+
+function readResponse(wrapper: XmlElement, version: Msv3Version): OrderResponse {
+  const ret = responseReturn(wrapper);
+  try {
+    checkAttributes(ret, RETURN_ATTRIBUTES);
+    return {
+      id: uuidAttribute(ret, 'Id'),
+      supportId: intAttribute(ret, 'BestellSupportId', 1, SUPPORT_ID_MAX),
+      nightMode: booleanAttribute(ret, 'NachtBetrieb'),
+      subOrders: readSubOrderAnswers(ret.children, 0, decodingContext(wrapper, version)),
+    };
+  } catch (error) {
+    return rethrowWithin('return', error);
+  }
+}
+
+export const bestellen = {
+  name: 'bestellen',
+  service: 'bestellen',
+  versions: [1, 2],
+  soapAction: (version: Msv3Version) => soapActionFor(version, 'bestellen'),
+  encodeRequest,
+  decodeRequest: (xml: string) =>
+    decodePayload(xml, 'bestellen', (el, version) => ({ version, request: readRequest(el, version) })),
+  encodeResponse,
+  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
+  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<OrderResponse> =>
+    decodePayload(xml, 'bestellenResponse', (el, version) => {
+      checkVersion(version, expectedVersion);
+      return readResponse(el, version);
+    }),
+} satisfies Msv3Operation<OrderRequest, OrderResponse>;
+
+// ---------------------------------------------------------------------------------------------------
+// Matching answers to requests (PROTOCOL.md §2.4, §8 client 6): by sub-order Id and BestellPzn, never by index.
+
+export interface MatchedPosition {
+  subOrderId: string;
+  requested: OrderPosition;
+  answered: PositionAnswer;
+}
+
+export interface OrderAnswerMatch {
+  /** Every requested position that has an answer, in request order. */
+  matched: MatchedPosition[];
+  /** Requested positions without an answer (their sub-order was answered without them, or not at all). */
+  unanswered: { subOrderId: string; position: OrderPosition }[];
+  /** Requested sub-orders rejected in-band with `Auftragsfehler`; their positions are not listed as unanswered. */
+  rejected: { subOrder: SubOrder; error: Msv3FaultInfo }[];
+  /** Requested sub-orders missing from the answer altogether (e.g. night mode); positions are in `unanswered`. */
+  missingSubOrders: SubOrder[];
+  /** Answered sub-orders whose Id was not requested, or that repeat an Id already answered. */
+  unexpectedSubOrders: SubOrderAnswer[];
+  /** Answered positions of a requested sub-order whose PZN was not requested there (or was answered twice). */
+  unexpectedPositions: { subOrderId: string; position: PositionAnswer }[];
+}
+
+/**
+ * Pairs each requested position with its answer by sub-order `Id` and `BestellPzn`. Answers may come in
+ * any order. PZNs are compared in their 8-digit model form. A PZN requested twice in one sub-order
+ * (which MSV3 forbids) is paired in order of appearance.
+ */
+export function matchOrderAnswer(
+  request: Pick<OrderRequest, 'subOrders'>,
+  answer: Pick<OrderResponse, 'subOrders'>,
+): OrderAnswerMatch {
+  const result: OrderAnswerMatch = {
+    matched: [],
+    unanswered: [],
+    rejected: [],
+    missingSubOrders: [],
+    unexpectedSubOrders: [],
+    unexpectedPositions: [],
+  };
+  const requestedById = new Map<string, SubOrder>();
+  for (const sub of request.subOrders) requestedById.set(sub.id, sub);
+  const answerById = new Map<string, SubOrderAnswer>();
+  for (const a of answer.subOrders) {
+    if (!requestedById.has(a.id) || answerById.has(a.id)) result.unexpectedSubOrders.push(a);
+    else answerById.set(a.id, a);
+  }
+
+  for (const sub of request.subOrders) {
+    const a = answerById.get(sub.id);
+    if (a === undefined) {
+      result.missingSubOrders.push(sub);
+      for (const position of sub.positions) result.unanswered.push({ subOrderId: sub.id, position });
+      continue;
+    }
+    if (a.error !== undefined) result.rejected.push({ subOrder: sub, error: a.error });
+
+    const answersByPzn = new Map<Pzn, PositionAnswer[]>();
+    for (const p of a.positions) {
+      const list = answersByPzn.get(p.pzn);
+      if (list === undefined) answersByPzn.set(p.pzn, [p]);
+      else list.push(p);
+    }
+    for (const position of sub.positions) {
+      const answered = answersByPzn.get(position.pzn)?.shift();
+      if (answered !== undefined) result.matched.push({ subOrderId: sub.id, requested: position, answered });
+      else if (a.error === undefined) result.unanswered.push({ subOrderId: sub.id, position });
+    }
+    for (const left of answersByPzn.values()) {
+      for (const position of left) result.unexpectedPositions.push({ subOrderId: sub.id, position });
+    }
+  }
+  return result;
+}

@@ -1,0 +1,232 @@
+import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
+import type { DecodeResult } from '../result.js';
+import type { XmlElement } from '../xml/parse.js';
+import {
+  assertEncodable,
+  checkedPattern,
+  checkNoText,
+  dateTimeAttribute,
+  isLieferscheinnummer,
+  optionalAttr,
+  optionalAttribute,
+  optionalRequestParts,
+  optionalReturn,
+  readEach,
+  requireV2,
+  runOf,
+  stringAttribute,
+  writeOptionalClientSoftwareId,
+} from './extra-fields.js';
+import {
+  attribute,
+  checkAttributes,
+  checkVersion,
+  enumAttribute,
+  expectEnd,
+  rethrowWithin,
+  soapActionFor,
+  uuidAttribute,
+} from './fields.js';
+import type { Msv3Operation } from './operation.js';
+import {
+  RETOUREN_ANTEIL_TYPEN,
+  type RetourenAnteilTyp,
+  type ReturnHeader,
+  type ReturnPosition,
+  readHeader,
+  readPosition,
+  readPositions,
+  writeHeader,
+  writePosition,
+} from './retourenavis.js';
+
+/**
+ * retourenavisAnkuendigen (PROTOCOL.md §2.9, v2 only): the binding return announcement. The answer splits
+ * the positions into portions (`RetourenAnteil`), each with one verdict and, once anything is accepted,
+ * the wholesaler's reference, pick-up time or tour, and possibly a return slip to print.
+ */
+
+export type { RetoureGrund, RetourenAnteilTyp, ReturnPosition } from './retourenavis.js';
+
+export const MAX_RETURN_PORTIONS = 15;
+
+/** `retourenavisAnkuendigungType`: the positions plus optional company details (0–100 characters each). */
+export interface ReturnAnnouncement extends ReturnHeader {
+  /** `Position`, 1..999. */
+  positions: ReturnPosition[];
+  /** `@Amtsgericht`: the registry court. */
+  registryCourt?: string;
+  /** `@Handelsregisternummer`. */
+  commercialRegisterNumber?: string;
+  /** `@UmsatzsteuerID`. */
+  vatId?: string;
+  /** `@Steuernummer`. */
+  taxNumber?: string;
+  /** `@Bankname`. */
+  bankName?: string;
+  /** `@BIC`. */
+  bic?: string;
+  /** `@IBAN`. */
+  iban?: string;
+}
+
+export interface ReturnAnnouncementRequest {
+  /** `clientSoftwareKennung`, optional here. */
+  clientSoftwareId?: string;
+  /** `retourenavisAnkuendigungType`, optional in the schema. */
+  announcement?: ReturnAnnouncement;
+}
+
+/** `RetourenAnteil`: positions that share one verdict and one pick-up. */
+export interface ReturnPortion {
+  /** `@RetourenAnteilTyp`. */
+  verdict: RetourenAnteilTyp;
+  /** `@GHReferenzID`, 1–30 of `a-z A-Z 0-9 # + * / - _`; printed as DataMatrix; set once accepted. */
+  wholesalerReference?: string;
+  /** `@DokumentID`: a return slip to fetch with dokumentAbfragen and print. */
+  documentId?: string;
+  /** `@Abholzeitpunkt`, xs:dateTime as written. */
+  pickupTime?: string;
+  /** `@Tour`, 1–80 characters: the pick-up tour. */
+  tour?: string;
+  /** `Position`, 1..999. */
+  positions: ReturnPosition[];
+}
+
+/** `return` (RetourenavisAnkuendigungAntwort). */
+export interface ReturnAnnouncementAnswer extends ReturnHeader {
+  /** `RetourenAnteil`, 1..15. */
+  portions: ReturnPortion[];
+}
+
+export interface ReturnAnnouncementResponse {
+  /** `return`, optional in the schema. */
+  answer?: ReturnAnnouncementAnswer;
+}
+
+const NAME = 'retourenavisAnkuendigen';
+const VERSIONS = [2] as const;
+const HEADER_ATTRIBUTES = ['ID', 'RetoureSupportID'];
+const COMPANY_ATTRIBUTES = [
+  ['Amtsgericht', 'registryCourt'],
+  ['Handelsregisternummer', 'commercialRegisterNumber'],
+  ['UmsatzsteuerID', 'vatId'],
+  ['Steuernummer', 'taxNumber'],
+  ['Bankname', 'bankName'],
+  ['BIC', 'bic'],
+  ['IBAN', 'iban'],
+] as const;
+const ANNOUNCEMENT_ATTRIBUTES = [...HEADER_ATTRIBUTES, ...COMPANY_ATTRIBUTES.map(([name]) => name)];
+const PORTION_ATTRIBUTES = ['GHReferenzID', 'DokumentID', 'Abholzeitpunkt', 'Tour', 'RetourenAnteilTyp'];
+const companyText = stringAttribute(0, 100);
+const tour = stringAttribute(1, 80);
+
+function encodeRequest(version: Msv3Version, request: ReturnAnnouncementRequest): string {
+  assertEncodable(NAME, VERSIONS, version);
+  let s = `<m:${NAME}>${writeOptionalClientSoftwareId(request.clientSoftwareId)}`;
+  const a = request.announcement;
+  if (a !== undefined) {
+    s += `<retourenavisAnkuendigungType ${writeHeader(a)}`;
+    for (const [name, field] of COMPANY_ATTRIBUTES) s += optionalAttr(name, a[field]);
+    s += '>';
+    for (const p of a.positions) s += writePosition(p);
+    s += '</retourenavisAnkuendigungType>';
+  }
+  return wrapEnvelope(version, `${s}</m:${NAME}>`);
+}
+
+function readAnnouncement(el: XmlElement, ns: string): ReturnAnnouncement {
+  checkAttributes(el, ANNOUNCEMENT_ATTRIBUTES);
+  checkNoText(el);
+  const announcement: ReturnAnnouncement = { ...readHeader(el), positions: [] };
+  for (const [name, field] of COMPANY_ATTRIBUTES)
+    announcement[field] = optionalAttribute(el, name, companyText);
+  announcement.positions = readPositions(el, ns, readPosition);
+  return announcement;
+}
+
+function readRequest(wrapper: XmlElement, version: Msv3Version): ReturnAnnouncementRequest {
+  requireV2(NAME, version);
+  const { clientSoftwareId, payload } = optionalRequestParts(wrapper, 'retourenavisAnkuendigungType');
+  if (payload === undefined) return { clientSoftwareId };
+  try {
+    return { clientSoftwareId, announcement: readAnnouncement(payload, wrapper.ns) };
+  } catch (error) {
+    return rethrowWithin('retourenavisAnkuendigungType', error);
+  }
+}
+
+function writePortion(p: ReturnPortion): string {
+  let s =
+    `<m:RetourenAnteil${optionalAttr('GHReferenzID', p.wholesalerReference)}${optionalAttr('DokumentID', p.documentId)}` +
+    `${optionalAttr('Abholzeitpunkt', p.pickupTime)}${optionalAttr('Tour', p.tour)} RetourenAnteilTyp="${p.verdict}">`;
+  for (const position of p.positions) s += writePosition(position);
+  return `${s}</m:RetourenAnteil>`;
+}
+
+function encodeResponse(version: Msv3Version, response: ReturnAnnouncementResponse): string {
+  assertEncodable(NAME, VERSIONS, version);
+  const a = response.answer;
+  if (a === undefined) return wrapEnvelope(version, `<m:${NAME}Response/>`);
+  let s = `<m:${NAME}Response><return ${writeHeader(a)}>`;
+  for (const p of a.portions) s += writePortion(p);
+  return wrapEnvelope(version, `${s}</return></m:${NAME}Response>`);
+}
+
+function wholesalerReference(el: XmlElement, name: string): string {
+  return checkedPattern(attribute(el, name), `@${name}`, isLieferscheinnummer, 'a wholesaler reference');
+}
+
+function readPortion(el: XmlElement, ns: string): ReturnPortion {
+  checkAttributes(el, PORTION_ATTRIBUTES);
+  checkNoText(el);
+  return {
+    verdict: enumAttribute(el, 'RetourenAnteilTyp', RETOUREN_ANTEIL_TYPEN),
+    wholesalerReference: optionalAttribute(el, 'GHReferenzID', wholesalerReference),
+    documentId: optionalAttribute(el, 'DokumentID', uuidAttribute),
+    pickupTime: optionalAttribute(el, 'Abholzeitpunkt', dateTimeAttribute),
+    tour: optionalAttribute(el, 'Tour', tour),
+    positions: readPositions(el, ns, readPosition),
+  };
+}
+
+function readAnswer(ret: XmlElement, ns: string): ReturnAnnouncementAnswer {
+  checkAttributes(ret, HEADER_ATTRIBUTES);
+  checkNoText(ret);
+  const header = readHeader(ret);
+  const c = ret.children;
+  const count = runOf(c, 0, ns, 'RetourenAnteil', 1, MAX_RETURN_PORTIONS);
+  expectEnd(c, count);
+  return { ...header, portions: readEach(c, 0, count, 'RetourenAnteil', (p) => readPortion(p, ns)) };
+}
+
+function readResponse(wrapper: XmlElement, version: Msv3Version): ReturnAnnouncementResponse {
+  requireV2(`${NAME}Response`, version);
+  const ret = optionalReturn(wrapper);
+  if (ret === undefined) return {};
+  try {
+    return { answer: readAnswer(ret, wrapper.ns) };
+  } catch (error) {
+    return rethrowWithin('return', error);
+  }
+}
+
+export const retourenavisAnkuendigen = {
+  name: NAME,
+  service: 'retourenavis',
+  versions: VERSIONS,
+  soapAction: (version: Msv3Version) => {
+    assertEncodable(NAME, VERSIONS, version);
+    return soapActionFor(version, NAME);
+  },
+  encodeRequest,
+  decodeRequest: (xml: string) =>
+    decodePayload(xml, NAME, (el, version) => ({ version, request: readRequest(el, version) })),
+  encodeResponse,
+  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
+  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<ReturnAnnouncementResponse> =>
+    decodePayload(xml, `${NAME}Response`, (el, version) => {
+      checkVersion(version, expectedVersion);
+      return readResponse(el, version);
+    }),
+} satisfies Msv3Operation<ReturnAnnouncementRequest, ReturnAnnouncementResponse>;

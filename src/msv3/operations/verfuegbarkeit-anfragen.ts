@@ -1,0 +1,220 @@
+import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
+import type { Pzn } from '../model.js';
+import type { DecodeResult } from '../result.js';
+import type { XmlElement } from '../xml/parse.js';
+import { escapeAttr, escapeText } from '../xml/write.js';
+import {
+  type AvailabilityPart,
+  readParts,
+  readSubstitution,
+  type Substitution,
+  writePart,
+  writeSubstitution,
+} from './anteile.js';
+import {
+  booleanAttribute,
+  checkAttributes,
+  checkCount,
+  checkVersion,
+  countRun,
+  decodingContext,
+  enumAttribute,
+  expectAt,
+  expectEnd,
+  isAt,
+  pznToWireText,
+  readInt,
+  readPzn,
+  requestParts,
+  responseReturn,
+  rethrowWithin,
+  soapActionFor,
+  uuidAttribute,
+  type WireContext,
+  wireContext,
+} from './fields.js';
+import type { Msv3Operation } from './operation.js';
+
+/** verfuegbarkeitAnfragen (PROTOCOL.md §2.2): availability of up to 50 articles. */
+
+export type { AvailabilityPart, Substitution } from './anteile.js';
+
+export const BEDARF_WERTE = ['direkt', 'einsAusN', 'unspezifisch'] as const;
+/** v2 `@Bedarf` per article. */
+export type Bedarf = (typeof BEDARF_WERTE)[number];
+
+export const ANTWORT_TYPEN = ['Spezifisch', 'Unspezifisch'] as const;
+/** `@RTyp`: whether the answer is specific (contract item). */
+export type AntwortTyp = (typeof ANTWORT_TYPEN)[number];
+
+export const MAX_ARTICLES = 50;
+
+export interface AvailabilityRequestArticle {
+  pzn: Pzn;
+  /** `Menge`, 1..9999 (v1) / 1..99999 (v2). */
+  quantity: number;
+  /** v2 `@Bedarf` (encoded as `unspezifisch` when undefined); undefined when decoded from v1. */
+  demand?: Bedarf;
+}
+
+export interface AvailabilityRequest {
+  /** `clientSoftwareKennung`, 1–80 characters. */
+  clientSoftwareId: string;
+  /** `verfuegbarkeitsanfrage/@Id`, a fresh uuid per request. */
+  id: string;
+  /**
+   * v1 `@EinsAusNBedarf`: only one of the articles is really needed. When undefined, the v1 encoder
+   * sends true iff every article's `demand` is `einsAusN`. Undefined when decoded from v2.
+   */
+  oneOfMany?: boolean;
+  /** 1..50 articles, no duplicate PZN (the duplicate rule is not checked by the codec). */
+  articles: AvailabilityRequestArticle[];
+}
+
+export interface AvailabilityArticle {
+  /** `AnfrageMenge`. */
+  requestedQuantity: number;
+  /** `AnfragePzn`. */
+  requestedPzn: Pzn;
+  substitution?: Substitution;
+  /** `Anteile`, 1..5. */
+  parts: AvailabilityPart[];
+}
+
+export interface AvailabilityResponse {
+  /** `return/@Id` (= the request's Id). */
+  id: string;
+  /** `@RTyp`. */
+  responseType: AntwortTyp;
+  /** 1..50 articles. */
+  articles: AvailabilityArticle[];
+}
+
+const REQUEST_ATTRIBUTES: Record<Msv3Version, readonly string[]> = { 1: ['Id', 'EinsAusNBedarf'], 2: ['Id'] };
+const ARTICLE_ATTRIBUTES: Record<Msv3Version, readonly string[]> = { 1: [], 2: ['Bedarf'] };
+const RETURN_ATTRIBUTES = ['Id', 'RTyp'];
+const NO_ATTRIBUTES: readonly string[] = [];
+
+function encodeRequest(version: Msv3Version, request: AvailabilityRequest): string {
+  let s = `<m:verfuegbarkeitAnfragen><clientSoftwareKennung>${escapeText(request.clientSoftwareId)}</clientSoftwareKennung>`;
+  s += `<verfuegbarkeitsanfrage Id="${escapeAttr(request.id)}"`;
+  if (version === 1) {
+    const oneOfMany = request.oneOfMany ?? request.articles.every((a) => a.demand === 'einsAusN');
+    s += ` EinsAusNBedarf="${oneOfMany}">`;
+    for (const a of request.articles) {
+      s += `<m:Artikel><m:Pzn>${pznToWireText(a.pzn)}</m:Pzn><m:Menge>${a.quantity}</m:Menge></m:Artikel>`;
+    }
+  } else {
+    s += '>';
+    for (const a of request.articles) {
+      s += `<m:Artikel Bedarf="${a.demand ?? 'unspezifisch'}"><m:Pzn>${pznToWireText(a.pzn)}</m:Pzn><m:Menge>${a.quantity}</m:Menge></m:Artikel>`;
+    }
+  }
+  return wrapEnvelope(version, `${s}</verfuegbarkeitsanfrage></m:verfuegbarkeitAnfragen>`);
+}
+
+function readRequestArticle(el: XmlElement, ctx: WireContext): AvailabilityRequestArticle {
+  checkAttributes(el, ARTICLE_ATTRIBUTES[ctx.version]);
+  const demand = ctx.version === 2 ? enumAttribute(el, 'Bedarf', BEDARF_WERTE) : undefined;
+  const c = el.children;
+  const pzn = readPzn(expectAt(c, 0, ctx.ns, 'Pzn'), 'Pzn');
+  const quantity = readInt(expectAt(c, 1, ctx.ns, 'Menge'), 'Menge', 1, ctx.maxQuantity);
+  expectEnd(c, 2);
+  return { pzn, quantity, demand };
+}
+
+function readRequest(wrapper: XmlElement, version: Msv3Version): AvailabilityRequest {
+  const ctx = decodingContext(wrapper, version);
+  const { clientSoftwareId, payload } = requestParts(wrapper, 'verfuegbarkeitsanfrage');
+  try {
+    checkAttributes(payload, REQUEST_ATTRIBUTES[version]);
+    const id = uuidAttribute(payload, 'Id');
+    const oneOfMany = version === 1 ? booleanAttribute(payload, 'EinsAusNBedarf') : undefined;
+    const c = payload.children;
+    const count = countRun(c, 0, ctx.ns, 'Artikel');
+    checkCount('Artikel', count, 1, MAX_ARTICLES);
+    expectEnd(c, count);
+    const articles: AvailabilityRequestArticle[] = [];
+    for (let k = 0; k < count; k++) {
+      try {
+        articles.push(readRequestArticle(c[k]!, ctx));
+      } catch (error) {
+        rethrowWithin(`Artikel[${k + 1}]`, error);
+      }
+    }
+    return { clientSoftwareId, id, oneOfMany, articles };
+  } catch (error) {
+    return rethrowWithin('verfuegbarkeitsanfrage', error);
+  }
+}
+
+function encodeResponse(version: Msv3Version, response: AvailabilityResponse): string {
+  const ctx = wireContext(version);
+  let s = `<m:verfuegbarkeitAnfragenResponse><return Id="${escapeAttr(response.id)}" RTyp="${response.responseType}">`;
+  for (const a of response.articles) {
+    s += `<m:Artikel><m:AnfrageMenge>${a.requestedQuantity}</m:AnfrageMenge><m:AnfragePzn>${pznToWireText(a.requestedPzn)}</m:AnfragePzn>`;
+    if (a.substitution !== undefined) s += writeSubstitution(a.substitution, ctx);
+    for (const p of a.parts) s += writePart(p, ctx, false);
+    s += '</m:Artikel>';
+  }
+  return wrapEnvelope(version, `${s}</return></m:verfuegbarkeitAnfragenResponse>`);
+}
+
+function readArticle(el: XmlElement, ctx: WireContext): AvailabilityArticle {
+  if (el.attrs !== null) checkAttributes(el, NO_ATTRIBUTES);
+  const ns = ctx.ns;
+  const c = el.children;
+  const requestedQuantity = readInt(expectAt(c, 0, ns, 'AnfrageMenge'), 'AnfrageMenge', 1, ctx.maxQuantity);
+  const requestedPzn = readPzn(expectAt(c, 1, ns, 'AnfragePzn'), 'AnfragePzn');
+  let i = 2;
+  let substitution: Substitution | undefined;
+  if (isAt(c, i, ns, 'Substitution')) substitution = readSubstitution(c[i++]!, ctx, false);
+  const parts = readParts(c, i, ctx, false, 5) as AvailabilityPart[];
+  expectEnd(c, i + parts.length);
+  return { requestedQuantity, requestedPzn, substitution, parts };
+}
+
+function readResponse(wrapper: XmlElement, version: Msv3Version): AvailabilityResponse {
+  const ctx = decodingContext(wrapper, version);
+  const ret = responseReturn(wrapper);
+  try {
+    checkAttributes(ret, RETURN_ATTRIBUTES);
+    const id = uuidAttribute(ret, 'Id');
+    const responseType = enumAttribute(ret, 'RTyp', ANTWORT_TYPEN);
+    const c = ret.children;
+    const count = countRun(c, 0, ctx.ns, 'Artikel');
+    checkCount('Artikel', count, 1, MAX_ARTICLES);
+    expectEnd(c, count);
+    const articles: AvailabilityArticle[] = [];
+    for (let k = 0; k < count; k++) {
+      try {
+        articles.push(readArticle(c[k]!, ctx));
+      } catch (error) {
+        rethrowWithin(`Artikel[${k + 1}]`, error);
+      }
+    }
+    return { id, responseType, articles };
+  } catch (error) {
+    return rethrowWithin('return', error);
+  }
+}
+
+export const verfuegbarkeitAnfragen = {
+  name: 'verfuegbarkeitAnfragen',
+  service: 'verfuegbarkeitAnfragen',
+  versions: [1, 2],
+  soapAction: (version: Msv3Version) => soapActionFor(version, 'verfuegbarkeitAnfragen'),
+  encodeRequest,
+  decodeRequest: (xml: string) =>
+    decodePayload(xml, 'verfuegbarkeitAnfragen', (el, version) => ({
+      version,
+      request: readRequest(el, version),
+    })),
+  encodeResponse,
+  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
+  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<AvailabilityResponse> =>
+    decodePayload(xml, 'verfuegbarkeitAnfragenResponse', (el, version) => {
+      checkVersion(version, expectedVersion);
+      return readResponse(el, version);
+    }),
+} satisfies Msv3Operation<AvailabilityRequest, AvailabilityResponse>;

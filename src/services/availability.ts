@@ -1,0 +1,161 @@
+import { ApiError } from '../http/errors.js';
+import { newUuid } from '../lib/ids.js';
+import type { Credentials } from '../msv3/credentials.js';
+import { maxQuantity, normalisePzn } from '../msv3/model.js';
+import {
+  type AvailabilityArticle,
+  type Bedarf,
+  verfuegbarkeitAnfragen,
+} from '../msv3/operations/verfuegbarkeit-anfragen.js';
+import type { Owner } from '../store/custom-wholesalers.js';
+import type { ResolvedWholesaler } from '../wholesalers/registry.js';
+import {
+  type DeliveryPortion,
+  type SubstitutionInfo,
+  toDeliveryPortion,
+  toSubstitution,
+} from './delivery-parts.js';
+import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
+
+/**
+ * POST /v1/availability → `verfuegbarkeitAnfragen` (PROTOCOL.md §5.2).
+ *
+ * - PZNs are left-padded to 8 digits on the way in and out; a PZN may occur once per request (MSV3
+ *   forbids duplicates, and merging would blur different demand types), a repeat is a 400 naming it.
+ * - Quantities: 1..99,999 in the schema; 1..9,999 for v1 wholesalers, checked once the wholesaler is known.
+ * - `demand_type` → v2 `@Bedarf` per article (`direct` → direkt, `one_of_many` → einsAusN, `unspecified`
+ *   → unspezifisch). v1 has only the request-level `@EinsAusNBedarf`: true iff every item is
+ *   `one_of_many`; for a mixed list it is false (v1 cannot express it per article).
+ * - `response_type` from `@RTyp`: Spezifisch → `standard` (the answer SPEC 2.3 describes: normal and network
+ *   parts carry a delivery time or tour), Unspezifisch → `unspecific` (the contract lacks specific
+ *   answers; times, tours and quantities may be missing).
+ * - `available` is not an MSV3 field: true iff every part is `normal` or `network` (deliverable with a
+ *   regular tour, nothing back-ordered, procured or refused) and no binding substitution replaces the
+ *   article (a `proposal` does not count).
+ * - Items come back in request order, matched by PZN (MSV3 says nothing about the order).
+ */
+
+export type DemandType = 'direct' | 'one_of_many' | 'unspecified';
+
+export interface AvailabilityInput {
+  wholesaler: string;
+  items: { pzn: string; quantity: number; demand_type?: DemandType }[];
+}
+
+export interface AvailabilityItem {
+  pzn: string;
+  quantity_requested: number;
+  available: boolean;
+  deliveries: DeliveryPortion[];
+  substitution: SubstitutionInfo | null;
+}
+
+export interface AvailabilityResult {
+  wholesaler: string;
+  response_type: 'standard' | 'unspecific';
+  items: AvailabilityItem[];
+}
+
+const BEDARF: Record<DemandType, Bedarf> = {
+  direct: 'direkt',
+  one_of_many: 'einsAusN',
+  unspecified: 'unspezifisch',
+};
+
+const AVAILABLE_TYPES = new Set(['Normal', 'Verbund']);
+
+export async function checkAvailability(
+  deps: UpstreamDeps,
+  owner: Owner,
+  credentials: Credentials,
+  input: AvailabilityInput,
+): Promise<AvailabilityResult> {
+  const pzns = uniquePzns(
+    input.items.map((item) => item.pzn),
+    'items',
+    '.pzn',
+    input.wholesaler,
+  );
+  const wholesaler = await deps.registry.resolve(owner, input.wholesaler);
+  checkQuantities(wholesaler, input.items);
+
+  const { value } = await callWholesaler(deps, wholesaler, verfuegbarkeitAnfragen, credentials, {
+    clientSoftwareId: deps.clientSoftwareId,
+    id: newUuid(),
+    articles: input.items.map((item, i) => ({
+      pzn: pzns[i]!,
+      quantity: item.quantity,
+      demand: BEDARF[item.demand_type ?? 'direct'],
+    })),
+  });
+
+  const byPzn = new Map(value.articles.map((article) => [article.requestedPzn, article]));
+  return {
+    wholesaler: input.wholesaler,
+    response_type: value.responseType === 'Spezifisch' ? 'standard' : 'unspecific',
+    items: pzns.map((pzn, i) => {
+      const article = byPzn.get(pzn);
+      if (article === undefined) {
+        throw new ApiError(
+          'wholesaler_bad_response',
+          `The answer of ${input.wholesaler} has no entry for items[${i}].pzn ${pzn}.`,
+          { wholesaler: input.wholesaler },
+        );
+      }
+      return toItem(pzn, article);
+    }),
+  };
+}
+
+function toItem(pzn: string, article: AvailabilityArticle): AvailabilityItem {
+  const bindingSubstitution =
+    article.substitution !== undefined && article.substitution.reason !== 'Vorschlag';
+  return {
+    pzn,
+    quantity_requested: article.requestedQuantity,
+    available: !bindingSubstitution && article.parts.every((part) => AVAILABLE_TYPES.has(part.type)),
+    deliveries: article.parts.map((part) => toDeliveryPortion(part)),
+    substitution: toSubstitution(article.substitution),
+  };
+}
+
+/** Pads every PZN to 8 digits; a repeat (also `123` vs `00000123`) is a 400 naming both positions. */
+export function uniquePzns(
+  raw: readonly string[],
+  list: string,
+  field: string,
+  wholesaler: string,
+): string[] {
+  const firstAt = new Map<string, number>();
+  return raw.map((text, i) => {
+    const pzn = normalisePzn(text);
+    const earlier = firstAt.get(pzn);
+    if (earlier !== undefined) {
+      const param = `${list}[${i}]${field}`;
+      throw new ApiError(
+        'invalid_request',
+        `${param} repeats ${list}[${earlier}]${field} (${pzn}); MSV3 allows each PZN once per request, so send one entry with the total quantity.`,
+        { param, wholesaler },
+      );
+    }
+    firstAt.set(pzn, i);
+    return pzn;
+  });
+}
+
+/** The schema allows up to the v2 maximum; v1 wholesalers take at most 9,999 units per line. */
+export function checkQuantities(
+  wholesaler: ResolvedWholesaler,
+  items: readonly { quantity: number }[],
+  list = 'items',
+): void {
+  const max = maxQuantity(wholesaler.version);
+  const index = items.findIndex((item) => item.quantity > max);
+  if (index === -1) return;
+  const param = `${list}[${index}].quantity`;
+  throw new ApiError(
+    'invalid_request',
+    `${param} must be at most ${max}: ${wholesaler.id} speaks MSV3 version ${wholesaler.version}.`,
+    { param, wholesaler: wholesaler.id },
+  );
+}

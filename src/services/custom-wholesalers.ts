@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { ApiError } from '../http/errors.js';
+import { checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
+import type { Clock } from '../lib/clock.js';
+import type { Msv3Version } from '../msv3/envelope.js';
+import {
+  type CustomWholesaler,
+  listCustomWholesalers,
+  type Owner,
+  upsertCustomWholesaler,
+} from '../store/custom-wholesalers.js';
+import type { Tables } from '../store/schema.js';
+import type { Wholesaler } from '../wholesalers/registry.js';
+
+/**
+ * POST /v1/wholesalers/custom: an account registers its own MSV3 endpoint (SPEC 4.3).
+ *
+ * Id derivation (SPEC leaves it open): `custom-<slug of the name>-<6 hex of SHA-256(account, mode,
+ * endpoint)>`, e.g. `custom-hausapotheke-nord-3f9a1c`. The slug is the name in lower case, umlauts
+ * spelt out (ä → ae, ß → ss), other accents dropped, every run of other characters a `-`, at most 24
+ * characters (`wholesaler` if nothing is left). The id is stable and readable, and differs between
+ * accounts and modes. Registering an endpoint the owner has registered before returns that wholesaler
+ * unchanged (its first name and id), so registration is idempotent.
+ *
+ * URL rules: absolute http(s), no user name or password, no query or fragment (service paths are
+ * appended to it). Live keys need https. Hosts resolving to private, loopback or link-local addresses
+ * are refused unless the operator sets ALLOW_PRIVATE_ENDPOINTS, which also admits plain http to them;
+ * the custom-endpoint transport repeats that check on every connection (DNS may change).
+ */
+
+export interface CustomWholesalerDeps {
+  db: Kysely<Tables>;
+  clock: Clock;
+  allowPrivateEndpoints: boolean;
+  lookup?: HostLookup;
+}
+
+export interface CustomWholesalerInput {
+  name: string;
+  endpoint: string;
+  msv3_version?: Msv3Version;
+}
+
+export async function registerCustomWholesaler(
+  deps: CustomWholesalerDeps,
+  owner: Owner,
+  input: CustomWholesalerInput,
+): Promise<Wholesaler> {
+  const endpoint = await checkedEndpoint(deps, owner, input.endpoint);
+  const known = (await listCustomWholesalers(deps.db, owner)).find((w) => w.endpoint === endpoint);
+  if (known !== undefined) return shown(known, owner);
+
+  const name = input.name.trim();
+  const id = customWholesalerId(owner, name, endpoint);
+  const saved = await upsertCustomWholesaler(deps.db, deps.clock, owner, {
+    id,
+    name,
+    endpoint,
+    version: input.msv3_version ?? 2,
+  });
+  if (saved.endpoint !== endpoint) {
+    // Two endpoints with the same slug and hash prefix: vanishingly rare, but never return the wrong one.
+    throw new ApiError(
+      'conflict',
+      `The id ${id} is taken by another endpoint; register it under another name.`,
+    );
+  }
+  return shown(saved, owner);
+}
+
+export function customWholesalerId(owner: Owner, name: string, endpoint: string): string {
+  const hash = createHash('sha256').update(`${owner.accountId}\n${owner.mode}\n${endpoint}`).digest('hex');
+  return `custom-${slugOf(name)}-${hash.slice(0, 6)}`;
+}
+
+export function slugOf(name: string): string {
+  const slug = name
+    .toLowerCase()
+    .replace(/ä/g, 'ae')
+    .replace(/ö/g, 'oe')
+    .replace(/ü/g, 'ue')
+    .replace(/ß/g, 'ss')
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 24)
+    .replace(/-+$/, '');
+  return slug === '' ? 'wholesaler' : slug;
+}
+
+/** Validates the URL and returns its canonical form (lower-case host, no default port, no trailing `/`). */
+async function checkedEndpoint(deps: CustomWholesalerDeps, owner: Owner, text: string): Promise<string> {
+  const check = await checkOutboundUrl(text, {
+    live: owner.mode === 'live',
+    allowPrivate: deps.allowPrivateEndpoints,
+    ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }),
+  });
+  if (!check.ok) {
+    const kind = check.reason === 'invalid_url' ? 'invalid_request' : 'endpoint_not_allowed';
+    throw new ApiError(kind, `endpoint: ${check.message}`, { param: 'endpoint' });
+  }
+  const { url } = check;
+  if (url.search !== '' || url.hash !== '') {
+    throw new ApiError(
+      'invalid_request',
+      'endpoint: the URL must not have a query or fragment; give the base URL, e.g. https://host/msv3/v2.0.',
+      { param: 'endpoint' },
+    );
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function shown(custom: CustomWholesaler, owner: Owner): Wholesaler {
+  return {
+    id: custom.id,
+    name: custom.name,
+    endpoint: custom.endpoint,
+    verified: custom.verified,
+    capabilities: custom.capabilities,
+    msv3_version: custom.version,
+    route: owner.mode === 'test' ? 'sandbox' : 'live',
+  };
+}

@@ -1,0 +1,131 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.js';
+import type { Credentials } from '../msv3/credentials.js';
+import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
+import { lieferavisAbfrageNeu } from '../msv3/operations/lieferavis-abfrage-neu.js';
+import { lieferavisBestaetigen } from '../msv3/operations/lieferavis-bestaetigen.js';
+import type { Owner } from '../store/custom-wholesalers.js';
+import {
+  type CustomerScope,
+  customerHash,
+  markNoticesConfirmed,
+  type StoredNotice,
+  saveSeenNotices,
+} from '../store/delivery-notices.js';
+import type { Tables } from '../store/schema.js';
+import type { EventInput } from '../webhooks/events.js';
+import type { ResolvedWholesaler } from '../wholesalers/registry.js';
+import { type DeliveryNoticeJson, hasShortages, toDeliveryNoticeJson } from './deliveries-json.js';
+import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
+
+/** Delivery notices (SPEC 4.9, 4.10; PROTOCOL.md §2.8, §5.7, §5.8): read the new ones, confirm them. */
+
+export interface DeliveryDeps {
+  upstream: UpstreamDeps;
+  db: Kysely<Tables>;
+  clock: Clock;
+  /** Writes a webhook event into the outbox, inside the transaction that stores its notice. */
+  recordEvent: DeliveryEventRecorder;
+}
+
+/**
+ * Writes one webhook event into the outbox inside `trx` (`webhooks/events.ts` `recordEvent` with its
+ * deps bound), so the event commits exactly when the notice it reports does.
+ */
+export type DeliveryEventRecorder = (
+  trx: Kysely<Tables>,
+  event: EventInput<DeliveryNoticeJson> & { type: 'delivery.received' | 'delivery.shortage' },
+) => Promise<unknown>;
+
+/** One pharmacy's call to one wholesaler. */
+export interface CustomerRequest {
+  owner: Owner;
+  /** The wholesaler id as requested. */
+  wholesaler: string;
+  credentials: Credentials;
+}
+
+export function customerScopeOf(request: CustomerRequest): CustomerScope {
+  return {
+    accountId: request.owner.accountId,
+    mode: request.owner.mode,
+    wholesaler: request.wholesaler,
+    customerHash: customerHash(request.credentials.username),
+  };
+}
+
+/**
+ * Stores what the wholesaler just returned for this customer. A notice seen for the first time (from
+ * the unconfirmed list or a history lookup) gets a `delivery.received` event, and a
+ * `delivery.shortage` event if it has shortages, in the transaction that stores it.
+ */
+export function rememberNotices(
+  deps: DeliveryDeps,
+  request: CustomerRequest,
+  notices: readonly DeliveryNotice[],
+): Promise<StoredNotice[]> {
+  return saveSeenNotices(deps.db, deps.clock, customerScopeOf(request), notices, async (trx, stored) => {
+    const base = {
+      accountId: request.owner.accountId,
+      mode: request.owner.mode,
+      wholesaler: request.wholesaler,
+      customerId: request.credentials.username,
+      data: toDeliveryNoticeJson(stored.notice),
+    };
+    await deps.recordEvent(trx, { type: 'delivery.received', ...base });
+    if (hasShortages(stored.notice)) await deps.recordEvent(trx, { type: 'delivery.shortage', ...base });
+  });
+}
+
+export function resolveWholesaler(deps: DeliveryDeps, request: CustomerRequest): Promise<ResolvedWholesaler> {
+  return deps.upstream.registry.resolve(request.owner, request.wholesaler);
+}
+
+export interface NewDeliveriesJson {
+  wholesaler: string;
+  deliveries: DeliveryNoticeJson[];
+}
+
+/** `GET /v1/deliveries`: the unconfirmed notices (`lieferavisAbfrageNeu`), each one stored as seen. */
+export async function listNewDeliveries(
+  deps: DeliveryDeps,
+  request: CustomerRequest,
+): Promise<NewDeliveriesJson> {
+  const wholesaler = await resolveWholesaler(deps, request);
+  const { value } = await callWholesaler(
+    deps.upstream,
+    wholesaler,
+    lieferavisAbfrageNeu,
+    request.credentials,
+    {
+      clientSoftwareId: deps.upstream.clientSoftwareId,
+    },
+  );
+  await rememberNotices(deps, request, value.notices);
+  return { wholesaler: request.wholesaler, deliveries: value.notices.map(toDeliveryNoticeJson) };
+}
+
+export interface ConfirmedDeliveriesJson {
+  wholesaler: string;
+  confirmed: string[];
+  status: 'confirmed';
+}
+
+/**
+ * `POST /v1/deliveries/confirm` (`lieferavisBestaetigen`): afterwards the wholesaler no longer lists
+ * the notices as new (SPEC §3 rule 2). Repeated numbers are sent once.
+ */
+export async function confirmDeliveries(
+  deps: DeliveryDeps,
+  request: CustomerRequest,
+  trackingNumbers: readonly string[],
+): Promise<ConfirmedDeliveriesJson> {
+  const wholesaler = await resolveWholesaler(deps, request);
+  const unique = [...new Set(trackingNumbers)];
+  await callWholesaler(deps.upstream, wholesaler, lieferavisBestaetigen, request.credentials, {
+    clientSoftwareId: deps.upstream.clientSoftwareId,
+    deliveryNoteNumbers: unique,
+  });
+  await markNoticesConfirmed(deps.db, deps.clock, customerScopeOf(request), unique);
+  return { wholesaler: request.wholesaler, confirmed: unique, status: 'confirmed' };
+}

@@ -1,0 +1,278 @@
+import { ApiError } from '../http/errors.js';
+import { apiErrorFromUpstream } from '../http/upstream-errors.js';
+import type { Credentials } from '../msv3/credentials.js';
+import { bestellen, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
+import { bestellstatusAbfragen } from '../msv3/operations/bestellstatus-abfragen.js';
+import type { UpstreamError } from '../msv3/upstream-error.js';
+import type { KeyMode } from '../store/api-key-secret.js';
+import { insertOrderIfAbsent, type StoredOrder } from '../store/orders.js';
+import type { ResolvedWholesaler } from '../wholesalers/registry.js';
+import { bestellungIdFor, gatewayOrderId } from './orders-ids.js';
+import { type OrderResult, orderItems, orderLabelOf, rejectionOf } from './orders-json.js';
+import {
+  type OrderItemInput,
+  orderLines,
+  type StoredOrderRequest,
+  storedOrderRequest,
+  toMsv3OrderRequest,
+} from './orders-request.js';
+import { type OrderDeps, saveOrderChange, statusOfState } from './orders-state.js';
+import { assertSupports, callWholesalerRaw } from './wholesaler-call.js';
+
+/**
+ * POST /v1/orders → `bestellen`, placed at most once per request (PROTOCOL.md §2.4, §2.5, §5.5).
+ *
+ * 1. The Bestellung Id is derived from the Idempotency-Key (see `orders-ids.ts`), else random.
+ * 2. The order (gateway id, Bestellung Id, account, mode, wholesaler, customer, the exact request) is
+ *    stored in state `sending` before anything is sent.
+ * 3. `bestellen` goes out. Its answer settles the order: `confirmed`, `queued_night_mode` (NachtBetrieb), or
+ *    `rejected` (Auftragsfehler → 422 with the wholesaler's texts; one sub-order per order, so rejection
+ *    is all or nothing). A failure before the wholesaler could act (`maybeDelivered: false`) leaves it
+ *    `not_placed` and returns the mapped error.
+ * 4. A failure after sending (timeout, dropped connection, server fault) leaves the outcome open: the
+ *    gateway asks `bestellstatusAbfragen` with the same Id before answering. An available answer settles
+ *    the order; "answer not available" means it was taken (answered as `queued_night_mode`); an unknown Id
+ *    means it was not placed, so `bestellen` is sent once more with the same Id; anything else is 504
+ *    `order_outcome_unknown`, and the same Idempotency-Key reconciles later.
+ * 5. A retry that finds the order stored answers from it without a SOAP call when it is settled, and
+ *    reconciles first when its outcome is open (the previous attempt crashed or timed out).
+ * A second `bestellen` with a new Id for the same request is impossible: the Id is fixed before step 2.
+ */
+
+export interface OrderCaller {
+  accountId: string;
+  apiKeyId: string;
+  mode: KeyMode;
+}
+
+export interface PlaceOrderInput {
+  wholesaler: string;
+  items: OrderItemInput[];
+  /** From `request.idempotency`; without it every request is a new order. */
+  idempotency?: { key: string; firstUsedAt: number } | null;
+  /** Called once the order is stored: from then on a failure leaves an order a retry must resume. */
+  onStored?: () => void;
+}
+
+interface Placement {
+  deps: OrderDeps;
+  wholesaler: ResolvedWholesaler;
+  credentials: Credentials;
+  order: StoredOrder;
+  request: StoredOrderRequest;
+  /** The client's wholesaler id, as given. */
+  wholesalerId: string;
+  withKey: boolean;
+}
+
+export async function placeOrder(
+  deps: OrderDeps,
+  caller: OrderCaller,
+  credentials: Credentials,
+  input: PlaceOrderInput,
+): Promise<OrderResult> {
+  const wholesaler = await deps.upstream.registry.resolve(caller, input.wholesaler);
+  assertSupports(wholesaler, bestellen);
+  const lines = orderLines(input.items, wholesaler);
+  const key = input.idempotency ?? undefined;
+  const bestellungId = bestellungIdFor(
+    key === undefined ? undefined : { ...caller, idempotencyKey: key.key, firstUsedAt: key.firstUsedAt },
+  );
+  const { order, created } = await insertOrderIfAbsent(deps.db, deps.clock, {
+    id: gatewayOrderId(bestellungId),
+    accountId: caller.accountId,
+    mode: caller.mode,
+    wholesaler: input.wholesaler,
+    customerId: credentials.username,
+    bestellungId,
+    request: storedOrderRequest(bestellungId, lines),
+  });
+  if (!created) checkSameOrder(order, caller, credentials, input.wholesaler, lines);
+  input.onStored?.();
+  const placement: Placement = {
+    deps,
+    wholesaler,
+    credentials,
+    order,
+    // The stored request, not a rebuilt one: a resend must carry exactly what may have reached the wholesaler.
+    request: order.request as StoredOrderRequest,
+    wholesalerId: input.wholesaler,
+    withKey: key !== undefined,
+  };
+  return created ? send(placement, 2) : resume(placement);
+}
+
+/** A retry found the order stored: answer from it, or settle what an earlier attempt left open. */
+async function resume(p: Placement): Promise<OrderResult> {
+  switch (p.order.state) {
+    case 'confirmed':
+    case 'queued_night_mode':
+      return result(p);
+    case 'rejected':
+      throw rejectedError(p);
+    case 'not_placed':
+      return send(p, 2);
+    case 'sending':
+    case 'unknown':
+      return reconcile(p, 1);
+  }
+}
+
+/** Sends `bestellen` (`sendsLeft` counts this one) and settles the order from what comes back. */
+async function send(p: Placement, sendsLeft: number): Promise<OrderResult> {
+  if (p.order.state !== 'sending') await saveOrderChange(p.deps, p.order, { state: 'sending', status: null });
+  const outcome = await callWholesalerRaw(
+    p.deps.upstream,
+    p.wholesaler,
+    bestellen,
+    p.credentials,
+    toMsv3OrderRequest(p.order.bestellungId, p.request, p.deps.upstream.clientSoftwareId),
+  );
+  if (outcome.ok) {
+    if (outcome.value.nightMode) return settle(p, 'queued_night_mode');
+    return settleWithAnswer(p, outcome.value.subOrders);
+  }
+  if (!outcome.error.maybeDelivered) {
+    await saveOrderChange(p.deps, p.order, { state: 'not_placed', status: null });
+    throw apiErrorFromUpstream(outcome.error, p.wholesalerId);
+  }
+  await saveOrderChange(p.deps, p.order, { state: 'unknown', status: null });
+  p.deps.log?.warn(
+    { order_id: p.order.id, wholesaler: p.wholesalerId, reason: outcome.error.reason },
+    'order sent but its answer was lost; reconciling with bestellstatusAbfragen',
+  );
+  return reconcile(p, sendsLeft - 1, outcome.error);
+}
+
+/**
+ * Asks `bestellstatusAbfragen` what became of the order; sends again (same Id) only if the Id is unknown.
+ * `failure`: why the last `bestellen` gave no answer, answered when the Id stays unknown after the resend.
+ */
+async function reconcile(p: Placement, sendsLeft: number, failure?: UpstreamError): Promise<OrderResult> {
+  const status = await callWholesalerRaw(
+    p.deps.upstream,
+    p.wholesaler,
+    bestellstatusAbfragen,
+    p.credentials,
+    {
+      clientSoftwareId: p.deps.upstream.clientSoftwareId,
+      orderId: p.order.bestellungId,
+    },
+  );
+  p.deps.log?.info(
+    {
+      order_id: p.order.id,
+      wholesaler: p.wholesalerId,
+      status: status.ok ? status.value.status : status.error.reason,
+    },
+    'order reconciled with bestellstatusAbfragen',
+  );
+  if (!status.ok) throw outcomeUnknownError(p);
+  switch (status.value.status) {
+    case 'BestellantwortVerfuegbar':
+      return settleWithAnswer(p, status.value.subOrders);
+    case 'BestellantwortNichtVerfuegbar':
+      // Known, so it was taken; its answer comes later (night mode) or is gone. Never send it again.
+      return settle(p, 'queued_night_mode');
+    case 'KennungUnbekannt':
+      if (sendsLeft > 0) {
+        p.deps.log?.warn(
+          { order_id: p.order.id, wholesaler: p.wholesalerId },
+          'order unknown to the wholesaler; sending it again with the same Bestellung Id',
+        );
+        return send(p, sendsLeft);
+      }
+      if (failure === undefined) throw outcomeUnknownError(p);
+      // Sent twice, unknown twice: the wholesaler did not take it. Report why; a retry sends the same Id.
+      await saveOrderChange(p.deps, p.order, { state: 'not_placed', status: null });
+      throw apiErrorFromUpstream(failure, p.wholesalerId);
+  }
+}
+
+async function settleWithAnswer(p: Placement, answer: SubOrderAnswer[]): Promise<OrderResult> {
+  if (rejectionOf(p.request, answer) !== null) {
+    await saveOrderChange(p.deps, p.order, { state: 'rejected', answer, status: 'available' });
+    throw rejectedError(p);
+  }
+  return settle(p, 'confirmed', answer);
+}
+
+/** `answer`: the sub-orders of a day-mode answer; none for an order taken without one (night mode). */
+async function settle(
+  p: Placement,
+  state: 'confirmed' | 'queued_night_mode',
+  answer?: SubOrderAnswer[],
+): Promise<OrderResult> {
+  await saveOrderChange(p.deps, p.order, {
+    state,
+    ...(answer === undefined ? {} : { answer }),
+    status: statusOfState(state),
+  });
+  return result(p);
+}
+
+function result(p: Placement): OrderResult {
+  const answer = (p.order.answer ?? []) as SubOrderAnswer[];
+  return {
+    request_id: p.order.bestellungId,
+    status: p.order.state === 'queued_night_mode' ? 'queued_night_mode' : 'confirmed',
+    wholesaler: p.wholesalerId,
+    dry_run: false,
+    items: orderItems(p.order.bestellungId, p.request, answer),
+    order_id: p.order.id,
+    order_label: orderLabelOf(p.request, answer),
+  };
+}
+
+function rejectedError(p: Placement): ApiError {
+  const rejection = rejectionOf(p.request, (p.order.answer ?? []) as SubOrderAnswer[]);
+  const text = rejection === null ? 'no reason given' : `${rejection.user_text} (${rejection.error_code})`;
+  return new ApiError('order_rejected', `${p.wholesalerId} rejected order ${p.order.id}: ${text}`, {
+    wholesaler: p.wholesalerId,
+    upstream: {
+      kind: 'Auftragsfehler',
+      ...(rejection === null
+        ? {}
+        : {
+            error_code: rejection.error_code,
+            user_text: rejection.user_text,
+            technical_text: rejection.technical_text,
+          }),
+    },
+  });
+}
+
+function outcomeUnknownError(p: Placement): ApiError {
+  const next = p.withKey
+    ? 'Retry with the same Idempotency-Key to reconcile it'
+    : `Do not send it again: ask GET /v1/orders/${p.order.id}/status?wholesaler=${encodeURIComponent(p.wholesalerId)} until the wholesaler reports it (send an Idempotency-Key next time to retry safely)`;
+  return new ApiError(
+    'order_outcome_unknown',
+    `Order ${p.order.id} was sent to ${p.wholesalerId}, but neither its answer nor its status could be read. ${next}.`,
+    { wholesaler: p.wholesalerId, retryAfter: 5 },
+  );
+}
+
+/** The idempotency fingerprint already guarantees this; a stored order never answers someone else's request. */
+function checkSameOrder(
+  order: StoredOrder,
+  caller: OrderCaller,
+  credentials: Credentials,
+  wholesalerId: string,
+  lines: ReturnType<typeof orderLines>,
+): void {
+  const stored = order.request as StoredOrderRequest;
+  const same =
+    order.accountId === caller.accountId &&
+    order.mode === caller.mode &&
+    order.wholesaler === wholesalerId &&
+    order.customerId === credentials.username &&
+    JSON.stringify(stored.lines) === JSON.stringify(lines);
+  if (!same) {
+    throw new ApiError(
+      'idempotency_key_reused',
+      'This Idempotency-Key already placed a different order; use a new key for a new order.',
+      { param: 'Idempotency-Key', wholesaler: wholesalerId },
+    );
+  }
+}

@@ -1,0 +1,98 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.js';
+import type { SubOrderAnswer } from '../msv3/operations/bestellen.js';
+import type { OrderState, StoredOrder } from '../store/orders.js';
+import { updateOrder } from '../store/orders.js';
+import type { Tables } from '../store/schema.js';
+import { recordEvent } from '../webhooks/events.js';
+import type { OrderStatusValue } from './orders-json.js';
+import type { StoredOrderRequest } from './orders-request.js';
+import type { UpstreamDeps } from './wholesaler-call.js';
+
+/** What the order services need. */
+export interface OrderDeps {
+  upstream: UpstreamDeps;
+  db: Kysely<Tables>;
+  clock: Clock;
+  /** Wakes this process's webhook worker after an event was recorded. */
+  wakeWebhooks?: () => void;
+  /** For the moments an operator wants to see: lost answers, reconciliations, resends. */
+  log?: { info(details: object, message: string): void; warn(details: object, message: string): void };
+}
+
+/** The stored state as clients see it (additive `placement_status`): `sending` is an open outcome too. */
+export type PlacementState =
+  | 'confirmed'
+  | 'queued_night_mode'
+  | 'rejected'
+  | 'outcome_unknown'
+  | 'not_placed';
+
+export function placementStateOf(state: OrderState): PlacementState {
+  return state === 'sending' || state === 'unknown' ? 'outcome_unknown' : state;
+}
+
+/**
+ * The status `GET /v1/orders/{id}/status` would report for a stored state (PROTOCOL.md §5.6): an answer
+ * (confirmation or rejection) is `available`; an order taken without an answer yet (night mode) is what
+ * MSV3 calls BestellantwortNichtVerfuegbar, `expired`.
+ */
+export function statusOfState(state: OrderState): OrderStatusValue | null {
+  if (state === 'confirmed' || state === 'rejected') return 'available';
+  if (state === 'queued_night_mode') return 'expired';
+  return null;
+}
+
+export interface OrderChange {
+  state: OrderState;
+  /** The sub-orders of the wholesaler's answer, when this change brings one. */
+  answer?: SubOrderAnswer[];
+  /** The status now known; an `order.status_changed` event is recorded when it differs from the stored one. */
+  status: OrderStatusValue | null;
+}
+
+/**
+ * Writes the change and, when the status changed, its `order.status_changed` event in one transaction:
+ * a webhook never announces a state the database does not hold, and no change goes unannounced.
+ */
+export async function saveOrderChange(
+  deps: OrderDeps,
+  order: StoredOrder,
+  change: OrderChange,
+): Promise<void> {
+  const statusChanged = change.status !== null && change.status !== order.lastStatus;
+  await deps.db.transaction().execute(async (trx) => {
+    await updateOrder(trx, deps.clock, order.id, {
+      state: change.state,
+      ...(change.answer === undefined ? {} : { answer: change.answer }),
+      ...(statusChanged ? { lastStatus: change.status } : {}),
+    });
+    if (statusChanged) {
+      await recordEvent(
+        trx,
+        {
+          accountId: order.accountId,
+          mode: order.mode,
+          type: 'order.status_changed',
+          wholesaler: order.wholesaler,
+          customerId: order.customerId,
+          data: {
+            order_id: order.id,
+            status: change.status,
+            previous_status: order.lastStatus,
+            items: (order.request as StoredOrderRequest).lines.map((line) => ({
+              pzn: line.pzn,
+              quantity_ordered: line.quantity,
+              delivery_preference: line.preference,
+            })),
+            placement_status: placementStateOf(change.state),
+          },
+        },
+        { clock: deps.clock, wake: deps.wakeWebhooks },
+      );
+    }
+  });
+  order.state = change.state;
+  if (change.answer !== undefined) order.answer = change.answer;
+  if (statusChanged) order.lastStatus = change.status;
+}

@@ -1,0 +1,136 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Clock } from '../lib/clock.js';
+import type { KeyMode } from './api-key-secret.js';
+import type { OrderState, OrdersTable } from './orders-table.js';
+import type { Tables } from './schema.js';
+
+export type { OrderState } from './orders-table.js';
+
+/**
+ * The order mapping: gateway order id → MSV3 Bestellung Id, account, mode, wholesaler, customer. The
+ * request and answer are JSON owned by the order service (`services/orders-*.ts`); this module only
+ * stores them.
+ */
+export interface StoredOrder {
+  id: string;
+  accountId: string;
+  mode: KeyMode;
+  wholesaler: string;
+  customerId: string;
+  bestellungId: string;
+  state: OrderState;
+  request: unknown;
+  answer: unknown;
+  lastStatus: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewOrder {
+  id: string;
+  accountId: string;
+  mode: KeyMode;
+  wholesaler: string;
+  customerId: string;
+  bestellungId: string;
+  request: unknown;
+}
+
+/**
+ * Stores the order in state `sending`, unless an order with this id exists already (a retry of the same
+ * request): then that one is returned unchanged. Either way the caller gets what is stored.
+ */
+export async function insertOrderIfAbsent(
+  db: Kysely<Tables>,
+  clock: Clock,
+  order: NewOrder,
+): Promise<{ order: StoredOrder; created: boolean }> {
+  const now = clock.now();
+  const result = await db
+    .insertInto('orders')
+    .values({
+      id: order.id,
+      account_id: order.accountId,
+      mode: order.mode,
+      wholesaler: order.wholesaler,
+      customer_id: order.customerId,
+      bestellung_id: order.bestellungId,
+      state: 'sending',
+      request: JSON.stringify(order.request),
+      answer: null,
+      last_status: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  const stored = await findOrderById(db, order.id);
+  if (stored === undefined) throw new Error(`order ${order.id} vanished after insert`);
+  return { order: stored, created: Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 };
+}
+
+/** The order with this gateway id, whoever owns it; callers check ownership (`findOwnOrder`). */
+export async function findOrderById(db: Kysely<Tables>, id: string): Promise<StoredOrder | undefined> {
+  const row = await db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : toStoredOrder(row);
+}
+
+/** The order, only if it belongs to this account, mode, wholesaler and MSV3 customer. */
+export async function findOwnOrder(
+  db: Kysely<Tables>,
+  owner: { accountId: string; mode: KeyMode; wholesaler: string; customerId: string },
+  id: string,
+): Promise<StoredOrder | undefined> {
+  const row = await db
+    .selectFrom('orders')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', owner.accountId)
+    .where('mode', '=', owner.mode)
+    .where('wholesaler', '=', owner.wholesaler)
+    .where('customer_id', '=', owner.customerId)
+    .executeTakeFirst();
+  return row === undefined ? undefined : toStoredOrder(row);
+}
+
+export interface OrderChange {
+  state?: OrderState;
+  answer?: unknown;
+  lastStatus?: string | null;
+}
+
+/** Applies the change; pass a transaction to write it together with its webhook event. */
+export async function updateOrder(
+  db: Kysely<Tables>,
+  clock: Clock,
+  id: string,
+  change: OrderChange,
+): Promise<void> {
+  await db
+    .updateTable('orders')
+    .set({
+      ...(change.state === undefined ? {} : { state: change.state }),
+      ...(change.answer === undefined ? {} : { answer: JSON.stringify(change.answer) }),
+      ...(change.lastStatus === undefined ? {} : { last_status: change.lastStatus }),
+      updated_at: clock.now(),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+function toStoredOrder(row: Selectable<OrdersTable>): StoredOrder {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    mode: row.mode,
+    wholesaler: row.wholesaler,
+    customerId: row.customer_id,
+    bestellungId: row.bestellung_id,
+    state: row.state,
+    request: JSON.parse(row.request) as unknown,
+    answer: row.answer === null ? null : (JSON.parse(row.answer) as unknown),
+    lastStatus: row.last_status,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}

@@ -1,0 +1,273 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { KeyMode } from './api-key-secret.js';
+import type { Dialect } from './database.js';
+import type { Tables } from './schema.js';
+import type {
+  DeliveryStatus,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEventsTable,
+} from './webhook-tables.js';
+
+/** One delivery, claimed under a lease, with what an attempt needs. */
+export interface DeliveryJob {
+  id: string;
+  eventId: string;
+  eventType: string;
+  eventCreatedAt: number;
+  subscriptionId: string;
+  accountId: string;
+  mode: KeyMode;
+  /** Status before this attempt. */
+  status: DeliveryStatus;
+  /** Including the attempt about to be made. */
+  attempts: number;
+  payload: string;
+  url: string;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+  /** The subscription's open failure run, if any, when the delivery was claimed. */
+  subscriptionFailingSince: number | null;
+  /** The claim token; the attempt's result is written only while it still holds the lease. */
+  token: string;
+}
+
+export async function insertEventWithDeliveries(
+  db: Kysely<Tables>,
+  event: Selectable<WebhookEventsTable>,
+  deliveries: Selectable<WebhookDeliveriesTable>[],
+): Promise<void> {
+  await db.insertInto('webhook_events').values(event).execute();
+  if (deliveries.length > 0) await db.insertInto('webhook_deliveries').values(deliveries).execute();
+}
+
+/**
+ * Leases up to `limit` due deliveries to `token` and counts the attempt (deliveries of disabled
+ * subscriptions are `paused`, not `pending`, so the claim needs no join).
+ * PostgreSQL: `FOR UPDATE SKIP LOCKED`, so concurrent workers take disjoint rows; SQLite: one statement,
+ * which SQLite runs as a single write transaction. A lease that expired (a crashed worker) is taken over.
+ */
+export async function claimDueDeliveries(
+  db: Kysely<Tables>,
+  dialect: Dialect,
+  input: { token: string; now: number; leaseMs: number; limit: number },
+): Promise<DeliveryJob[]> {
+  const { token, now, leaseMs, limit } = input;
+  let due = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .orderBy('next_attempt_at')
+    .limit(limit);
+  if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+  const claimed = await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ locked_by: token, locked_until: now + leaseMs, attempts: eb('attempts', '+', 1) }))
+    .where('id', 'in', due)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .returning('id')
+    .execute();
+  if (claimed.length === 0) return [];
+  return loadJobs(
+    db,
+    claimed.map((row) => row.id),
+    token,
+  );
+}
+
+/** Leases one delivery for a manual attempt; undefined if it is in flight elsewhere. */
+export async function claimDelivery(
+  db: Kysely<Tables>,
+  input: { id: string; token: string; now: number; leaseMs: number },
+): Promise<DeliveryJob | undefined> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      locked_by: input.token,
+      locked_until: input.now + input.leaseMs,
+      attempts: eb('attempts', '+', 1),
+    }))
+    .where('id', '=', input.id)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', input.now)]))
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) return undefined;
+  return (await loadJobs(db, [input.id], input.token))[0];
+}
+
+async function loadJobs(db: Kysely<Tables>, ids: string[], token: string): Promise<DeliveryJob[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .select([
+      'd.id',
+      'd.event_id',
+      'd.subscription_id',
+      'd.account_id',
+      'd.mode',
+      'd.status',
+      'd.attempts',
+      'e.type',
+      'e.payload',
+      'e.created_at as event_created_at',
+      's.url',
+      's.secret',
+      's.previous_secret',
+      's.previous_secret_expires_at',
+      's.failing_since',
+    ])
+    .where('d.id', 'in', ids)
+    .where('d.locked_by', '=', token)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.type,
+    eventCreatedAt: Number(row.event_created_at),
+    subscriptionId: row.subscription_id,
+    accountId: row.account_id,
+    mode: row.mode,
+    status: row.status,
+    attempts: Number(row.attempts),
+    payload: row.payload,
+    url: row.url,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretExpiresAt:
+      row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
+    subscriptionFailingSince: row.failing_since === null ? null : Number(row.failing_since),
+    token,
+  }));
+}
+
+export interface DeliveryUpdate {
+  status: DeliveryStatus;
+  nextAttemptAt: number | null;
+  deliveredAt?: number;
+  lastAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+/** Writes an attempt's result and ends the lease; false if the lease was lost (then nothing is changed). */
+export async function completeDelivery(
+  db: Kysely<Tables>,
+  job: Pick<DeliveryJob, 'id' | 'token'>,
+  update: DeliveryUpdate,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: update.status,
+      next_attempt_at: update.nextAttemptAt,
+      ...(update.deliveredAt === undefined ? {} : { delivered_at: update.deliveredAt }),
+      last_attempt_at: update.lastAttemptAt,
+      last_status: update.lastStatus,
+      last_error: update.lastError,
+      locked_by: null,
+      locked_until: null,
+    })
+    .where('id', '=', job.id)
+    .where('locked_by', '=', job.token)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Marks several successful attempts of one claim delivered at once (the worker's common case); returns
+ * the ids whose lease was still held.
+ */
+export async function completeDelivered(
+  db: Kysely<Tables>,
+  input: { ids: string[]; token: string; at: number; status: number },
+): Promise<Set<string>> {
+  if (input.ids.length === 0) return new Set();
+  const rows = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'delivered',
+      next_attempt_at: null,
+      delivered_at: input.at,
+      last_attempt_at: input.at,
+      last_status: input.status,
+      last_error: null,
+      locked_by: null,
+      locked_until: null,
+    })
+    .where('id', 'in', input.ids)
+    .where('locked_by', '=', input.token)
+    .returning('id')
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/** A subscription was disabled: its waiting deliveries are parked (in-flight ones finish). */
+export async function pauseDeliveries(db: Kysely<Tables>, subscriptionId: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'paused' })
+    .where('subscription_id', '=', subscriptionId)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+/** A subscription was re-enabled: its parked deliveries are due again (overdue ones at once). */
+export async function resumeDeliveries(db: Kysely<Tables>, subscriptionId: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending' })
+    .where('subscription_id', '=', subscriptionId)
+    .where('status', '=', 'paused')
+    .execute();
+}
+
+/** Gives leases back without a result (graceful stop); the deliveries are due again at once. */
+export async function releaseDeliveries(db: Kysely<Tables>, token: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ locked_by: null, locked_until: null })
+    .where('id', 'in', ids)
+    .where('locked_by', '=', token)
+    .execute();
+}
+
+export async function insertAttempts(
+  db: Kysely<Tables>,
+  attempts: Selectable<WebhookAttemptsTable>[],
+): Promise<void> {
+  if (attempts.length > 0) await db.insertInto('webhook_attempts').values(attempts).execute();
+}
+
+/** Deliveries waiting for an attempt (the queue depth). */
+export async function countPendingDeliveries(db: Kysely<Tables>): Promise<number> {
+  const { count } = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
+/** Deletes events older than `before` that have nothing left to deliver, with their deliveries and attempts. */
+export async function pruneWebhookHistory(db: Kysely<Tables>, before: number): Promise<number> {
+  const result = await db
+    .deleteFrom('webhook_events')
+    .where('created_at', '<', before)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('webhook_deliveries')
+            .select('webhook_deliveries.id')
+            .whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id')
+            .where('webhook_deliveries.status', 'in', ['pending', 'paused']),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp } from '../../test/app.js';
+import { createTestDatabase, type TestDatabase } from '../../test/db.js';
+import type { GatewayApp } from '../http/types.js';
+import { EVENT_TYPES } from './event-types.js';
+
+describe('webhooks in the OpenAPI document', () => {
+  let database: TestDatabase;
+  let app: GatewayApp;
+  // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
+  let doc: any;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    ({ app } = await buildTestApp(database));
+    doc = (await app.inject({ url: '/v1/openapi.json' })).json();
+  });
+  afterAll(async () => {
+    await app.close();
+    await database.dispose();
+  });
+
+  it('lists every event under OpenAPI 3.1 `webhooks`, with its envelope, data schema and headers', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES, 'ping'].sort());
+    // biome-ignore lint/suspicious/noExplicitAny: plain JSON
+    for (const [type, item] of Object.entries(doc.webhooks) as [string, { post: any }][]) {
+      const schema = item.post.requestBody.content['application/json'].schema;
+      expect(schema.required).toEqual([
+        'id',
+        'type',
+        'created_at',
+        'livemode',
+        'wholesaler',
+        'customer_id',
+        'data',
+      ]);
+      expect(schema.properties.type.const).toBe(type);
+      expect(schema.properties.data.type).toBe('object');
+      expect(item.post.parameters.map((p: { name: string }) => p.name)).toEqual(
+        expect.arrayContaining([
+          'X-MSV3-Signature',
+          'X-MSV3-Event',
+          'X-MSV3-Request-Id',
+          'webhook-signature',
+        ]),
+      );
+      expect(item.post.description.length).toBeGreaterThan(20);
+    }
+    expect(
+      doc.webhooks['delivery.received'].post.requestBody.content['application/json'].schema.properties.data
+        .required,
+    ).toEqual(
+      expect.arrayContaining(['tracking_number', 'barcode', 'order_type', 'date', 'has_shortages', 'items']),
+    );
+  });
+
+  it('documents the subscription endpoints', () => {
+    const operations = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>)
+      .flatMap((path) => Object.values(path))
+      .map((operation) => operation.operationId);
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'createWebhook',
+        'listWebhooks',
+        'getWebhook',
+        'updateWebhook',
+        'deleteWebhook',
+        'testWebhook',
+        'listWebhookDeliveries',
+        'retryWebhookDelivery',
+        'rotateWebhookSecret',
+      ]),
+    );
+    expect(doc.paths['/v1/webhooks'].post.responses['201']).toBeDefined();
+    expect(doc.paths['/v1/webhooks/{id}'].delete.responses['204']).toBeDefined();
+  });
+});

@@ -1,0 +1,14 @@
+/** The events a subscription can ask for (SPEC §6). `ping` is only sent by the test endpoint. */
+export const EVENT_TYPES = [
+  'delivery.received',
+  'delivery.shortage',
+  'order.status_changed',
+  'wholesaler.status_changed',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+export type DeliveredEventType = EventType | 'ping';
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}

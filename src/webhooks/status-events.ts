@@ -1,0 +1,93 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.js';
+import type { KeyMode } from '../store/api-key-secret.js';
+import type { Tables } from '../store/schema.js';
+import { recordWholesalerStatusChange } from './events.js';
+
+export interface StatusReport {
+  wholesaler: string;
+  mode: KeyMode;
+  accountId?: string | null;
+  up: boolean;
+  reason?: string | null;
+}
+
+export interface StatusAnnouncerDeps {
+  db: Kysely<Tables>;
+  clock: Clock;
+  wake?: () => void;
+  logger: { warn(object: object, message: string): void };
+}
+
+/**
+ * Turns up/down observations (breaker transitions, monitor probes) into `wholesaler.status_changed`
+ * events, once per real change: every endpoint is assumed up until seen down, and repeated reports of
+ * the same state are dropped. Recording is fire-and-forget (callers are synchronous listeners); failures
+ * are logged. Also fits a `createWholesalerMonitor` `onChange`.
+ */
+export interface StatusAnnouncer {
+  /** Resolves once recorded (never rejects; failures are logged). */
+  report(report: StatusReport): Promise<void>;
+}
+
+export function createStatusAnnouncer(deps: StatusAnnouncerDeps): StatusAnnouncer {
+  const lastAnnounced = new Map<string, boolean>();
+  return {
+    report(report) {
+      const key = `${report.mode}\u0000${report.accountId ?? ''}\u0000${report.wholesaler}`;
+      if ((lastAnnounced.get(key) ?? true) === report.up) return Promise.resolve();
+      lastAnnounced.set(key, report.up);
+      return recordWholesalerStatusChange(
+        deps.db,
+        {
+          wholesaler: report.wholesaler,
+          mode: report.mode,
+          up: report.up,
+          reason: report.reason ?? null,
+          ...(report.accountId ? { accountId: report.accountId } : {}),
+        },
+        { clock: deps.clock, wake: deps.wake },
+      ).then(
+        () => {},
+        (err: unknown) =>
+          deps.logger.warn(
+            { err, wholesaler: report.wholesaler },
+            'recording wholesaler.status_changed failed',
+          ),
+      );
+    },
+  };
+}
+
+/** The shape of `WholesalerStatusFeed` (src/wholesalers/status-feed.ts) this module needs. */
+export interface StatusFeed {
+  subscribe(
+    listener: (change: {
+      wholesaler: string;
+      mode: KeyMode;
+      accountId: string | null;
+      status: 'up' | 'down' | 'recovering';
+      cause?: { reason: string; detail?: string };
+    }) => void,
+  ): () => void;
+}
+
+/**
+ * Announces the circuit breakers' transitions: open → down, closed → up; half-open (one trial call) is
+ * not a change. Returns the unsubscribe function.
+ */
+export function announceBreakerChanges(feed: StatusFeed, announcer: StatusAnnouncer): () => void {
+  return feed.subscribe((change) => {
+    if (change.status === 'recovering') return;
+    const cause =
+      change.cause &&
+      [change.cause.reason.replaceAll('_', ' '), change.cause.detail].filter(Boolean).join(': ');
+    void announcer.report({
+      wholesaler: change.wholesaler,
+      mode: change.mode,
+      accountId: change.accountId,
+      up: change.status === 'up',
+      reason: change.status === 'up' ? 'answers again' : cause || null,
+    });
+  });
+}

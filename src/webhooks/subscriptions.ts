@@ -1,0 +1,232 @@
+import type { Kysely } from 'kysely';
+import { ApiError } from '../http/errors.js';
+import { checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
+import type { Clock } from '../lib/clock.js';
+import { newWebhookId, randomToken } from '../lib/ids.js';
+import type { Tables } from '../store/schema.js';
+import { findDelivery } from '../store/webhook-delivery-log.js';
+import { claimDelivery, pauseDeliveries, resumeDeliveries } from '../store/webhook-outbox.js';
+import {
+  countSubscriptions,
+  findSubscription,
+  insertSubscription,
+  type Scope,
+  type SubscriptionChanges,
+  updateSubscription,
+  type WebhookSubscription,
+} from '../store/webhook-subscriptions.js';
+import { type AttemptReport, attemptDelivery, type DeliverDeps } from './deliver.js';
+import { EVENT_TYPES, type EventType, isEventType } from './event-types.js';
+import { recordPing } from './events.js';
+import { generateSigningSecret } from './secrets.js';
+
+export const MAX_SUBSCRIPTIONS = 50;
+/** After a rotation the previous secret keeps signing this long. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+export const DISABLED_BY_API = 'Disabled through the API.';
+
+export interface SubscriptionDeps {
+  db: Kysely<Tables>;
+  clock: Clock;
+  /** ALLOW_PRIVATE_ENDPOINTS. */
+  allowPrivate: boolean;
+  lookup?: HostLookup;
+}
+
+export async function createSubscription(
+  deps: SubscriptionDeps,
+  scope: Scope,
+  input: { url: string; wholesaler: string; events: string[] },
+): Promise<WebhookSubscription> {
+  const events = checkEvents(input.events);
+  const url = await checkUrl(deps, scope, input.url);
+  if ((await countSubscriptions(deps.db, scope)) >= MAX_SUBSCRIPTIONS) {
+    throw new ApiError(
+      'conflict',
+      `An account can have at most ${MAX_SUBSCRIPTIONS} webhook subscriptions per mode.`,
+    );
+  }
+  const now = deps.clock.now();
+  const subscription: WebhookSubscription = {
+    id: newWebhookId(),
+    accountId: scope.accountId,
+    mode: scope.mode,
+    url,
+    wholesaler: input.wholesaler,
+    events,
+    secret: generateSigningSecret(),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    active: true,
+    disabledReason: null,
+    disabledAt: null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await insertSubscription(deps.db, subscription);
+  return subscription;
+}
+
+export async function getSubscription(
+  deps: Pick<SubscriptionDeps, 'db'>,
+  scope: Scope,
+  id: string,
+): Promise<WebhookSubscription> {
+  const subscription = await findSubscription(deps.db, scope, id);
+  if (subscription === undefined) throw notFound(id);
+  return subscription;
+}
+
+/** PATCH: url and events are checked like at creation; `active: true` clears the failure record. */
+export async function changeSubscription(
+  deps: SubscriptionDeps,
+  scope: Scope,
+  id: string,
+  input: { url?: string; events?: string[]; active?: boolean },
+): Promise<WebhookSubscription> {
+  const current = await getSubscription(deps, scope, id);
+  const now = deps.clock.now();
+  const changes: SubscriptionChanges = { updatedAt: now };
+  if (input.events !== undefined) changes.events = checkEvents(input.events);
+  if (input.url !== undefined) changes.url = await checkUrl(deps, scope, input.url);
+  const enable = input.active === true && !current.active;
+  const disable = input.active === false && current.active;
+  if (enable)
+    Object.assign(changes, { active: true, disabledReason: null, disabledAt: null, failingSince: null });
+  if (disable) Object.assign(changes, { active: false, disabledReason: DISABLED_BY_API, disabledAt: now });
+  const updated = await deps.db.transaction().execute(async (trx) => {
+    if (enable) await resumeDeliveries(trx, id);
+    if (disable) await pauseDeliveries(trx, id);
+    return updateSubscription(trx, scope, id, changes);
+  });
+  return updated ?? Promise.reject(notFound(id));
+}
+
+/**
+ * A new secret, returned in full once; the current one becomes the previous one and keeps signing for
+ * 24 hours. A second rotation within that time drops the older previous secret.
+ */
+export async function rotateSecret(
+  deps: Pick<SubscriptionDeps, 'db' | 'clock'>,
+  scope: Scope,
+  id: string,
+): Promise<WebhookSubscription> {
+  const current = await getSubscription(deps, scope, id);
+  const now = deps.clock.now();
+  const updated = await updateSubscription(deps.db, scope, id, {
+    secret: generateSigningSecret(),
+    previousSecret: current.secret,
+    previousSecretExpiresAt: now + ROTATION_OVERLAP_MS,
+    updatedAt: now,
+  });
+  return updated ?? Promise.reject(notFound(id));
+}
+
+/** Sends a signed `ping` now (also to a disabled subscription) and reports the attempt. */
+export async function sendTestEvent(
+  deps: DeliverDeps & { leaseMs: number },
+  scope: Scope,
+  id: string,
+): Promise<AttemptReport> {
+  const subscription = await getSubscription(deps, scope, id);
+  const token = `test:${randomToken(12)}`;
+  const now = deps.clock.now();
+  const { event, deliveryIds } = await recordPing(deps.db, subscription, {
+    now,
+    token,
+    leaseMs: deps.leaseMs,
+  });
+  const report = await attemptDelivery(
+    deps,
+    {
+      id: deliveryIds[0]!,
+      eventId: event.id,
+      eventType: event.type,
+      eventCreatedAt: now,
+      subscriptionId: subscription.id,
+      accountId: subscription.accountId,
+      mode: subscription.mode,
+      status: 'pending',
+      attempts: 1,
+      payload: JSON.stringify(event),
+      url: subscription.url,
+      secret: subscription.secret,
+      previousSecret: subscription.previousSecret,
+      previousSecretExpiresAt: subscription.previousSecretExpiresAt,
+      subscriptionFailingSince: subscription.failingSince,
+      token,
+    },
+    'test',
+  );
+  return report!;
+}
+
+/** Attempts one delivery of this subscription now, whatever its state; 409 while it is in flight. */
+export async function retryDelivery(
+  deps: DeliverDeps & { leaseMs: number },
+  scope: Scope,
+  id: string,
+  deliveryId: string,
+): Promise<AttemptReport> {
+  await getSubscription(deps, scope, id);
+  const delivery = await findDelivery(deps.db, scope, id, deliveryId);
+  if (delivery === undefined) {
+    throw new ApiError('resource_not_found', `No delivery ${deliveryId} for webhook ${id}.`, {
+      param: 'delivery_id',
+    });
+  }
+  const job = await claimDelivery(deps.db, {
+    id: deliveryId,
+    token: `manual:${randomToken(12)}`,
+    now: deps.clock.now(),
+    leaseMs: deps.leaseMs,
+  });
+  if (job === undefined) {
+    throw new ApiError(
+      'conflict',
+      'This delivery is being attempted right now; try again in a few seconds.',
+      {
+        retryAfter: 10,
+      },
+    );
+  }
+  return (await attemptDelivery(deps, job, 'manual'))!;
+}
+
+function checkEvents(events: string[]): EventType[] {
+  events.forEach((event, index) => {
+    if (!isEventType(event)) {
+      throw new ApiError(
+        'invalid_request',
+        `events[${index}] "${event.slice(0, 64)}" is not an event; use ${EVENT_TYPES.join(', ')}.`,
+        { param: `events[${index}]` },
+      );
+    }
+  });
+  return [...new Set(events as EventType[])];
+}
+
+async function checkUrl(deps: SubscriptionDeps, scope: Scope, url: string): Promise<string> {
+  const check = await checkOutboundUrl(url, {
+    live: scope.mode === 'live',
+    allowPrivate: deps.allowPrivate,
+    lookup: deps.lookup,
+  });
+  if (!check.ok) {
+    throw new ApiError(
+      check.reason === 'invalid_url' ? 'invalid_request' : 'endpoint_not_allowed',
+      check.message,
+      {
+        param: 'url',
+      },
+    );
+  }
+  return check.url.href;
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError('webhook_not_found', `No webhook subscription ${id.slice(0, 100)} for this API key.`, {
+    param: 'id',
+  });
+}

@@ -1,0 +1,223 @@
+import { randomToken } from '../lib/ids.js';
+import type { Dialect } from '../store/database.js';
+import {
+  claimDueDeliveries,
+  type DeliveryJob,
+  pruneWebhookHistory,
+  releaseDeliveries,
+} from '../store/webhook-outbox.js';
+import { createBatcher } from './batch.js';
+import {
+  type AttemptReport,
+  type DeliverDeps,
+  type MadeAttempt,
+  makeAttempt,
+  recordAttempts,
+} from './deliver.js';
+
+export interface WorkerOptions {
+  /** Attempts in flight at once in this process. */
+  concurrency: number;
+  /** Longest sleep when nothing wakes the worker. */
+  pollIntervalMs: number;
+  /** How long a claim reserves a delivery; a crashed worker's deliveries are taken over after it. */
+  leaseMs: number;
+  /** Delete delivered and given-up history older than this (checked hourly); 0 keeps everything. */
+  retentionMs?: number;
+}
+
+export interface WorkerLogger {
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface WorkerDeps extends DeliverDeps {
+  dialect: Dialect;
+  logger: WorkerLogger;
+  /** Subscribes to commit notifications of other processes (PostgreSQL LISTEN); returns an unsubscribe. */
+  listen?: (onNotify: () => void) => Promise<() => Promise<void>>;
+  /** Reported after every attempt (tests, benchmarks). */
+  onAttempt?: (report: AttemptReport) => void;
+}
+
+export interface WebhookWorker {
+  /** Starts the loop; idempotent. */
+  start(): void;
+  /** Looks for due deliveries now (call after committing an event). */
+  wake(): void;
+  /**
+   * Stops claiming, waits up to `timeoutMs` for attempts in flight, then aborts the rest and gives
+   * their leases back so another worker can send them at once.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<void>;
+  /** Without the loop: attempts everything due now, until nothing is due; returns the attempts made. */
+  drain(): Promise<number>;
+  readonly id: string;
+}
+
+const PRUNE_INTERVAL_MS = 3_600_000;
+
+/**
+ * The outbox worker. One loop claims due deliveries in batches (up to the free slots), attempts each
+ * concurrently, and sleeps until woken (`wake()`, a PostgreSQL NOTIFY), until half the slots are free
+ * again after a full batch, or until the poll interval passes.
+ */
+export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): WebhookWorker {
+  const id = `wrk_${randomToken(12)}`;
+  let claims = 0;
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let saturated = false;
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+  let unlisten: (() => Promise<void>) | undefined;
+  let pruneTimer: NodeJS.Timeout | undefined;
+  let stopping: Promise<void> | undefined;
+  const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+
+  const signal = () => {
+    woken = true;
+    wakeUp?.();
+  };
+
+  const recorder = createBatcher((made: MadeAttempt[]) => recordAttempts(deps, made), 256);
+
+  function run(job: DeliveryJob): Promise<void> {
+    const controller = new AbortController();
+    const done = makeAttempt(deps, job, 'schedule', controller.signal)
+      .then(async (made) => {
+        if (made === undefined) return releaseDeliveries(deps.db, job.token, [job.id]);
+        const report = await recorder.submit(made);
+        if (report.leaseLost) {
+          deps.logger.warn(
+            { delivery_id: job.id },
+            'webhook lease expired during the attempt; result not applied',
+          );
+        }
+        deps.onAttempt?.(report);
+      })
+      .catch((err: unknown) => {
+        // The lease runs out and another attempt follows; nothing is lost.
+        deps.logger.error({ err, delivery_id: job.id }, 'webhook attempt could not be recorded');
+      })
+      .finally(() => {
+        inFlight.delete(job.id);
+        if (saturated && inFlight.size <= options.concurrency / 2) {
+          saturated = false;
+          signal();
+        }
+      });
+    inFlight.set(job.id, { controller, done });
+    return done;
+  }
+
+  async function claim(limit: number): Promise<DeliveryJob[]> {
+    claims += 1;
+    return claimDueDeliveries(deps.db, deps.dialect, {
+      token: `${id}:${claims}`,
+      now: deps.clock.now(),
+      leaseMs: options.leaseMs,
+      limit,
+    });
+  }
+
+  async function loopBody(): Promise<void> {
+    while (running) {
+      const free = options.concurrency - inFlight.size;
+      let full = false;
+      if (free > 0) {
+        woken = false;
+        try {
+          const jobs = await claim(free);
+          for (const job of jobs) run(job);
+          full = jobs.length === free;
+          saturated = full;
+        } catch (err) {
+          deps.logger.error({ err }, 'claiming webhook deliveries failed');
+        }
+      }
+      if (!running) break;
+      if (full && inFlight.size < options.concurrency) continue;
+      // With every slot busy, only a freed slot (or the poll interval) ends the sleep; a wake stays noted.
+      if (free <= 0 || !woken) await sleep(options.pollIntervalMs);
+    }
+  }
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wakeUp = undefined;
+        resolve();
+      }
+      wakeUp = done;
+    });
+  }
+
+  async function prune(): Promise<void> {
+    if (!options.retentionMs) return;
+    await pruneWebhookHistory(deps.db, deps.clock.now() - options.retentionMs).catch((err: unknown) =>
+      deps.logger.warn({ err }, 'pruning webhook history failed'),
+    );
+  }
+
+  async function stopWorker(timeoutMs: number): Promise<void> {
+    running = false;
+    clearInterval(pruneTimer);
+    signal();
+    await loop;
+    await unlisten?.().catch(() => {});
+    unlisten = undefined;
+    const pending = Promise.allSettled([...inFlight.values()].map((f) => f.done));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      pending.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      for (const flight of inFlight.values()) flight.controller.abort();
+      await pending;
+    }
+  }
+
+  return {
+    id,
+    start() {
+      if (running) return;
+      running = true;
+      stopping = undefined;
+      loop = loopBody();
+      deps
+        .listen?.(signal)
+        .then((stop) => {
+          if (running) unlisten = stop;
+          else void stop();
+        })
+        .catch((err: unknown) =>
+          deps.logger.warn({ err }, 'webhook notifications unavailable; polling only'),
+        );
+      if (options.retentionMs) {
+        pruneTimer = setInterval(() => void prune(), PRUNE_INTERVAL_MS);
+        pruneTimer.unref();
+      }
+    },
+    wake: signal,
+    stop(stopOptions) {
+      stopping ??= stopWorker(stopOptions?.timeoutMs ?? 10_000);
+      return stopping;
+    },
+    async drain() {
+      let attempts = 0;
+      for (;;) {
+        const jobs = await claim(options.concurrency);
+        if (jobs.length === 0) return attempts;
+        attempts += jobs.length;
+        await Promise.all(jobs.map(run));
+      }
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../src/lib/clock.js';
+import { type MockWholesaler, SCENARIO_PZNS, startMockWholesaler } from '../src/mock/index.js';
+import { createAccount } from '../src/store/accounts.js';
+import { createApiKey } from '../src/store/api-keys.js';
+import { openDatabase } from '../src/store/database.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+
+/**
+ * The gateway dies (SIGKILL) after sending `bestellen` and before storing the answer; restarted on the
+ * same database, a retry with the same Idempotency-Key finds the order stored as `sending`, asks the
+ * wholesaler for it by its Bestellung Id, and answers from that: the wholesaler holds exactly one order.
+ * The wholesaler is a standalone mock in this process (the in-process sandbox would die with the gateway);
+ * it takes the order at once and holds the answer back (LATE_ANSWER).
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TENANT = 'crash/phoenix';
+const LOCK_MS = 1_500;
+
+describe('an order interrupted by a gateway crash', () => {
+  let folder: string;
+  let wholesaler: MockWholesaler;
+  let apiKey: string;
+  let env: NodeJS.ProcessEnv;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-crash-'));
+    wholesaler = await startMockWholesaler({ lateAnswerMs: 60_000 });
+    const catalogueFile = join(folder, 'wholesalers.json');
+    writeFileSync(
+      catalogueFile,
+      JSON.stringify({
+        wholesalers: [
+          {
+            id: 'phoenix',
+            name: 'PHOENIX',
+            version: 2,
+            test: { baseUrl: wholesaler.baseUrl({ tenant: TENANT, version: 2 }) },
+          },
+        ],
+      }),
+    );
+    const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
+    const database = await openDatabase(databaseUrl);
+    await migrateToLatest(database);
+    const account = await createAccount(database.db, systemClock, { name: 'Apotheke am Markt' });
+    apiKey = (
+      await createApiKey(database.db, systemClock, { accountId: account.id, name: 'crash', mode: 'test' })
+    ).secret;
+    await database.close();
+    env = {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      WHOLESALER_CATALOGUE: catalogueFile,
+      IDEMPOTENCY_LOCK_TIMEOUT_MS: String(LOCK_MS),
+    };
+  });
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await wholesaler?.close();
+    if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+  });
+
+  /** `node --import tsx` keeps the gateway one process, so SIGKILL really kills it. */
+  async function startGatewayProcess(): Promise<{ child: ChildProcess; url: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.push(child);
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 30_000);
+      child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${output}`)));
+    });
+    return { child, url };
+  }
+
+  function order(url: string, key: string): Promise<Response> {
+    return fetch(`${url}/v1/orders`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': apiKey,
+        'x-msv3-username': 'apotheke1',
+        'x-msv3-password': 'sandbox-secret',
+        'idempotency-key': key,
+      },
+      body: JSON.stringify({
+        wholesaler: 'phoenix_test',
+        items: [
+          { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity: 2 },
+          { pzn: '4114918', quantity: 3 },
+        ],
+      }),
+    });
+  }
+
+  it('reconciles after a restart: one order at the wholesaler, and the client gets its result', {
+    timeout: 90_000,
+  }, async () => {
+    const key = randomUUID();
+    const before = await startGatewayProcess();
+    const lost = order(before.url, key).catch((error: unknown) => error);
+    while (wholesaler.requestCount('bestellen') === 0) await sleep(20);
+    // bestellen has reached the wholesaler, which took the order and holds the answer: kill the gateway now.
+    before.child.kill('SIGKILL');
+    expect(await lost).toBeInstanceOf(Error);
+    expect(wholesaler.placedOrderCount({ tenant: TENANT })).toBe(1);
+
+    const after = await startGatewayProcess();
+    let response = await order(after.url, key);
+    const started = Date.now();
+    // The dead process's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_MS; until then: 409.
+    while (response.status === 409 && Date.now() - started < 20_000) {
+      expect(response.headers.get('retry-after')).toBe('1');
+      await sleep(250);
+      response = await order(after.url, key);
+    }
+    expect(response.status).toBe(200);
+    const result = (await response.json()) as { request_id: string };
+    expect(result).toMatchObject({
+      status: 'confirmed',
+      items: [
+        { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity_ordered: 2, quantity_confirmed: 2 },
+        { pzn: '04114918', quantity_ordered: 3, quantity_confirmed: 3 },
+      ],
+    });
+    expect(wholesaler.placedOrderCount({ tenant: TENANT })).toBe(1);
+    expect(wholesaler.requestCount('bestellen')).toBe(1);
+    expect(wholesaler.requestCount('bestellstatusAbfragen')).toBe(1);
+    expect(wholesaler.orders(TENANT, 'apotheke1').map((o) => o.id)).toEqual([result.request_id]);
+
+    const replay = await order(after.url, key);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toEqual(result);
+    after.child.kill('SIGTERM');
+  });
+});
