@@ -93,7 +93,7 @@ export async function buildApp(
   const addMethodNotAllowedRoutes = trackRouteMethods(app);
   // onRequest hooks run in this order: request id and shutdown check, API key, rate limit.
   installLifecycle(app);
-  installAuth(app, { db: deps.database.db, clock: deps.clock });
+  installAuth(app, { db: deps.database.db, clock: deps.clock, cacheTtlMs: deps.config.apiKeys.cacheTtlMs });
   installRateLimit(app, deps);
   // Idempotency-Key on routes with `config: { idempotent: true }` (after auth and validation).
   installIdempotency(app, {

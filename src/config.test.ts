@@ -86,6 +86,11 @@ describe('loadConfig', () => {
     [{ RATE_LIMIT_STORE: 'redis' }, 'RATE_LIMIT_STORE', 'RATE_LIMIT_STORE=redis needs REDIS_URL'],
     [{ RATE_LIMIT_STORE: 'database' }, 'RATE_LIMIT_STORE', 'needs a PostgreSQL DATABASE_URL'],
     [{ BREAKER_COOLDOWN_MS: '-1' }, 'BREAKER_COOLDOWN_MS', 'BREAKER_COOLDOWN_MS must be >= 0'],
+    [
+      { WHOLESALER_PROBE_INTERVAL_MS: '50' },
+      'WHOLESALER_PROBE_INTERVAL_MS',
+      'must be 0 (off) or at least 1000',
+    ],
   ])('rejects %j naming %s', (env, variable, message) => {
     const error = configError(env);
     expect(error.variable).toBe(variable);

@@ -64,6 +64,16 @@ export const ConfigSchema = Type.Object({
       description: 'pino log level.',
     }),
   }),
+  apiKeys: Type.Object({
+    cacheTtlMs: Type.Integer({
+      env: 'API_KEY_CACHE_TTL_MS',
+      default: 5_000,
+      minimum: 0,
+      maximum: 60_000,
+      description:
+        'How long a process reuses an API key it looked up before asking the database again; a revoked key is refused within this time. 0: ask the database on every request.',
+    }),
+  }),
   rateLimit: Type.Object({
     store: Type.Enum(['auto', 'memory', 'redis', 'database'], {
       env: 'RATE_LIMIT_STORE',
@@ -175,6 +185,13 @@ export const ConfigSchema = Type.Object({
           'Origin of an external sandbox mock (`npx msv3-gateway mock`); unset: the built-in mock runs in-process on a random loopback port.',
       }),
     ),
+    probeIntervalMs: Type.Integer({
+      env: 'WHOLESALER_PROBE_INTERVAL_MS',
+      default: 60_000,
+      minimum: 0,
+      description:
+        'How often the wholesaler endpoints called in the last hour are probed without credentials, for `wholesaler.status_changed`; 0 turns the probes off (the circuit breakers still report), otherwise at least 1000.',
+    }),
   }),
   mock: Type.Object({
     nightHours: Type.Optional(
@@ -238,6 +255,14 @@ export const ConfigSchema = Type.Object({
       minimum: 1,
       maximum: 1024,
       description: 'Webhook delivery attempts in flight at once per process.',
+    }),
+    concurrencyPerSubscription: Type.Integer({
+      env: 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION',
+      default: 4,
+      minimum: 1,
+      maximum: 1024,
+      description:
+        'Attempts in flight at once towards one subscription, so a slow receiver cannot hold every slot (exact per process; several processes may briefly exceed it together).',
     }),
     timeoutMs: Type.Integer({
       env: 'WEBHOOK_TIMEOUT_MS',
@@ -371,6 +396,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = 
 }
 
 function checkCombinations(config: Config): void {
+  const { probeIntervalMs } = config.wholesalers;
+  if (probeIntervalMs > 0 && probeIntervalMs < 1_000) {
+    throw new ConfigError(
+      'WHOLESALER_PROBE_INTERVAL_MS',
+      'WHOLESALER_PROBE_INTERVAL_MS must be 0 (off) or at least 1000',
+    );
+  }
   if (config.webhooks.leaseMs <= config.webhooks.timeoutMs) {
     throw new ConfigError('WEBHOOK_LEASE_MS', 'WEBHOOK_LEASE_MS must exceed WEBHOOK_TIMEOUT_MS');
   }

@@ -15,7 +15,7 @@ import { countApiKeys, createApiKey } from './store/api-keys.js';
 import { type Database, openDatabase } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { createWebhooks } from './webhooks/service.js';
-import { announceBreakerChanges, createStatusAnnouncer } from './webhooks/status-events.js';
+import { watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
 import { DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
 import { createWholesalerStatusFeed } from './wholesalers/status-feed.js';
 import { createUpstream } from './wholesalers/upstream.js';
@@ -84,8 +84,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const webhooks = createWebhooks({ config, database, clock, metrics, logger, version: VERSION });
     const stopWebhooks = () => webhooks.close({ timeoutMs: config.server.shutdownTimeoutMs });
     opened.unshift({ name: 'webhook worker', close: stopWebhooks });
-    const announcer = createStatusAnnouncer({ db: database.db, clock, wake: webhooks.wake, logger });
-    announceBreakerChanges(wholesalerStatus, announcer);
+    const watch = watchWholesalerStatus({
+      db: database.db,
+      clock,
+      wake: webhooks.wake,
+      logger,
+      feed: wholesalerStatus,
+      upstream,
+      probeIntervalMs: config.wholesalers.probeIntervalMs,
+    });
+    opened.unshift({ name: 'wholesaler probes', close: () => watch.stop() });
     const app = await buildApp({
       config,
       database,

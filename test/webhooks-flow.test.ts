@@ -1,21 +1,28 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppDeps } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { GatewayApp } from '../src/http/types.js';
 import { systemClock } from '../src/lib/clock.js';
+import { SCENARIO_PZNS } from '../src/mock/index.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startServer } from '../src/server.js';
 import { openDatabase } from '../src/store/database.js';
+import { eventSchema } from '../src/webhooks/event-schemas.js';
+import type { EventType } from '../src/webhooks/event-types.js';
 import { recordEvent } from '../src/webhooks/events.js';
 import { sampleNotice } from '../src/webhooks/test-support/fixtures.js';
 import { type Receiver, startReceiver } from '../src/webhooks/test-support/receiver.js';
-import { verifyWebhook } from '../src/webhooks/verify.js';
+import { verifyWebhook, type WebhookEvent } from '../src/webhooks/verify.js';
 import { buildTestApp, createTestKey } from './app.js';
 import { describeEachDialect } from './db.js';
+import { type Gateway, startGateway } from './gateway.js';
 
 describeEachDialect('webhook flow: event in a transaction → signed delivery', (getDatabase) => {
   let app: GatewayApp;
@@ -72,13 +79,118 @@ describeEachDialect('webhook flow: event in a transaction → signed delivery', 
     await sleep(300);
     expect(receiver.requests).toHaveLength(1);
   });
+});
 
-  it.todo(
-    'sandbox order → delivery notice appears → delivery.received arrives: place an order with a pk_test_ key, ' +
-      'read GET /v1/deliveries until the mock shows its notice, expect one signed delivery.received (and ' +
-      'delivery.shortage when the notice has shortages) at the subscribed receiver; needs the order and ' +
-      'delivery endpoints to call recordEvent',
-  );
+interface Delivered {
+  event: WebhookEvent;
+  headers: IncomingHttpHeaders;
+}
+
+describeEachDialect('webhook flow: sandbox order → delivery notice → signed events', (getDatabase) => {
+  let gw: Gateway;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    gw = await startGateway({
+      database: getDatabase(),
+      env: { ALLOW_PRIVATE_ENDPOINTS: 'true', WEBHOOK_POLL_INTERVAL_MS: '60000' },
+    });
+    gw.deps.webhooks.worker.start();
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await gw.deps.webhooks.close({ timeoutMs: 1_000 });
+    await gw.close();
+    await receiver.close();
+  });
+
+  it('delivers delivery.received, delivery.shortage and order.status_changed once each, signed, with the resources as the API shows them', async () => {
+    const key = await gw.createKey('test');
+    const credentials = { username: `apo${randomUUID().slice(0, 8)}`, password: 'sandbox-secret' };
+    const as = { key: key.secret, credentials };
+    const created = await gw.inject({
+      ...as,
+      url: '/v1/webhooks',
+      body: {
+        url: receiver.url,
+        wholesaler: 'phoenix',
+        events: ['delivery.received', 'delivery.shortage', 'order.status_changed'],
+      },
+    });
+    expect(created.statusCode).toBe(201);
+    const secret: string = created.json().signing_secret;
+
+    const order = await gw.inject({
+      ...as,
+      url: '/v1/orders',
+      body: {
+        wholesaler: 'phoenix',
+        items: [
+          { pzn: '04114918', quantity: 2 },
+          { pzn: SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn, quantity: 4 },
+        ],
+      },
+    });
+    expect(order.statusCode, order.body).toBe(200);
+    const orderId: string = order.json().order_id;
+    const deliveries = await gw.inject({ ...as, url: '/v1/deliveries', query: { wholesaler: 'phoenix' } });
+    expect(deliveries.statusCode).toBe(200);
+    const notices: { tracking_number: string; has_shortages: boolean }[] = deliveries.json().deliveries;
+    const withShortages = notices.filter((n) => n.has_shortages);
+    expect(notices.length).toBeGreaterThan(0);
+    expect(withShortages.length).toBeGreaterThan(0);
+
+    const expected = 1 + notices.length + withShortages.length;
+    const received = (await receiver.waitFor(expected, 10_000)).map(
+      (request): Delivered => ({
+        event: verifyWebhook(request.body, request.headers, secret),
+        headers: request.headers,
+      }),
+    );
+    for (const request of receiver.requests) {
+      expect(verifyWebhook(request.body, request.headers, secret, { scheme: 'msv3' })).toBeDefined();
+      expect(verifyWebhook(request.body, request.headers, secret, { scheme: 'both' })).toBeDefined();
+    }
+    for (const { event, headers } of received) {
+      expect(event).toMatchObject({
+        id: expect.stringMatching(/^evt_/),
+        livemode: false,
+        wholesaler: 'phoenix',
+        customer_id: credentials.username,
+      });
+      expect(Date.parse(event.created_at)).not.toBeNaN();
+      expect(headers).toMatchObject({ 'x-msv3-event': event.type, 'webhook-id': event.id });
+      expect([...Value.Errors(eventSchema(event.type as EventType), event)], event.type).toEqual([]);
+    }
+    const dataOf = (type: string) => received.filter((r) => r.event.type === type).map((r) => r.event.data);
+    const byNumber = (a: { tracking_number: string }, b: { tracking_number: string }) =>
+      a.tracking_number.localeCompare(b.tracking_number);
+    expect((dataOf('delivery.received') as typeof notices).sort(byNumber)).toEqual(
+      [...notices].sort(byNumber),
+    );
+    expect((dataOf('delivery.shortage') as typeof notices).sort(byNumber)).toEqual(
+      [...withShortages].sort(byNumber),
+    );
+    const status = await gw.inject({
+      ...as,
+      url: `/v1/orders/${orderId}/status`,
+      query: { wholesaler: 'phoenix' },
+    });
+    expect(dataOf('order.status_changed')).toEqual([
+      { ...status.json(), status: 'available', previous_status: null },
+    ]);
+
+    const again = await gw.inject({ ...as, url: '/v1/deliveries', query: { wholesaler: 'phoenix' } });
+    expect(again.json().deliveries).toEqual(notices);
+    await sleep(300);
+    expect(receiver.requests).toHaveLength(expected);
+    const events = await gw.database.db
+      .selectFrom('webhook_events')
+      .select('type')
+      .where('account_id', '=', key.accountId)
+      .execute();
+    expect(events).toHaveLength(expected);
+  });
 });
 
 describe('the server runs the webhook worker', () => {
@@ -129,6 +241,59 @@ describe('the server runs the webhook worker', () => {
       );
     } finally {
       expect(await server.close()).toEqual({ clean: true });
+      await receiver.close();
+    }
+  });
+
+  it('delivers an event whose attempt a restart cut off, after the restart, with the same webhook-id', async () => {
+    // The first attempt hangs at the receiver until the gateway gives it up; later ones succeed.
+    const receiver = await startReceiver((request) =>
+      request.headers['x-msv3-attempt'] === '1' ? { status: 200, hang: true } : { status: 200 },
+    );
+    const lines: string[] = [];
+    const config = loadConfig({
+      PORT: '0',
+      DATABASE_URL: `sqlite:${join(folder, 'restart.db')}`,
+      ALLOW_PRIVATE_ENDPOINTS: 'true',
+      SHUTDOWN_TIMEOUT_MS: '300',
+    });
+    const start = () =>
+      startServer({ config, logger: createLogger({ level: 'silent' }), print: (line) => lines.push(line) });
+    let server = await start();
+    try {
+      const key = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)![0];
+      const headers = {
+        'x-api-key': key,
+        'content-type': 'application/json',
+        'x-msv3-username': 'apotheke1',
+        'x-msv3-password': 'sandbox-secret',
+      };
+      const created = await fetch(`${server.url}/v1/webhooks`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ url: receiver.url, wholesaler: 'phoenix', events: ['order.status_changed'] }),
+      });
+      const { signing_secret: secret } = (await created.json()) as { signing_secret: string };
+      const order = await fetch(`${server.url}/v1/orders`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 1 }] }),
+      });
+      expect(order.status).toBe(200);
+      const [cut] = await receiver.waitFor(1, 5_000);
+
+      await server.close();
+      server = await start();
+      const [, redelivered] = await receiver.waitFor(2, 5_000);
+      expect(redelivered!.headers).toMatchObject({
+        'webhook-id': cut!.headers['webhook-id'],
+        'x-msv3-attempt': '2',
+      });
+      const event = verifyWebhook(redelivered!.body, redelivered!.headers, secret, { scheme: 'both' });
+      expect(event).toEqual(verifyWebhook(cut!.body, cut!.headers, secret));
+      expect(event.data).toMatchObject({ order_id: ((await order.json()) as { order_id: string }).order_id });
+    } finally {
+      await server.close();
       await receiver.close();
     }
   });

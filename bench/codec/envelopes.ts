@@ -58,6 +58,15 @@ const BEDARF = ['direkt', 'unspezifisch', 'einsAusN'];
 export const VA50_ID = uuid(50);
 export const BE500_ID = uuid(500);
 
+/** The 50 articles of `va50Request` / `va50Response`: wire PZN, quantity and `@Bedarf` (for JSON twins). */
+export function va50Articles(): { pzn: string; quantity: number; bedarf: string }[] {
+  return Array.from({ length: 50 }, (_, i) => ({
+    pzn: pzn(i),
+    quantity: 1 + ((i * 7) % 30),
+    bedarf: BEDARF[i % 3]!,
+  }));
+}
+
 /** `verfuegbarkeitAnfragen`, 50 articles, Bedarf rotating. */
 export function va50Request(): string {
   let s = `${ENV_OPEN(false)}    <m:verfuegbarkeitAnfragen>\n      <clientSoftwareKennung>ExampleWawi 1.4.2</clientSoftwareKennung>\n`;

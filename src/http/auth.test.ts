@@ -1,14 +1,32 @@
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, describeEachDialect } from '../../test/db.js';
 import { registerProbeRoutes } from '../../test/probe-routes.js';
 import { manualClock } from '../lib/clock.js';
 import { generateApiKey } from '../store/api-key-secret.js';
-import { findApiKey, revokeApiKey } from '../store/api-keys.js';
+import { findApiKey, findApiKeyByHash, recordApiKeyUse, revokeApiKey } from '../store/api-keys.js';
+
+// The real functions, counted (for the cache tests).
+vi.mock('../store/api-keys.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../store/api-keys.js')>();
+  return {
+    ...actual,
+    findApiKeyByHash: vi.fn(actual.findApiKeyByHash),
+    recordApiKeyUse: vi.fn(actual.recordApiKeyUse),
+  };
+});
+
+/** How often `fn` (a counted store function) was called since this call. */
+function callsSince(fn: (...args: never[]) => unknown): () => number {
+  const calls = vi.mocked(fn).mock.calls;
+  const before = calls.length;
+  return () => calls.length - before;
+}
 
 describeEachDialect('API key authentication', (getDatabase, dialect) => {
   const clock = manualClock();
-  const appFor = () => buildTestApp(getDatabase(), { clock, extraRoutes: [registerProbeRoutes] });
+  const appFor = (env?: NodeJS.ProcessEnv) =>
+    buildTestApp(getDatabase(), { clock, env, extraRoutes: [registerProbeRoutes] });
 
   it('sets request.auth to the account, key and mode of a test key', async () => {
     const { app } = await appFor();
@@ -37,8 +55,8 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     await app.close();
   });
 
-  it('refuses a revoked key at once', async () => {
-    const { app } = await appFor();
+  it('refuses a revoked key at once (API_KEY_CACHE_TTL_MS=0)', async () => {
+    const { app } = await appFor({ API_KEY_CACHE_TTL_MS: '0' });
     const { secret, keyId } = await createTestKey(getDatabase());
     expect((await app.inject({ url: '/v1/wholesalers', headers: { 'x-api-key': secret } })).statusCode).toBe(
       200,
@@ -70,6 +88,60 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     clock.advance(30_000);
     await call();
     expect(await lastUsed()).toBe(first + 60_000);
+    await app.close();
+  });
+
+  it('refuses a revoked key within API_KEY_CACHE_TTL_MS, without asking the database before', async () => {
+    const { app } = await appFor({ API_KEY_CACHE_TTL_MS: '5000' });
+    const { secret, keyId } = await createTestKey(getDatabase());
+    const call = () => app.inject({ url: '/test/whoami', headers: { 'x-api-key': secret } });
+    expect((await call()).statusCode).toBe(200); // looked up and remembered
+    await revokeApiKey(getDatabase().db, clock, keyId); // as `keys revoke` does from another process
+    clock.advance(4_999);
+    expect((await call()).statusCode).toBe(200); // still the remembered record
+    clock.advance(1);
+    const refused = await call();
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toMatchObject({
+      error: 'api_key_invalid',
+      message: 'The API key has been revoked.',
+    });
+    clock.advance(60_000);
+    expect((await call()).statusCode).toBe(401); // a revoked record stays refused
+    await app.close();
+  });
+
+  it('answers remembered keys without the database, and looks unknown keys up every time', async () => {
+    const { app } = await appFor({ API_KEY_CACHE_TTL_MS: '5000' });
+    const { secret, accountId } = await createTestKey(getDatabase());
+    const unknown = generateApiKey('test');
+    const lookups = callsSince(findApiKeyByHash);
+    const call = (key: string) => app.inject({ url: '/test/whoami', headers: { 'x-api-key': key } });
+    for (let i = 0; i < 5; i++) expect((await call(secret)).json()).toMatchObject({ accountId });
+    for (let i = 0; i < 3; i++) expect((await call(unknown)).statusCode).toBe(401);
+    expect(lookups()).toBe(1 + 3);
+    clock.advance(5_000);
+    await call(secret);
+    expect(lookups()).toBe(5);
+    await app.close();
+  });
+
+  it('records last use at most once a minute with remembered keys too', async () => {
+    const { app } = await appFor({ API_KEY_CACHE_TTL_MS: '60000' });
+    const { secret, keyId } = await createTestKey(getDatabase());
+    const writes = callsSince(recordApiKeyUse);
+    const call = () => app.inject({ url: '/test/whoami', headers: { 'x-api-key': secret } });
+    const first = clock.now();
+    for (let i = 0; i < 5; i++) await call();
+    clock.advance(59_999);
+    await call();
+    expect(writes()).toBe(1);
+    clock.advance(1);
+    await call();
+    await call();
+    expect(writes()).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the write is not awaited by the request
+    expect((await findApiKey(getDatabase().db, keyId))?.lastUsedAt).toBe(first + 60_000);
     await app.close();
   });
 

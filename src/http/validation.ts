@@ -2,6 +2,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
+import { compileDefaults } from './schema-defaults.js';
 
 /**
  * Route schemas are checked by TypeBox's compiled validators. Bodies are taken as sent (a string is
@@ -11,19 +12,13 @@ import { Value } from 'typebox/value';
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   const convert = httpPart !== 'body';
-  const fillDefaults = hasDefault(schema);
+  const fillDefaults = compileDefaults(schema); // Value.Default, specialised to this schema
   return (input: unknown) => {
     let value = convert ? Value.Convert(schema, input) : input;
-    if (fillDefaults) value = Value.Default(schema, value);
+    if (fillDefaults !== undefined) value = fillDefaults(value);
     return check.Check(value) ? { value } : { error: check.Errors(value) as never };
   };
 };
-
-function hasDefault(schema: unknown): boolean {
-  if (typeof schema !== 'object' || schema === null) return false;
-  if ('default' in schema) return true;
-  return Object.values(schema).some(hasDefault);
-}
 
 /** One validation error as TypeBox (and Ajv) report it. */
 export interface SchemaError {

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toLocalDateTime } from './local-date-time.js';
+import { toLocalDateTime, toLocalDateTimeViaIntl } from './local-date-time.js';
 
 describe('toLocalDateTime', () => {
   it('keeps German wall-clock time and the offset the wholesaler wrote', () => {
@@ -22,5 +23,68 @@ describe('toLocalDateTime', () => {
   it('takes a time without offset as local and drops fractions of a second', () => {
     expect(toLocalDateTime('2025-03-18T14:30:00')).toEqual({ local: '2025-03-18T14:30:00', offset: null });
     expect(toLocalDateTime('2025-03-18T14:30:00.987+01:00').local).toBe('2025-03-18T14:30:00');
+  });
+});
+
+describe('toLocalDateTime fast path', () => {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+  it('agrees with the Intl conversion for any date-time, offset and field range', () => {
+    const dateTime = fc
+      .record({
+        year: fc.integer({ min: 1960, max: 2230 }),
+        month: fc.integer({ min: 0, max: 13 }),
+        day: fc.integer({ min: 0, max: 32 }),
+        hour: fc.integer({ min: 0, max: 24 }),
+        minute: fc.integer({ min: 0, max: 60 }),
+        second: fc.integer({ min: 0, max: 60 }),
+        fraction: fc.constantFrom('', '.5', '.987'),
+        offset: fc.oneof(
+          fc.constant('Z'),
+          fc.constant(''),
+          fc
+            .record({
+              sign: fc.constantFrom('+', '-'),
+              hours: fc.integer({ min: 0, max: 24 }),
+              minutes: fc.constantFrom(0, 30, 45, 59, 60),
+            })
+            .map((o) => `${o.sign}${pad(o.hours)}:${pad(o.minutes)}`),
+        ),
+      })
+      .map(
+        (t) =>
+          `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}T${pad(t.hour)}:${pad(t.minute)}:${pad(t.second)}${t.fraction}${t.offset}`,
+      );
+    fc.assert(
+      fc.property(dateTime, (value) => {
+        expect(toLocalDateTime(value)).toEqual(toLocalDateTimeViaIntl(value));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('agrees with Intl in every hour around the daylight saving changes of 1980 to 2199 (March, September, October)', () => {
+    for (let year = 1980; year <= 2199; year++) {
+      for (const month of [2, 8, 9]) {
+        const lastSunday = 31 - new Date(Date.UTC(year, month, 31)).getUTCDay();
+        const change = Date.UTC(year, month, lastSunday, 1);
+        for (let h = -3; h <= 3; h++) {
+          for (const minute of [0, 59]) {
+            const value = `${new Date(change + h * 3_600_000 + minute * 60_000).toISOString().slice(0, 19)}Z`;
+            expect(toLocalDateTime(value), value).toEqual(toLocalDateTimeViaIntl(value));
+          }
+        }
+      }
+    }
+  });
+
+  it('keeps the odd inputs of the general path', () => {
+    expect(toLocalDateTime('2025-02-30T10:00:00+01:00').local).toBe('2025-03-02T10:00:00');
+    expect(toLocalDateTime('2025-03-18T24:00:00+01:00').local).toBe('2025-03-19T00:00:00');
+    expect(toLocalDateTime('2025-03-18T10:00:60+01:00')).toEqual({
+      local: '2025-03-18T10:00:60',
+      offset: '+01:00',
+    });
+    expect(toLocalDateTime('12025-03-18T10:00:00Z').offset).toBe('Z');
   });
 });

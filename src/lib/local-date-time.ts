@@ -28,12 +28,74 @@ export interface LocalDateTime {
   offset: string | null;
 }
 
-/** Converts an xs:dateTime; a value that does not parse is cut to its first 19 characters. */
+/**
+ * Converts an xs:dateTime; a value that does not parse is cut to its first 19 characters.
+ *
+ * Hot path (every delivery part of every answer): ordinary values from 1980 to 2199 are converted with
+ * arithmetic and the Europe/Berlin offset of their UTC hour, looked up once per hour through Intl
+ * (since 1980 German clocks change only at full UTC hours, so one hour has one offset). Anything else
+ * (other years, out-of-range fields that Date would roll over) takes the general Intl path;
+ * `toLocalDateTimeViaIntl`, and a property test keeps both equal.
+ */
 export function toLocalDateTime(value: string): LocalDateTime {
+  const plain = plainWithOffset(value);
+  if (plain !== undefined) return plain;
   const match = DATE_TIME.exec(value.trim());
   if (match === null) return { local: value.slice(0, 19), offset: null };
   const [, wallTime = '', , offset] = match;
   if (offset === undefined) return { local: wallTime, offset: null };
+  const instant = fastInstant(wallTime, offset);
+  if (instant === undefined) return viaIntl(wallTime, offset);
+  return { local: new Date(instant + berlinOffsetMs(instant)).toISOString().slice(0, 19), offset };
+}
+
+/**
+ * The usual shape, `YYYY-MM-DDThh:mm:ss+hh:mm` or `…Z` with ordinary fields, without regex: when the
+ * offset written is Berlin's own at that instant, the local time is the written wall time as it stands.
+ */
+function plainWithOffset(value: string): LocalDateTime | undefined {
+  const length = value.length;
+  if (length !== 25 && length !== 20) return undefined;
+  for (let i = 0; i < 19; i++) {
+    const c = value.charCodeAt(i);
+    const expected = SHAPE.charCodeAt(i);
+    if (expected === DIGIT ? c < 48 || c > 57 : c !== expected) return undefined;
+  }
+  const offset = value.slice(19);
+  if (length === 25) {
+    const sign = value.charCodeAt(19);
+    if ((sign !== 43 && sign !== 45) || value.charCodeAt(22) !== 58) return undefined;
+    if (!isDigit(value, 20) || !isDigit(value, 21) || !isDigit(value, 23) || !isDigit(value, 24))
+      return undefined;
+  } else if (offset !== 'Z') return undefined;
+  const wallTime = value.slice(0, 19);
+  const instant = fastInstant(wallTime, offset);
+  if (instant === undefined) return undefined;
+  const berlinOffset = berlinOffsetMs(instant);
+  const written = offset === 'Z' ? 0 : writtenOffsetMs(offset);
+  const local =
+    berlinOffset === written ? wallTime : new Date(instant + berlinOffset).toISOString().slice(0, 19);
+  return { local, offset };
+}
+
+const SHAPE = '0000-00-00T00:00:00';
+const DIGIT = 48;
+
+function writtenOffsetMs(offset: string): number {
+  const ms = (digits(offset, 1, 3) * 60 + digits(offset, 4, 6)) * MINUTE_MS;
+  return offset.charCodeAt(0) === 45 ? -ms : ms;
+}
+
+/** The general conversion (Date parsing, Intl formatting), for values outside the fast path and tests. */
+export function toLocalDateTimeViaIntl(value: string): LocalDateTime {
+  const match = DATE_TIME.exec(value.trim());
+  if (match === null) return { local: value.slice(0, 19), offset: null };
+  const [, wallTime = '', , offset] = match;
+  if (offset === undefined) return { local: wallTime, offset: null };
+  return viaIntl(wallTime, offset);
+}
+
+function viaIntl(wallTime: string, offset: string): LocalDateTime {
   const instant = new Date(`${wallTime}${offset}`);
   if (Number.isNaN(instant.getTime())) return { local: wallTime, offset };
   const parts = Object.fromEntries(berlin.formatToParts(instant).map((p) => [p.type, p.value]));
@@ -41,4 +103,65 @@ export function toLocalDateTime(value: string): LocalDateTime {
     local: `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`,
     offset,
   };
+}
+
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const FIRST_FAST_YEAR = 1980;
+const LAST_FAST_YEAR = 2199;
+
+/** Epoch ms of `YYYY-MM-DDThh:mm:ss` + offset when every field is ordinary; undefined otherwise. */
+function fastInstant(wallTime: string, offset: string): number | undefined {
+  if (wallTime.length !== 19) return undefined; // a sign or a five-digit year
+  const year = digits(wallTime, 0, 4);
+  const month = digits(wallTime, 5, 7);
+  const day = digits(wallTime, 8, 10);
+  const hour = digits(wallTime, 11, 13);
+  const minute = digits(wallTime, 14, 16);
+  const second = digits(wallTime, 17, 19);
+  if (year < FIRST_FAST_YEAR || year > LAST_FAST_YEAR || month < 1 || month > 12 || day < 1) return undefined;
+  if (day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  let offsetMs = 0;
+  if (offset !== 'Z') {
+    const offsetHours = digits(offset, 1, 3);
+    const offsetMinutes = digits(offset, 4, 6);
+    if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+    offsetMs = (offsetHours * 60 + offsetMinutes) * MINUTE_MS * (offset[0] === '-' ? -1 : 1);
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second) - offsetMs;
+}
+
+function digits(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) n = n * 10 + (text.charCodeAt(i) - 48);
+  return n;
+}
+
+function isDigit(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c >= 48 && c <= 57;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return DAYS_IN_MONTH[month - 1]!;
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+}
+
+/** Europe/Berlin offset (ms) per UTC hour; bounded, cleared when full. */
+const offsetByHour = new Map<number, number>();
+const MAX_CACHED_HOURS = 50_000;
+
+function berlinOffsetMs(instant: number): number {
+  const hour = Math.floor(instant / HOUR_MS);
+  let offset = offsetByHour.get(hour);
+  if (offset === undefined) {
+    const start = hour * HOUR_MS;
+    const p = Object.fromEntries(berlin.formatToParts(new Date(start)).map((x) => [x.type, Number(x.value)]));
+    offset = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!) - start;
+    if (offsetByHour.size >= MAX_CACHED_HOURS) offsetByHour.clear();
+    offsetByHour.set(hour, offset);
+  }
+  return offset;
 }

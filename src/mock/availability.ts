@@ -1,4 +1,4 @@
-import type { Msv3Version, Pzn } from '../msv3/model.js';
+import type { Pzn } from '../msv3/model.js';
 import type {
   AvailabilityArticle,
   AvailabilityPart,
@@ -11,19 +11,16 @@ import type {
 } from '../msv3/operations/verfuegbarkeit-anfragen-bulk.js';
 import { MAX_BULK_PZNS } from '../msv3/operations/verfuegbarkeit-anfragen-bulk.js';
 import { rejectDuplicates } from './business-rules.js';
-import type { Calendar } from './calendar.js';
 import { articleFor, hasValidCheckDigit, inStock } from './catalogue.js';
 import type { RequestContext } from './context.js';
-import type { Contract } from './contract.js';
 import { authorizationFault, validationFault } from './faults.js';
 import {
-  type Allocation,
-  departureFor,
-  forVersion,
+  partWithoutDelivery,
   planSupply,
-  type Schedule,
-  scheduleAt,
+  type SupplyTerms,
   substitutionForVersion,
+  suppliedPart,
+  supplyTermsAt,
 } from './supply.js';
 
 /**
@@ -34,60 +31,14 @@ import {
  * but do not change the answer (the wholesaler's shortage optimisation is not simulated).
  */
 
-export interface AssessmentTerms {
-  version: Msv3Version;
-  contract: Contract;
-  schedule: Schedule;
-  calendar: Calendar;
-}
-
-export function assessArticle(pzn: Pzn, quantity: number, terms: AssessmentTerms): AvailabilityArticle {
-  const { version, contract, schedule, calendar } = terms;
-  const specific = contract.specificAvailability;
-  const plan = planSupply(articleFor(pzn), quantity, contract);
-  const v2 = version === 2;
-  const part = (a: Allocation): AvailabilityPart => {
-    switch (a.type) {
-      case 'Normal':
-      case 'Verbund': {
-        const departure = departureFor(a.type, plan.article, schedule);
-        return {
-          quantity: a.quantity,
-          type: a.type,
-          deliveryTime: specific ? calendar.dateTime(departure.arrivalAt) : null,
-          ...(specific ? { tour: departure.tour.name } : {}),
-          defectReason: 'KeineAngabe',
-          tourDeviation: v2 ? plan.article.tourDeviation : undefined,
-        };
-      }
-      case 'Nachlieferung':
-        return {
-          quantity: a.quantity,
-          type: a.type,
-          deliveryTime: null,
-          defectReason: 'FehltZurzeit',
-          tourDeviation: v2 ? false : undefined,
-        };
-      case 'Dispo':
-        return {
-          quantity: a.quantity,
-          type: a.type,
-          deliveryTime: specific ? calendar.dateTime(schedule.specialProcurement.arrivalAt) : null,
-          defectReason: forVersion(plan.article.shortfallReason, version),
-          tourDeviation: v2 ? false : undefined,
-        };
-    }
-  };
-  const parts = plan.allocations.map(part);
+export function assessArticle(pzn: Pzn, quantity: number, terms: SupplyTerms): AvailabilityArticle {
+  const { version } = terms;
+  const plan = planSupply(articleFor(pzn), quantity, terms.contract);
+  const parts: AvailabilityPart[] = plan.allocations.map((a) => suppliedPart(a, plan, terms, false));
   if (plan.shortfall > 0) {
-    parts.push({
-      quantity: plan.shortfall,
-      type: 'NichtLieferbar',
-      deliveryTime: null,
-      // Teildefekt ("only part of the quantity") exists in availability answers only.
-      defectReason: parts.length > 0 ? 'Teildefekt' : forVersion(plan.shortfallReason, version),
-      tourDeviation: v2 ? false : undefined,
-    });
+    // Teildefekt ("only part of the quantity") exists in availability answers only.
+    const reason = parts.length > 0 ? 'Teildefekt' : plan.shortfallReason;
+    parts.push(partWithoutDelivery('NichtLieferbar', plan.shortfall, reason, version));
   }
   const substitution = substitutionForVersion(plan.substitution, version);
   return { requestedQuantity: quantity, requestedPzn: pzn, ...(substitution ? { substitution } : {}), parts };
@@ -98,12 +49,7 @@ export function answerAvailability(ctx: RequestContext, request: AvailabilityReq
     request.articles.map((a) => a.pzn),
     'PZN',
   );
-  const terms: AssessmentTerms = {
-    version: ctx.version,
-    contract: ctx.customer.contract,
-    schedule: scheduleAt(ctx.now, ctx.env.calendar),
-    calendar: ctx.env.calendar,
-  };
+  const terms = supplyTermsAt(ctx.version, ctx.customer.contract, ctx.now, ctx.env.calendar);
   return {
     id: request.id,
     responseType: ctx.customer.contract.specificAvailability ? 'Spezifisch' : 'Unspezifisch',

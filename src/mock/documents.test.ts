@@ -1,8 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_PDFTOTEXT, pdfText } from '../../test/pdf.js';
 import { manualClock } from '../lib/clock.js';
 import { bestellen } from '../msv3/operations/bestellen.js';
 import { dokumentAbfragen } from '../msv3/operations/dokument-abfragen.js';
@@ -19,34 +16,12 @@ import {
   uuid,
 } from './test-support/sandbox.js';
 
-function findPdftotext(): boolean {
-  try {
-    execFileSync('pdftotext', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const HAVE_PDFTOTEXT = findPdftotext();
-if (!HAVE_PDFTOTEXT)
-  console.warn('[mock] PDF text checks are SKIPPED: pdftotext not found (install poppler-utils)');
-
-const folder = mkdtempSync(join(tmpdir(), 'msv3-mock-pdf-'));
-let fileNo = 0;
-function pdfText(pdf: Buffer): string {
-  const file = join(folder, `doc${++fileNo}.pdf`);
-  writeFileSync(file, pdf);
-  return execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
-}
-
 let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ clock: manualClock(), wholesalerName: 'Großhandel Süd' });
 });
 afterAll(async () => {
   await sandbox.close();
-  rmSync(folder, { recursive: true, force: true });
 });
 
 const fetchDocument = (documentId: string | undefined, username = CUSTOMER) =>
@@ -79,7 +54,7 @@ describe('dokumentAbfragen', () => {
     expect(again.ok && again.value.document?.data.equals(document!.data)).toBe(true);
 
     if (!HAVE_PDFTOTEXT) return;
-    const text = pdfText(document!.data);
+    const text = pdfText(document!.data)!;
     expect(text).toContain('Lieferschein');
     expect(text).toContain(notice!.deliveryNoteNumber);
     expect(text).toContain(notice!.barcodeReference);
@@ -128,7 +103,7 @@ describe('dokumentAbfragen', () => {
     const data = result.ok ? result.value.document!.data : Buffer.alloc(0);
     expect(data.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     if (!HAVE_PDFTOTEXT) return;
-    const text = pdfText(data);
+    const text = pdfText(data)!;
     expect(text).toContain('Retourenschein');
     expect(text).toContain(portion.wholesalerReference!);
     expect(text).toContain('Beschädigt');
@@ -167,6 +142,6 @@ describe('dokumentAbfragen', () => {
     const data = result.ok ? result.value.document!.data : Buffer.alloc(0);
     expect(data.toString('latin1').match(/\/Type \/Page\b/g)?.length).toBeGreaterThan(1);
     if (!HAVE_PDFTOTEXT) return;
-    expect(pdfText(data)).toContain(lines.at(-1)![0]);
+    expect(pdfText(data)!).toContain(lines.at(-1)![0]);
   });
 });

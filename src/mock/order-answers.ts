@@ -1,4 +1,4 @@
-import type { BestellungTyp, Liefervorgabe, Msv3Version } from '../msv3/model.js';
+import type { BestellungTyp, Liefervorgabe } from '../msv3/model.js';
 import type { OrderPart } from '../msv3/operations/anteile.js';
 import type {
   OrderPosition,
@@ -6,19 +6,17 @@ import type {
   SubOrder,
   SubOrderAnswer,
 } from '../msv3/operations/bestellen.js';
-import type { Calendar } from './calendar.js';
 import { articleFor } from './catalogue.js';
-import { type Contract, orderTypeAgreed } from './contract.js';
+import { orderTypeAgreed } from './contract.js';
 import { SCENARIO_PZNS } from './scenarios.js';
 import {
   type Allocation,
   blockedReason,
-  departureFor,
-  forVersion,
+  partWithoutDelivery,
   planSupply,
-  type Schedule,
-  type SupplyPlan,
+  type SupplyTerms,
   substitutionForVersion,
+  suppliedPart,
 } from './supply.js';
 
 /**
@@ -27,13 +25,6 @@ import {
  * Liefervorgabe caps how far the wholesaler may go; a portion beyond it becomes a
  * `KeineLieferungAber…Moeglich` part (nothing delivered, although it would have been possible).
  */
-
-export interface OrderTerms {
-  version: Msv3Version;
-  contract: Contract;
-  schedule: Schedule;
-  calendar: Calendar;
-}
 
 const INSTRUCTION_LEVEL: Record<Liefervorgabe, number> = {
   Normal: 0,
@@ -50,63 +41,18 @@ const BLOCKED: Record<Exclude<Allocation['type'], 'Normal'>, BestellungTyp> = {
   Dispo: 'KeineLieferungAberDispoMoeglich',
 };
 
-function deliveredPart(a: Allocation, plan: SupplyPlan, terms: OrderTerms): OrderPart {
-  const { version, schedule, calendar } = terms;
-  const v2 = version === 2;
-  switch (a.type) {
-    case 'Normal':
-    case 'Verbund': {
-      const departure = departureFor(a.type, plan.article, schedule);
-      return {
-        quantity: a.quantity,
-        type: a.type,
-        deliveryTime: calendar.dateTime(departure.arrivalAt),
-        tour: departure.tour.name,
-        defectReason: 'KeineAngabe',
-        tourId: departure.tour.id,
-        tourDeviation: v2 ? plan.article.tourDeviation : undefined,
-      };
-    }
-    case 'Nachlieferung':
-      return {
-        quantity: a.quantity,
-        type: a.type,
-        deliveryTime: null,
-        defectReason: 'FehltZurzeit',
-        tourDeviation: v2 ? false : undefined,
-      };
-    case 'Dispo':
-      return {
-        quantity: a.quantity,
-        type: a.type,
-        deliveryTime: calendar.dateTime(schedule.specialProcurement.arrivalAt),
-        defectReason: forVersion(plan.article.shortfallReason, version),
-        tourDeviation: v2 ? false : undefined,
-      };
-  }
-}
-
-export function answerPosition(position: OrderPosition, terms: OrderTerms): PositionAnswer {
+export function answerPosition(position: OrderPosition, terms: SupplyTerms): PositionAnswer {
   const { version, contract } = terms;
   const plan = planSupply(articleFor(position.pzn), position.quantity, contract);
   const level = INSTRUCTION_LEVEL[position.deliveryInstruction];
-  const noDelivery = (
-    type: BestellungTyp,
-    quantity: number,
-    reason: OrderPart['defectReason'],
-  ): OrderPart => ({
-    quantity,
-    type,
-    deliveryTime: null,
-    defectReason: forVersion(reason, version),
-    tourDeviation: version === 2 ? false : undefined,
-  });
   const parts: OrderPart[] = plan.allocations.map((a) =>
     a.type === 'Normal' || TYPE_LEVEL[a.type] <= level
-      ? deliveredPart(a, plan, terms)
-      : noDelivery(BLOCKED[a.type], a.quantity, blockedReason(a.type, plan.article)),
+      ? suppliedPart(a, plan, terms, true)
+      : partWithoutDelivery(BLOCKED[a.type], a.quantity, blockedReason(a.type, plan.article), version),
   );
-  if (plan.shortfall > 0) parts.push(noDelivery('NichtLieferbar', plan.shortfall, plan.shortfallReason));
+  if (plan.shortfall > 0) {
+    parts.push(partWithoutDelivery('NichtLieferbar', plan.shortfall, plan.shortfallReason, version));
+  }
   const substitution = substitutionForVersion(plan.substitution, version);
   return {
     pzn: position.pzn,
@@ -117,7 +63,7 @@ export function answerPosition(position: OrderPosition, terms: OrderTerms): Posi
   };
 }
 
-export function answerSubOrder(sub: SubOrder, terms: OrderTerms): SubOrderAnswer {
+export function answerSubOrder(sub: SubOrder, terms: SupplyTerms): SubOrderAnswer {
   const header = {
     id: sub.id,
     orderType: sub.orderType,

@@ -8,7 +8,7 @@ import type { MockEnvironment } from './options.js';
 import { answerSubOrder } from './order-answers.js';
 import { SCENARIO_PZNS } from './scenarios.js';
 import type { CustomerState, StoredOrder, TenantState } from './state.js';
-import { scheduleAt } from './supply.js';
+import { supplyTermsAt } from './supply.js';
 
 /**
  * bestellen and bestellstatusAbfragen. Orders are kept per customer by `Bestellung/@Id`:
@@ -75,12 +75,7 @@ function processOrder(
   order: StoredOrder,
   at: number,
 ): SubOrderAnswer[] {
-  const terms = {
-    version: order.version,
-    contract: customer.contract,
-    schedule: scheduleAt(at, env.calendar),
-    calendar: env.calendar,
-  };
+  const terms = supplyTermsAt(order.version, customer.contract, at, env.calendar);
   const answers = order.request.subOrders.map((sub) => answerSubOrder(sub, terms));
   issueDeliveryNotices(env, tenant, customer, order.request, answers, at);
   order.processed = answers;

@@ -1,5 +1,5 @@
 import type { Defektgrund, Msv3Version } from '../msv3/model.js';
-import type { Substitution } from '../msv3/operations/anteile.js';
+import type { OrderPart, Substitution } from '../msv3/operations/anteile.js';
 import type { Calendar } from './calendar.js';
 import { type Article, articleFor } from './catalogue.js';
 import type { Contract } from './contract.js';
@@ -72,6 +72,83 @@ export function scheduleAt(now: number, calendar: Calendar): Schedule {
   const [next, second, third] = upcomingDepartures(now, calendar, 3) as [Departure, Departure, Departure];
   const specialProcurement = upcomingDepartures(now + TWO_DAYS_MS, calendar, 1)[0]!;
   return { next, second, third, specialProcurement };
+}
+
+/** What the parts of an availability or order answer depend on besides the plan. */
+export interface SupplyTerms {
+  version: Msv3Version;
+  contract: Contract;
+  schedule: Schedule;
+  calendar: Calendar;
+}
+
+export function supplyTermsAt(
+  version: Msv3Version,
+  contract: Contract,
+  now: number,
+  calendar: Calendar,
+): SupplyTerms {
+  return { version, contract, schedule: scheduleAt(now, calendar), calendar };
+}
+
+/** A part whose type is a supply source: valid in availability answers (Verfuegbarkeit…) and order answers. */
+export type SuppliedPart = Omit<OrderPart, 'type'> & { type: SupplyType };
+
+/**
+ * The part of an allocation that is (or, in an availability answer, would be) supplied: Normal and
+ * Verbund leave with a tour, Dispo arrives with special procurement, Nachlieferung has no date yet.
+ * Order answers are always specific and add the tour's TourId; availability answers name time and tour
+ * only when the contract agrees specific answers.
+ */
+export function suppliedPart(
+  a: Allocation,
+  plan: SupplyPlan,
+  terms: SupplyTerms,
+  forOrders: boolean,
+): SuppliedPart {
+  const { version, schedule, calendar } = terms;
+  const specific = forOrders || terms.contract.specificAvailability;
+  switch (a.type) {
+    case 'Normal':
+    case 'Verbund': {
+      const departure = departureFor(a.type, plan.article, schedule);
+      return {
+        quantity: a.quantity,
+        type: a.type,
+        deliveryTime: specific ? calendar.dateTime(departure.arrivalAt) : null,
+        ...(specific ? { tour: departure.tour.name } : {}),
+        defectReason: 'KeineAngabe',
+        ...(forOrders ? { tourId: departure.tour.id } : {}),
+        tourDeviation: version === 2 ? plan.article.tourDeviation : undefined,
+      };
+    }
+    case 'Nachlieferung':
+      return partWithoutDelivery(a.type, a.quantity, 'FehltZurzeit', version);
+    case 'Dispo':
+      return {
+        quantity: a.quantity,
+        type: a.type,
+        deliveryTime: specific ? calendar.dateTime(schedule.specialProcurement.arrivalAt) : null,
+        defectReason: forVersion(plan.article.shortfallReason, version),
+        tourDeviation: version === 2 ? false : undefined,
+      };
+  }
+}
+
+/** A part without delivery time or tour (back order, not deliverable, not delivered). */
+export function partWithoutDelivery<T extends string>(
+  type: T,
+  quantity: number,
+  reason: Defektgrund,
+  version: Msv3Version,
+): { quantity: number; type: T; deliveryTime: null; defectReason: Defektgrund; tourDeviation?: boolean } {
+  return {
+    quantity,
+    type,
+    deliveryTime: null,
+    defectReason: forVersion(reason, version),
+    tourDeviation: version === 2 ? false : undefined,
+  };
 }
 
 /** The departure of a Normal or Verbund portion; a tour deviation (cold chain) skips the next tour. */

@@ -1,24 +1,17 @@
 import type { IncomingMessage } from 'node:http';
 import { type Dispatcher, errors } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  cleanupList,
   closedPortUrl,
   type Handler,
   callInput as input,
   SOAP_CONTENT_TYPE,
-  startServer,
   testDecode,
+  transportTestRig,
 } from './test-support/local-server.js';
-import { createTransport, type TransportOptions } from './transport.js';
 import { transportFailureToError } from './transport-outcome.js';
 
-const cleanups = cleanupList();
-afterEach(() => cleanups.run());
-
-const server = async (handler: Handler) => cleanups.add(await startServer(handler));
-const transport = (options: Partial<TransportOptions> = {}) =>
-  cleanups.add(createTransport({ totalTimeoutMs: 5_000, ...options }));
+const { server, transport } = transportTestRig();
 
 /** A handler that keeps every request unanswered; `received` resolves with the first request's body. */
 function silent() {

@@ -1,23 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { manualClock } from '../lib/clock.js';
 import {
   callInput,
-  cleanupList,
   closedPortUrl,
   faultEnvelope,
-  type Handler,
   SOAP_CONTENT_TYPE,
-  startServer,
   testDecode,
+  transportTestRig,
 } from './test-support/local-server.js';
-import { createTransport, type TransportOptions } from './transport.js';
 
-const cleanups = cleanupList();
-afterEach(() => cleanups.run());
-
-const server = async (handler: Handler) => cleanups.add(await startServer(handler));
-const transport = (options: Partial<TransportOptions> = {}) =>
-  cleanups.add(createTransport(options, { clock: manualClock() }));
+const { server, transport } = transportTestRig({}, () => ({ clock: manualClock() }));
 
 describe('probe', () => {
   it('counts an MSV3 server answering 401 to the anonymous probe as up', async () => {

@@ -1,31 +1,20 @@
 import type { ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { manualClock } from '../lib/clock.js';
 import {
   answerEnvelope,
-  cleanupList,
   closedPortUrl,
   faultEnvelope,
   type Handler,
   callInput as input,
   SOAP_CONTENT_TYPE,
-  startServer,
   testDecode,
+  transportTestRig,
   waitFor,
 } from './test-support/local-server.js';
-import {
-  type BreakerChange,
-  createTransport,
-  type TransportDeps,
-  type TransportOptions,
-} from './transport.js';
+import type { BreakerChange } from './transport.js';
 
-const cleanups = cleanupList();
-afterEach(() => cleanups.run());
-
-const server = async (handler: Handler) => cleanups.add(await startServer(handler));
-const transport = (options: Partial<TransportOptions> = {}, deps: TransportDeps = {}) =>
-  cleanups.add(createTransport({ totalTimeoutMs: 5_000, ...options }, deps));
+const { server, transport } = transportTestRig();
 
 /** A wholesaler that holds every answer until the test releases it. */
 async function holdingServer() {

@@ -1,25 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCredentials } from './credentials.js';
 import {
   answerEnvelope,
-  cleanupList,
   faultEnvelope,
   type Handler,
   callInput as input,
   SOAP_CONTENT_TYPE,
-  startServer,
   TEST_ACTION,
   testDecode,
+  transportTestRig,
   waitFor,
 } from './test-support/local-server.js';
-import { createTransport, type TransportOptions } from './transport.js';
 
-const cleanups = cleanupList();
-afterEach(() => cleanups.run());
-
-const server = async (handler: Handler) => cleanups.add(await startServer(handler));
-const transport = (options: Partial<TransportOptions> = {}) =>
-  cleanups.add(createTransport({ totalTimeoutMs: 5_000, ...options }));
+const { server, transport } = transportTestRig();
 
 const answering: Handler = (_req, res) => {
   res.writeHead(200, { 'content-type': SOAP_CONTENT_TYPE }).end(answerEnvelope('angenommen'));

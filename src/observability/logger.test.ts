@@ -3,7 +3,9 @@ import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { registerProbeRoutes } from '../../test/probe-routes.js';
 import type { GatewayApp } from '../http/types.js';
-import { createLogger } from './logger.js';
+import { createLogger, REDACT_PATHS, redactSecrets } from './logger.js';
+
+const MAX_DEPTH_FOR_TEST = 4;
 
 function captured(level: 'info' | 'debug' = 'info') {
   const lines: string[] = [];
@@ -28,6 +30,39 @@ describe('log redaction', () => {
     expect(text()).not.toMatch(/top-secret/);
     expect(text()).toContain('"user-agent":"curl"');
     expect(text()).toContain('[REDACTED]');
+  });
+
+  it('never changes the logged objects, and covers arrays, errors and child-logger bindings', () => {
+    const { logger, text } = captured();
+    const input = { a: { password: 'top-secret-a' }, list: [{ secret: 'top-secret-list' }], keep: { x: 1 } };
+    const error = Object.assign(new Error('upstream refused'), {
+      credentials: { password: 'top-secret-err' },
+    });
+    logger
+      .child({ credentials: 'top-secret-binding', request_id: 'r1' })
+      .warn({ ...input, err: error }, 'odd');
+    expect(text()).not.toMatch(/top-secret/);
+    expect(text()).toContain('"message":"upstream refused"');
+    expect(text()).toContain('"keep":{"x":1}');
+    expect(input.a.password).toBe('top-secret-a');
+    expect(input.list[0]!.secret).toBe('top-secret-list');
+    expect(error.credentials.password).toBe('top-secret-err');
+  });
+
+  it('redacts exactly the REDACT_PATHS: four levels below the top, not five', () => {
+    const nested = (depth: number): Record<string, unknown> =>
+      depth === 0 ? { password: 'p', other: 'o' } : { n: nested(depth - 1) };
+    for (let depth = 0; depth <= MAX_DEPTH_FOR_TEST; depth++) {
+      expect(JSON.stringify(redactSecrets(nested(depth)))).toBe(
+        JSON.stringify(nested(depth)).replace('"p"', '"[REDACTED]"'),
+      );
+    }
+    const tooDeep = nested(MAX_DEPTH_FOR_TEST + 1);
+    expect(redactSecrets(tooDeep)).toBe(tooDeep);
+    const clean = { a: { b: [1, { c: 'd' }] } };
+    expect(redactSecrets(clean)).toBe(clean); // nothing to hide: no copy
+    expect(REDACT_PATHS).toContain('*.*.*.*.password');
+    expect(REDACT_PATHS).not.toContain('*.*.*.*.*.password');
   });
 
   describe('through HTTP', () => {

@@ -1,8 +1,8 @@
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 
 /**
- * Keys whose values never reach a log line, at the top level and up to four objects deep (pino's `*`
- * spans one level). Headers included: X-API-Key, Authorization, and both MSV3 headers; the MSV3 user
+ * Keys whose values never reach a log line, at the top level and up to four objects (or arrays) deep
+ * (REDACT_PATHS). Headers included: X-API-Key, Authorization, and both MSV3 headers; the MSV3 user
  * name is the customer's account number at the wholesaler and half of a credential pair, so it is
  * redacted too (the gateway account id identifies the caller in logs). Add new secret names here.
  */
@@ -22,7 +22,13 @@ export const SECRET_KEYS = [
 ] as const;
 
 const MAX_DEPTH = 4;
+const CENSOR = '[REDACTED]';
+const SECRETS: ReadonlySet<string> = new Set(SECRET_KEYS);
 
+/**
+ * The paths the redaction covers, in pino's path syntax (`password`, `*.password`, … four wildcards
+ * deep). Kept as the statement of what is redacted; `redactSecrets` implements it in one walk.
+ */
 export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((key) => {
   const segment = /^[A-Za-z_$][\w$]*$/.test(key) ? key : `["${key}"]`;
   return Array.from({ length: MAX_DEPTH + 1 }, (_, depth) => {
@@ -30,6 +36,81 @@ export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((key) => {
     return segment.startsWith('[') ? `${prefix.slice(0, -1)}${segment}` : `${prefix}${segment}`;
   });
 });
+
+/**
+ * `value` with every SECRET_KEYS property at the top level and up to four objects (or arrays) deep
+ * replaced by `[REDACTED]`, exactly the paths of REDACT_PATHS. Copy-on-write: the caller's objects are
+ * never changed, and an object without secrets is returned as it is (no allocation). One walk with a set
+ * lookup per key; pino's own `redact` with these 60 wildcard paths cost ~85 µs per log line.
+ */
+export function redactSecrets<T>(value: T, depth = 0): T {
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return value;
+  let copy: Record<string, unknown> | undefined;
+  const source = value as Record<string, unknown>;
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) continue;
+    const current = source[key];
+    let next = current;
+    if (SECRETS.has(key)) next = current === undefined ? current : CENSOR;
+    else if (depth < MAX_DEPTH && typeof current === 'object' && current !== null)
+      next = redactSecrets(current, depth + 1);
+    if (next !== current) {
+      copy ??= (
+        Array.isArray(value)
+          ? value.slice()
+          : Object.assign(Object.create(Object.getPrototypeOf(value)), value)
+      ) as Record<string, unknown>;
+      copy[key] = next;
+    }
+  }
+  return (copy ?? value) as T;
+}
+
+/**
+ * Values our serializers produced. pino applies `serializers` after `formatters.log` (and Fastify's
+ * request loggers inherit them), so a value serialized and redacted in `formatLogObject` must pass the
+ * second application unchanged.
+ */
+const serializedValues = new WeakSet<object>();
+
+function markSerialized<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) serializedValues.add(value);
+  return value;
+}
+
+function once<T>(serialize: (value: T) => unknown): (value: T) => unknown {
+  return (value) =>
+    typeof value === 'object' && value !== null && serializedValues.has(value) ? value : serialize(value);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: pino's SerializerFn takes any
+const serializers: Record<string, (value: any) => unknown> = {
+  req: once((request: { method?: string; url?: string; ip?: string; routeOptions?: { url?: string } }) => ({
+    method: request.method,
+    url: request.url,
+    route: request.routeOptions?.url,
+    remote_address: request.ip,
+  })),
+  res: once((reply: { statusCode?: number }) => ({ status: reply.statusCode })),
+  err: once(pino.stdSerializers.err),
+};
+
+/**
+ * pino's `serializers` + `redact`, as one log formatter: serialize `req`, `res` and `err`, then redact
+ * the result (so serializer output is covered, as with pino's redaction).
+ */
+function formatLogObject(object: Record<string, unknown>): Record<string, unknown> {
+  let out = object;
+  for (const key in serializers) {
+    const value = object[key];
+    if (value === undefined || !Object.hasOwn(object, key)) continue;
+    if (out === object) out = { ...object };
+    out[key] = serializers[key]!(value);
+  }
+  const redacted = redactSecrets(out);
+  if (out !== object) for (const key in serializers) markSerialized(redacted[key]);
+  return redacted;
+}
 
 export interface CreateLoggerOptions {
   level: LoggerOptions['level'];
@@ -44,17 +125,12 @@ export function createLogger(options: CreateLoggerOptions): Logger {
       level: options.level,
       base: { service: 'msv3-gateway' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-      serializers: {
-        req: (request: { method?: string; url?: string; ip?: string; routeOptions?: { url?: string } }) => ({
-          method: request.method,
-          url: request.url,
-          route: request.routeOptions?.url,
-          remote_address: request.ip,
-        }),
-        res: (reply: { statusCode?: number }) => ({ status: reply.statusCode }),
-        err: pino.stdSerializers.err,
-      },
+      serializers,
+      // Every logged object: serialized and redacted to REDACT_PATHS depth in one walk.
+      formatters: { log: formatLogObject },
+      // pino's own redaction only for the top-level keys (cheap without wildcards): it also covers the
+      // bindings of child loggers (Fastify's request loggers bind only `request_id`).
+      redact: { paths: REDACT_PATHS.filter((path) => !path.startsWith('*')), censor: CENSOR },
     },
     options.destination,
   );

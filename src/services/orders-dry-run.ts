@@ -8,9 +8,8 @@ import {
 } from '../msv3/operations/verfuegbarkeit-anfragen.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import { fetchContractData } from './contracts.js';
-import { toDeliveryPortion, toSubstitution } from './delivery-parts.js';
 import { type CutoffOutlook, cutoffOutlook, type NextCutoff } from './orders-cutoff.js';
-import type { OrderItemResult, OrderResult } from './orders-json.js';
+import { type OrderItemResult, type OrderResult, orderItem } from './orders-json.js';
 import {
   type DeliveryPreference,
   type OrderItemInput,
@@ -136,26 +135,9 @@ async function availabilityOf(
   return new Map(answers.flatMap(({ value }) => value.articles.map((a) => [a.requestedPzn, a] as const)));
 }
 
+/** The item as the order would answer it now: availability within the line's delivery_preference. */
 function forecast(line: OrderLine, article: AvailabilityArticle | undefined): OrderItemResult {
-  const allowed = WITHIN_PREFERENCE[line.preference];
-  const item: OrderItemResult = {
-    pzn: line.pzn,
-    quantity_ordered: line.quantity,
-    quantity_confirmed: 0,
-    delivery_preference: line.preference,
-    deliveries: [],
-    substitution: null,
-    answered: article !== undefined,
-  };
-  if (article !== undefined) {
-    item.quantity_confirmed = article.parts
-      .filter((part) => allowed.has(part.type))
-      .reduce((sum, part) => sum + (part.quantity ?? 0), 0);
-    item.deliveries = article.parts.map((part) => toDeliveryPortion(part));
-    item.substitution = toSubstitution(article.substitution);
-  }
-  if (line.from.length > 1) item.merged_from = [...line.from];
-  return item;
+  return orderItem(line, article, WITHIN_PREFERENCE[line.preference], false);
 }
 
 function cutoffWarnings(outlook: CutoffOutlook): DryRunWarning[] {

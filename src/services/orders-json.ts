@@ -1,6 +1,8 @@
 import type { BestellungTyp, Msv3FaultInfo } from '../msv3/model.js';
+import type { OrderPart, Substitution } from '../msv3/operations/anteile.js';
 import { matchOrderAnswer, type PositionAnswer, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
 import type { Bestellstatus } from '../msv3/operations/bestellstatus-abfragen.js';
+import type { AvailabilityPart } from '../msv3/operations/verfuegbarkeit-anfragen.js';
 import {
   type DeliveryPortion,
   type SubstitutionInfo,
@@ -110,7 +112,23 @@ export function orderItems(
   return request.lines.map((line) => orderItem(line, answers.get(line)));
 }
 
-export function orderItem(line: OrderLine, answered: PositionAnswer | undefined): OrderItemResult {
+/** What an item is made from: a position of the order answer or, for a dry run, an availability article. */
+export interface AnsweredLine {
+  parts: readonly (OrderPart | AvailabilityPart)[];
+  substitution?: Substitution;
+}
+
+/**
+ * The JSON item of a request line. `quantity_confirmed` sums the parts whose type is in `confirming`
+ * (those that deliver; a dry run counts those within the line's delivery_preference); `forOrders` adds
+ * `tour_id` to the deliveries. Without an answer the item says `answered: false` and confirms nothing.
+ */
+export function orderItem(
+  line: OrderLine,
+  answered: AnsweredLine | undefined,
+  confirming: ReadonlySet<BestellungTyp> = DELIVERING,
+  forOrders = true,
+): OrderItemResult {
   const item: OrderItemResult = {
     pzn: line.pzn,
     quantity_ordered: line.quantity,
@@ -122,9 +140,9 @@ export function orderItem(line: OrderLine, answered: PositionAnswer | undefined)
   };
   if (answered !== undefined) {
     item.quantity_confirmed = answered.parts
-      .filter((part) => DELIVERING.has(part.type))
+      .filter((part) => confirming.has(part.type))
       .reduce((sum, part) => sum + (part.quantity ?? 0), 0);
-    item.deliveries = answered.parts.map((part) => toDeliveryPortion(part, true));
+    item.deliveries = answered.parts.map((part) => toDeliveryPortion(part, forOrders));
     item.substitution = toSubstitution(answered.substitution);
   }
   if (line.from.length > 1) item.merged_from = [...line.from];

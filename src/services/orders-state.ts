@@ -6,7 +6,7 @@ import { updateOrder } from '../store/orders.js';
 import type { Tables } from '../store/schema.js';
 import { recordEvent } from '../webhooks/events.js';
 import type { OrderStatusValue } from './orders-json.js';
-import type { StoredOrderRequest } from './orders-request.js';
+import { orderStatusJson } from './orders-status-json.js';
 import type { UpstreamDeps } from './wholesaler-call.js';
 
 /** What the order services need. */
@@ -18,18 +18,6 @@ export interface OrderDeps {
   wakeWebhooks?: () => void;
   /** For the moments an operator wants to see: lost answers, reconciliations, resends. */
   log?: { info(details: object, message: string): void; warn(details: object, message: string): void };
-}
-
-/** The stored state as clients see it (additive `placement_status`): `sending` is an open outcome too. */
-export type PlacementState =
-  | 'confirmed'
-  | 'queued_night_mode'
-  | 'rejected'
-  | 'outcome_unknown'
-  | 'not_placed';
-
-export function placementStateOf(state: OrderState): PlacementState {
-  return state === 'sending' || state === 'unknown' ? 'outcome_unknown' : state;
 }
 
 /**
@@ -60,14 +48,14 @@ export async function saveOrderChange(
   order: StoredOrder,
   change: OrderChange,
 ): Promise<void> {
-  const statusChanged = change.status !== null && change.status !== order.lastStatus;
+  const newStatus = change.status !== order.lastStatus ? change.status : null;
   await deps.db.transaction().execute(async (trx) => {
     await updateOrder(trx, deps.clock, order.id, {
       state: change.state,
       ...(change.answer === undefined ? {} : { answer: change.answer }),
-      ...(statusChanged ? { lastStatus: change.status } : {}),
+      ...(newStatus === null ? {} : { lastStatus: newStatus }),
     });
-    if (statusChanged) {
+    if (newStatus !== null) {
       await recordEvent(
         trx,
         {
@@ -77,15 +65,8 @@ export async function saveOrderChange(
           wholesaler: order.wholesaler,
           customerId: order.customerId,
           data: {
-            order_id: order.id,
-            status: change.status,
+            ...orderStatusJson({ ...order, ...change, answer: change.answer ?? order.answer }, newStatus),
             previous_status: order.lastStatus,
-            items: (order.request as StoredOrderRequest).lines.map((line) => ({
-              pzn: line.pzn,
-              quantity_ordered: line.quantity,
-              delivery_preference: line.preference,
-            })),
-            placement_status: placementStateOf(change.state),
           },
         },
         { clock: deps.clock, wake: deps.wakeWebhooks },
@@ -94,5 +75,5 @@ export async function saveOrderChange(
   });
   order.state = change.state;
   if (change.answer !== undefined) order.answer = change.answer;
-  if (statusChanged) order.lastStatus = change.status;
+  if (newStatus !== null) order.lastStatus = newStatus;
 }

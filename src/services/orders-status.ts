@@ -4,17 +4,10 @@ import type { SubOrderAnswer } from '../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../msv3/operations/bestellstatus-abfragen.js';
 import type { KeyMode } from '../store/api-key-secret.js';
 import { findOwnOrder, type OrderState } from '../store/orders.js';
-import type { DeliveryPortion, SubstitutionInfo } from './delivery-parts.js';
-import {
-  ORDER_STATUS,
-  type OrderStatusValue,
-  orderItems,
-  orderLabelOf,
-  type Rejection,
-  rejectionOf,
-} from './orders-json.js';
-import type { DeliveryPreference, StoredOrderRequest } from './orders-request.js';
-import { type OrderDeps, type PlacementState, placementStateOf, saveOrderChange } from './orders-state.js';
+import { ORDER_STATUS, rejectionOf } from './orders-json.js';
+import type { StoredOrderRequest } from './orders-request.js';
+import { type OrderDeps, saveOrderChange } from './orders-state.js';
+import { type OrderStatusResult, orderStatusJson } from './orders-status-json.js';
 import { callWholesaler } from './wholesaler-call.js';
 
 /**
@@ -29,31 +22,6 @@ import { callWholesaler } from './wholesaler-call.js';
  * becomes confirmed or rejected; an open outcome is settled) and a changed status is announced as
  * `order.status_changed`, in the same transaction.
  */
-
-export interface OrderStatusItem {
-  pzn: string;
-  quantity_ordered: number;
-  delivery_preference: DeliveryPreference;
-  /** Additive, when the wholesaler's answer is known: */
-  quantity_confirmed?: number;
-  deliveries?: DeliveryPortion[];
-  substitution?: SubstitutionInfo | null;
-  merged_from?: number[];
-}
-
-export interface OrderStatusResult {
-  order_id: string;
-  status: OrderStatusValue;
-  items: OrderStatusItem[];
-  /** Additive: */
-  wholesaler: string;
-  /** The Bestellung Id (the order result's `request_id`). */
-  request_id: string;
-  placement_status: PlacementState;
-  /** The wholesaler's texts when it rejected the order (Auftragsfehler), else null. */
-  rejection: Rejection | null;
-  order_label: string | null;
-}
 
 export async function orderStatus(
   deps: OrderDeps,
@@ -78,24 +46,12 @@ export async function orderStatus(
     clientSoftwareId: deps.upstream.clientSoftwareId,
     orderId: order.bestellungId,
   });
-  const request = order.request as StoredOrderRequest;
   const status = ORDER_STATUS[value.status];
   await saveOrderChange(deps, order, {
-    ...stateAfter(order.state, value.status, request, value.subOrders),
+    ...stateAfter(order.state, value.status, order.request as StoredOrderRequest, value.subOrders),
     status,
   });
-
-  const answer = answerFor(request, order.answer as SubOrderAnswer[] | null);
-  return {
-    order_id: order.id,
-    status,
-    items: statusItems(order.bestellungId, request, answer),
-    wholesaler: input.wholesaler,
-    request_id: order.bestellungId,
-    placement_status: placementStateOf(order.state),
-    rejection: answer === null ? null : rejectionOf(request, answer),
-    order_label: answer === null ? null : orderLabelOf(request, answer),
-  };
+  return orderStatusJson(order, status);
 }
 
 function stateAfter(
@@ -116,25 +72,4 @@ function stateAfter(
   }
   // KennungUnbekannt cannot tell "never placed" from "forgotten": nothing to learn.
   return { state };
-}
-
-function statusItems(
-  bestellungId: string,
-  request: StoredOrderRequest,
-  answer: SubOrderAnswer[] | null,
-): OrderStatusItem[] {
-  if (answer === null) {
-    return request.lines.map((line) => ({
-      pzn: line.pzn,
-      quantity_ordered: line.quantity,
-      delivery_preference: line.preference,
-      ...(line.from.length > 1 ? { merged_from: [...line.from] } : {}),
-    }));
-  }
-  return orderItems(bestellungId, request, answer).map(({ answered: _answered, ...item }) => item);
-}
-
-/** The stored answer, if it holds our sub-order (an order taken in night mode has none until processed). */
-function answerFor(request: StoredOrderRequest, answer: SubOrderAnswer[] | null): SubOrderAnswer[] | null {
-  return answer?.some((sub) => sub.id === request.subOrder.id) ? answer : null;
 }

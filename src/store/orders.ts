@@ -26,15 +26,10 @@ export interface StoredOrder {
   updatedAt: number;
 }
 
-export interface NewOrder {
-  id: string;
-  accountId: string;
-  mode: KeyMode;
-  wholesaler: string;
-  customerId: string;
-  bestellungId: string;
-  request: unknown;
-}
+export type NewOrder = Pick<
+  StoredOrder,
+  'id' | 'accountId' | 'mode' | 'wholesaler' | 'customerId' | 'bestellungId' | 'request'
+>;
 
 /**
  * Stores the order in state `sending`, unless an order with this id exists already (a retry of the same

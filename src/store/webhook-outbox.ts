@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import type { KeyMode } from './api-key-secret.js';
 import type { Dialect } from './database.js';
 import type { Tables } from './schema.js';
@@ -42,41 +42,123 @@ export async function insertEventWithDeliveries(
   if (deliveries.length > 0) await db.insertInto('webhook_deliveries').values(deliveries).execute();
 }
 
+export interface ClaimInput {
+  token: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  /**
+   * At most this many attempts in flight per subscription (leases held by any worker count), so one
+   * slow receiver cannot take every slot. Unset: no cap.
+   */
+  perSubscription?: number;
+}
+
 /**
  * Leases up to `limit` due deliveries to `token` and counts the attempt (deliveries of disabled
- * subscriptions are `paused`, not `pending`, so the claim needs no join).
+ * subscriptions are `paused`, not `pending`, so the claim needs no join); with `perSubscription`, at most
+ * that many in flight per subscription.
  * PostgreSQL: `FOR UPDATE SKIP LOCKED`, so concurrent workers take disjoint rows; SQLite: one statement,
  * which SQLite runs as a single write transaction. A lease that expired (a crashed worker) is taken over.
  */
 export async function claimDueDeliveries(
   db: Kysely<Tables>,
   dialect: Dialect,
-  input: { token: string; now: number; leaseMs: number; limit: number },
+  input: ClaimInput,
 ): Promise<DeliveryJob[]> {
-  const { token, now, leaseMs, limit } = input;
-  let due = db
-    .selectFrom('webhook_deliveries')
-    .select('id')
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-    .orderBy('next_attempt_at')
-    .limit(limit);
+  const claimed = await claimIds(db, dialect, input);
+  if (claimed.length === 0) return [];
+  return loadJobs(db, claimed, input.token);
+}
+
+async function claimIds(db: Kysely<Tables>, dialect: Dialect, input: ClaimInput): Promise<string[]> {
+  const { token, now, leaseMs, limit, perSubscription: cap } = input;
+  let due = dueRows(db, now).limit(cap === undefined ? limit : limit * cap);
+  if (cap !== undefined) due = due.where('subscription_id', 'not in', fullSubscriptions(db, now, cap));
   if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+  const picked =
+    cap === undefined
+      ? db.selectFrom(due.as('due')).select('due.id')
+      : withinCap(db, due, { now, cap, limit });
   const claimed = await db
     .updateTable('webhook_deliveries')
     .set((eb) => ({ locked_by: token, locked_until: now + leaseMs, attempts: eb('attempts', '+', 1) }))
-    .where('id', 'in', due)
+    .where('id', 'in', picked)
     .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .where(unleased(now))
     .returning('id')
     .execute();
-  if (claimed.length === 0) return [];
-  return loadJobs(
-    db,
-    claimed.map((row) => row.id),
-    token,
+  return claimed.map((row) => row.id);
+}
+
+const unleased = (now: number) => (eb: ExpressionBuilder<Tables, 'webhook_deliveries'>) =>
+  eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]);
+
+/** Pending, due and not leased, earliest first. */
+function dueRows(db: Kysely<Tables>, now: number) {
+  return (
+    db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'subscription_id', 'next_attempt_at'])
+      // A literal, not a parameter: SQLite uses the partial index `webhook_deliveries_due` only then.
+      .where('status', '=', sql.lit('pending'))
+      .where('next_attempt_at', '<=', now)
+      .where(unleased(now))
+      .orderBy('next_attempt_at')
   );
+}
+
+/**
+ * Of a window of due rows (subscriptions already at their cap left out), at most `cap − in flight` per
+ * subscription, earliest first. A subscription with a long backlog can fill the window; it is then at
+ * its cap, and the next claim sees past it (the worker claims again at once when that happens).
+ */
+function withinCap(
+  db: Kysely<Tables>,
+  due: ReturnType<typeof dueRows>,
+  input: { now: number; cap: number; limit: number },
+) {
+  const ranked = db
+    .selectFrom(due.as('due'))
+    .leftJoin(
+      leasesPerSubscription(db, input.now).as('leased'),
+      'leased.subscription_id',
+      'due.subscription_id',
+    )
+    .select((eb) => [
+      'due.id',
+      'due.next_attempt_at',
+      sql<number>`row_number() over (partition by ${eb.ref('due.subscription_id')} order by ${eb.ref('due.next_attempt_at')}, ${eb.ref('due.id')})`.as(
+        'rank',
+      ),
+      eb.fn.coalesce('leased.in_flight', eb.lit(0)).as('in_flight'),
+    ]);
+  return db
+    .selectFrom(ranked.as('ranked'))
+    .select('ranked.id')
+    .where((eb) => eb(eb('ranked.rank', '+', eb.ref('ranked.in_flight')), '<=', input.cap))
+    .orderBy('ranked.next_attempt_at')
+    .limit(input.limit);
+}
+
+/** Attempts in flight per subscription: leases still held (by any worker, manual attempts included). */
+function leasesPerSubscription(db: Kysely<Tables>, now: number) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => ['subscription_id', eb.fn.countAll<number>().as('in_flight')])
+    .where('locked_by', 'is not', null)
+    .where('locked_until', '>=', now)
+    .groupBy('subscription_id');
+}
+
+function fullSubscriptions(db: Kysely<Tables>, now: number, cap: number) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select('subscription_id')
+    .where('locked_by', 'is not', null)
+    .where('locked_until', '>=', now)
+    .groupBy('subscription_id')
+    .having((eb) => eb.fn.countAll(), '>=', cap);
 }
 
 /** Leases one delivery for a manual attempt; undefined if it is in flight elsewhere. */

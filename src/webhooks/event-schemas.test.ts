@@ -1,7 +1,9 @@
+import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import type { GatewayApp } from '../http/types.js';
+import { eventExample, eventSchema } from './event-schemas.js';
 import { EVENT_TYPES } from './event-types.js';
 
 describe('webhooks in the OpenAPI document', () => {
@@ -47,12 +49,29 @@ describe('webhooks in the OpenAPI document', () => {
       );
       expect(item.post.description.length).toBeGreaterThan(20);
     }
-    expect(
-      doc.webhooks['delivery.received'].post.requestBody.content['application/json'].schema.properties.data
-        .required,
-    ).toEqual(
-      expect.arrayContaining(['tracking_number', 'barcode', 'order_type', 'date', 'has_shortages', 'items']),
-    );
+  });
+
+  it('describes `data` with the response schemas of the endpoints that show the same resource', () => {
+    const dataOf = (type: string) =>
+      doc.webhooks[type].post.requestBody.content['application/json'].schema.properties.data;
+    const responseOf = (path: string) =>
+      doc.paths[path].get.responses['200'].content['application/json'].schema;
+    expect(dataOf('delivery.received')).toEqual(responseOf('/v1/deliveries').properties.deliveries.items);
+    expect(dataOf('delivery.shortage')).toEqual(dataOf('delivery.received'));
+    const status = responseOf('/v1/orders/{order_id}/status');
+    expect(dataOf('order.status_changed').properties).toEqual({
+      ...status.properties,
+      previous_status: expect.objectContaining({ anyOf: expect.any(Array) }),
+    });
+    expect(dataOf('order.status_changed').required).toEqual([...status.required, 'previous_status']);
+  });
+
+  it('gives every event an example that its schema accepts', () => {
+    for (const type of [...EVENT_TYPES, 'ping' as const]) {
+      const content = doc.webhooks[type].post.requestBody.content['application/json'];
+      expect(content.example).toEqual(eventExample(type));
+      expect([...Value.Errors(eventSchema(type), content.example)], type).toEqual([]);
+    }
   });
 
   it('documents the subscription endpoints', () => {

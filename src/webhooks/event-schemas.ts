@@ -1,50 +1,27 @@
 import { type Static, type TSchema, Type } from 'typebox';
+import { DELIVERY_NOTICE_EXAMPLE, DeliveryNoticeSchema } from '../http/schemas/deliveries.js';
+import { ORDER_STATUS_EXAMPLE, OrderStatusSchema } from '../http/schemas/orders.js';
 import { EVENT_TYPES } from './event-types.js';
 
 /**
- * Payload schemas of every webhook event, for the OpenAPI document (`webhooks`). The `data` schemas are
- * the resources as the API returns them; the endpoint modules may replace them with their own response
- * schemas (keep the event names and the envelope). Objects allow additive fields.
+ * Payload schemas of every webhook event, for the OpenAPI document (`webhooks`), each with an example.
+ * `data` is the resource as the API returns it: the delivery notice of `GET /v1/deliveries` and the order
+ * status of `GET /v1/orders/{order_id}/status` (plus `previous_status`), with the very schemas those
+ * endpoints answer with.
  */
 
-const DeliveryPreference = Type.Enum(['normal', 'backorder', 'grouped', 'disposition']);
-
-/** SPEC 2.6. */
-export const DeliveryNoticeDataSchema = Type.Object(
-  {
-    tracking_number: Type.String({ description: 'Identifies the notice; used for confirmation.' }),
-    barcode: Type.String(),
-    order_type: Type.String({ description: '`normal`, `batch`, `special`, `shipping`.' }),
-    date: Type.String({ description: 'YYYY-MM-DD' }),
-    has_shortages: Type.Boolean(),
-    items: Type.Array(
-      Type.Object({
-        pzn: Type.String(),
-        quantity_delivered: Type.Integer(),
-        shortages: Type.Integer(),
-      }),
-    ),
-  },
-  { description: 'The delivery notice as `GET /v1/deliveries` returns it.' },
-);
-
-/** SPEC 2.5, plus the status before the change. */
+/** The order status as `GET /v1/orders/{order_id}/status` returns it, and the status before the change. */
 export const OrderStatusChangedDataSchema = Type.Object(
   {
-    order_id: Type.String({ description: 'Gateway order id, `GW-…`.' }),
-    status: Type.Enum(['available', 'expired', 'unknown']),
+    ...OrderStatusSchema.properties,
     previous_status: Type.Union([Type.Enum(['available', 'expired', 'unknown']), Type.Null()], {
       description: 'The status last reported for this order; null if none was known.',
     }),
-    items: Type.Array(
-      Type.Object({
-        pzn: Type.String(),
-        quantity_ordered: Type.Integer(),
-        delivery_preference: DeliveryPreference,
-      }),
-    ),
   },
-  { description: 'The order status as `GET /v1/orders/{order_id}/status` returns it.' },
+  {
+    additionalProperties: false,
+    description: 'The order status as `GET /v1/orders/{order_id}/status` returns it, plus `previous_status`.',
+  },
 );
 
 export const WholesalerStatusDataSchema = Type.Object({
@@ -63,8 +40,8 @@ export const PingDataSchema = Type.Object({
 });
 
 const DATA_SCHEMAS: Record<(typeof EVENT_TYPES)[number] | 'ping', TSchema> = {
-  'delivery.received': DeliveryNoticeDataSchema,
-  'delivery.shortage': DeliveryNoticeDataSchema,
+  'delivery.received': DeliveryNoticeSchema,
+  'delivery.shortage': DeliveryNoticeSchema,
   'order.status_changed': OrderStatusChangedDataSchema,
   'wholesaler.status_changed': WholesalerStatusDataSchema,
   ping: PingDataSchema,
@@ -72,15 +49,42 @@ const DATA_SCHEMAS: Record<(typeof EVENT_TYPES)[number] | 'ping', TSchema> = {
 
 const TRIGGERS: Record<keyof typeof DATA_SCHEMAS, string> = {
   'delivery.received':
-    'A delivery notice the gateway has not seen before: the first time it appears for the account (while reading unconfirmed notices or the history). `data` is the notice.',
+    'A delivery notice the gateway has not seen before for this account and MSV3 customer: the first time it appears in `GET /v1/deliveries` or a `GET /v1/deliveries/history` lookup. `data` is the notice as `GET /v1/deliveries` returns it.',
   'delivery.shortage':
     'A newly seen delivery notice with at least one shortage (`has_shortages: true`); sent in addition to `delivery.received`. `data` is the notice.',
   'order.status_changed':
-    'The status of an order placed through the gateway changed (`available`, `expired`, `unknown`), as seen when it was read. `data` is the order status with `previous_status`.',
+    'The status of an order placed through the gateway (`available`, `expired`, `unknown`) differs from the last one recorded, as learnt from its placement (`POST /v1/orders`) or a status query (`GET /v1/orders/{order_id}/status`). `data` is the order status as that endpoint returns it, with `previous_status`.',
   'wholesaler.status_changed':
-    "A wholesaler endpoint in use went down or came back, as seen by the gateway's credential-free probes and its circuit breaker. Sent to every account subscribed to that wholesaler in that mode (custom wholesalers: their owner only).",
+    'A wholesaler endpoint in use went down or came back. Seen by the circuit breaker over real calls (open: down; closed again: up) and by a credential-free probe, every WHOLESALER_PROBE_INTERVAL_MS, of the endpoints called in the last hour (an MSV3 server that answers at all, 401 to the anonymous request included, is up). One state per wholesaler, mode and account: an event only on a real change. Sent to every account subscribed to that wholesaler in that mode (custom wholesalers: their owner only).',
   ping: 'Only sent by `POST /v1/webhooks/{id}/test`.',
 };
+
+const EXAMPLE_DATA: Record<keyof typeof DATA_SCHEMAS, unknown> = {
+  'delivery.received': DELIVERY_NOTICE_EXAMPLE,
+  'delivery.shortage': DELIVERY_NOTICE_EXAMPLE,
+  'order.status_changed': { ...ORDER_STATUS_EXAMPLE, previous_status: 'expired' },
+  'wholesaler.status_changed': {
+    wholesaler: 'phoenix',
+    status: 'down',
+    reason: 'unreachable: ECONNREFUSED',
+    changed_at: '2025-03-18T09:15:02.417Z',
+  },
+  ping: { webhook_id: 'whk_7Hq2mN9pR4sT1vX8zA3bC5', message: 'Test event from msv3-gateway.' },
+};
+
+/** A complete example payload of one event type. */
+export function eventExample(type: keyof typeof DATA_SCHEMAS): Record<string, unknown> {
+  const perCustomer = type !== 'wholesaler.status_changed' && type !== 'ping';
+  return {
+    id: 'evt_3kTzW9qH2mN7pR1sT5vX9z',
+    type,
+    created_at: '2025-03-18T09:15:02.417Z',
+    livemode: false,
+    wholesaler: 'phoenix',
+    customer_id: perCustomer ? '4711' : null,
+    data: EXAMPLE_DATA[type],
+  };
+}
 
 /** The envelope of one event type. */
 export function eventSchema(type: keyof typeof DATA_SCHEMAS): TSchema {
@@ -135,7 +139,9 @@ export function openApiWebhooks(): Record<string, unknown> {
           })),
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: plain(eventSchema(type)) } },
+            content: {
+              'application/json': { schema: plain(eventSchema(type)), example: eventExample(type) },
+            },
           },
           responses: {
             '2XX': { description: 'Received. Answer within 10 seconds; anything else is retried.' },

@@ -1,61 +1,94 @@
 import { describe, expect, it } from 'vitest';
-import { createWholesalerMonitor, type MonitoredEndpoint, type StatusTransition } from './monitor.js';
+import { createWholesalerMonitor, type MonitoredEndpoint, type ProbeObservation } from './monitor.js';
 
 const phoenix: MonitoredEndpoint = {
+  target: 'phoenix',
   wholesaler: 'phoenix',
-  url: 'https://msv3.phoenix.example/',
+  url: 'https://msv3.phoenix.example/verbindungTesten',
   mode: 'live',
 };
-const sandbox: MonitoredEndpoint = { wholesaler: 'phoenix', url: 'http://127.0.0.1:9/', mode: 'test' };
+const custom: MonitoredEndpoint = {
+  target: 'custom/acct_1/custom-nord-abc123',
+  wholesaler: 'custom-nord-abc123',
+  url: 'http://127.0.0.1:9/verbindungTesten',
+  mode: 'live',
+  accountId: 'acct_1',
+};
 
-function monitorWith(states: Record<string, boolean[]>, endpoints: MonitoredEndpoint[] = [phoenix, sandbox]) {
-  const transitions: StatusTransition[] = [];
+type Answer = Awaited<ReturnType<Parameters<typeof createWholesalerMonitor>[0]['probe']>>;
+
+function monitorWith(answers: Record<string, Answer[]>, endpoints: MonitoredEndpoint[]) {
+  const observed: ProbeObservation[] = [];
   const probed: unknown[] = [];
   const inUse = { endpoints };
   const monitor = createWholesalerMonitor({
-    probe: async (target) => {
-      probed.push(target);
-      const up = states[target.url]!.shift();
-      if (up === undefined) throw new Error('no more answers');
-      return up ? { up } : { up, error: { reason: 'unreachable', code: 'ECONNREFUSED' } };
+    probe: async (input) => {
+      probed.push(input);
+      const answer = answers[input.url]!.shift();
+      if (answer === undefined) throw new Error('no more answers');
+      return answer;
     },
     endpointsInUse: () => inUse.endpoints,
     intervalMs: 60_000,
-    onChange: (t) => {
-      transitions.push(t);
+    onResult: (o) => {
+      observed.push(o);
     },
   });
-  return { monitor, transitions, probed, inUse };
+  return { monitor, observed, probed, inUse };
 }
 
 describe('createWholesalerMonitor', () => {
-  it('takes the first probe as the baseline and reports each later change once', async () => {
-    const { monitor, transitions, probed } = monitorWith({
-      [phoenix.url]: [true, true, false, false, true],
-      [sandbox.url]: [false, false, false, true, true],
-    });
-    for (let round = 0; round < 5; round++) await monitor.check();
-    expect(transitions).toEqual([
-      { endpoint: phoenix, up: false, reason: 'unreachable: ECONNREFUSED' },
-      { endpoint: sandbox, up: true, reason: 'answers again' },
-      { endpoint: phoenix, up: true, reason: 'answers again' },
+  it('probes every endpoint in use by its target and reports each result in a few words', async () => {
+    const { monitor, observed, probed } = monitorWith(
+      {
+        [phoenix.url]: [
+          { up: true, status: 401 },
+          { up: false, status: 503 },
+        ],
+        [custom.url]: [{ up: false, error: { reason: 'unreachable', code: 'ECONNREFUSED' } }, { up: false }],
+      },
+      [phoenix, custom],
+    );
+    await monitor.check();
+    await monitor.check();
+    expect(probed.slice(0, 2)).toEqual([
+      { target: 'phoenix', url: phoenix.url },
+      { target: custom.target, url: custom.url },
     ]);
-    expect(probed[0]).toEqual({ target: 'phoenix', wholesaler: 'phoenix', url: phoenix.url });
+    expect(observed.map((o) => [o.endpoint.wholesaler, o.up, o.reason])).toEqual([
+      ['phoenix', true, 'answers again'],
+      ['custom-nord-abc123', false, 'unreachable: ECONNREFUSED'],
+      ['phoenix', false, 'HTTP 503'],
+      ['custom-nord-abc123', false, 'not reachable'],
+    ]);
   });
 
-  it('treats a throwing probe as down and forgets endpoints no longer in use', async () => {
-    const { monitor, transitions, inUse } = monitorWith({ [phoenix.url]: [true, false, true] }, [phoenix]);
+  it('treats a throwing probe as down and probes only what is in use at each round', async () => {
+    const { monitor, observed, inUse } = monitorWith({ [phoenix.url]: [{ up: true }] }, [phoenix]);
     await monitor.check();
     inUse.endpoints = [];
-    await monitor.check();
+    expect(await monitor.check()).toEqual([]);
     inUse.endpoints = [phoenix];
-    await monitor.check(); // a new baseline (down), not a transition
-    await monitor.check(); // up
-    await monitor.check(); // the probe throws: down
-    expect(transitions.map((t) => [t.up, t.reason])).toEqual([
+    await monitor.check();
+    expect(observed.map((o) => [o.up, o.reason])).toEqual([
       [true, 'answers again'],
       [false, 'Error: no more answers'],
     ]);
+  });
+
+  it('keeps probing the other endpoints when reporting one result fails', async () => {
+    const errors: unknown[] = [];
+    const monitor = createWholesalerMonitor({
+      probe: async () => ({ up: true }),
+      endpointsInUse: () => [phoenix, custom],
+      intervalMs: 60_000,
+      onResult: (o) => {
+        if (o.endpoint === phoenix) throw new Error('database gone');
+      },
+      onError: (error) => errors.push(error),
+    });
+    expect((await monitor.check()).map((o) => o.endpoint.target)).toEqual(['phoenix', custom.target]);
+    expect(errors).toEqual([new Error('database gone')]);
   });
 
   it('runs one round at a time', async () => {
@@ -68,7 +101,7 @@ describe('createWholesalerMonitor', () => {
       },
       endpointsInUse: () => [phoenix],
       intervalMs: 60_000,
-      onChange: () => {},
+      onResult: () => {},
     });
     await Promise.all([monitor.check(), monitor.check(), monitor.check()]);
     expect(calls).toBe(1);

@@ -1,7 +1,9 @@
 import type { KeyMode } from '../store/api-key-secret.js';
 
-/** An endpoint the gateway currently calls, as the monitor probes it. */
+/** An endpoint the gateway currently calls, as the monitor probes it (`Upstream.endpointsInUse`). */
 export interface MonitoredEndpoint {
+  /** The transport target: it picks the transport (custom endpoints: the address-restricted one). */
+  target: string;
   wholesaler: string;
   url: string;
   mode: KeyMode;
@@ -9,71 +11,68 @@ export interface MonitoredEndpoint {
   accountId?: string;
 }
 
-/** `transport.probe` fits: it receives `{ target, url }` and answers `{ up }`. */
-export type EndpointProbe = (input: { target: string; wholesaler: string; url: string }) => Promise<{
+/** `Upstream.probe` fits: it receives `{ target, url }` and answers `{ up }`. */
+export type EndpointProbe = (input: { target: string; url: string }) => Promise<{
   up: boolean;
   status?: number;
   error?: { reason?: string; code?: string; message?: string };
 }>;
 
-export interface StatusTransition {
+export interface ProbeObservation {
   endpoint: MonitoredEndpoint;
   up: boolean;
-  reason: string | null;
+  /** A few words for the event: `answers again`, `unreachable: ECONNREFUSED`, `HTTP 503`. */
+  reason: string;
 }
 
 export interface WholesalerMonitor {
-  /** Probes every endpoint once now and reports transitions (also what the interval does). */
-  check(): Promise<StatusTransition[]>;
+  /** Probes every endpoint in use once now and reports each result (also what the interval does). */
+  check(): Promise<ProbeObservation[]>;
   start(): void;
   stop(): Promise<void>;
 }
 
 export interface WholesalerMonitorOptions {
   probe: EndpointProbe;
-  /** The endpoints in use right now (e.g. those called in the last hour), asked before every round. */
+  /** The endpoints in use right now (those called in the last hour), asked before every round. */
   endpointsInUse: () => MonitoredEndpoint[] | Promise<MonitoredEndpoint[]>;
   intervalMs: number;
-  /** Called once per transition; wire it to `recordWholesalerStatusChange`. Errors are the caller's to log. */
-  onChange: (transition: StatusTransition) => void | Promise<void>;
+  /**
+   * Called with every result. The monitor keeps no state: the status announcer holds the one state per
+   * wholesaler, mode and account (shared with the circuit breakers) and announces only changes.
+   */
+  onResult: (observation: ProbeObservation) => void | Promise<void>;
+  /** A failing `onResult` or `endpointsInUse`; the round goes on. */
+  onError?: (error: unknown) => void;
 }
 
 /**
- * Probes the endpoints in use with a credential-free probe and reports up/down transitions. The first
- * result for an endpoint is its baseline (no event: "up" is the expected state, and a gateway restart
- * should not announce every wholesaler); only a change from the last known state is reported.
- * Endpoints that are no longer in use are forgotten.
+ * Probes the endpoints in use with a credential-free request, one round per interval. An MSV3 server
+ * that answers at all below 500 (401 to the anonymous request, typically) or with a SOAP fault is up; a
+ * refused connection, a timeout or a proxy's 5xx page is down.
  */
 export function createWholesalerMonitor(options: WholesalerMonitorOptions): WholesalerMonitor {
-  const known = new Map<string, boolean>();
   let timer: NodeJS.Timeout | undefined;
-  let round: Promise<StatusTransition[]> | undefined;
-  const keyOf = (e: MonitoredEndpoint) =>
-    `${e.mode}\u0000${e.accountId ?? ''}\u0000${e.wholesaler}\u0000${e.url}`;
+  let round: Promise<ProbeObservation[]> | undefined;
+  const onError = options.onError ?? (() => {});
 
-  async function probeAll(): Promise<StatusTransition[]> {
+  async function probeAll(): Promise<ProbeObservation[]> {
     const endpoints = await options.endpointsInUse();
-    const inUse = new Set(endpoints.map(keyOf));
-    for (const key of known.keys()) if (!inUse.has(key)) known.delete(key);
-    const transitions: StatusTransition[] = [];
-    await Promise.all(
+    return Promise.all(
       endpoints.map(async (endpoint) => {
         const result = await options
-          .probe({ target: endpoint.wholesaler, wholesaler: endpoint.wholesaler, url: endpoint.url })
+          .probe({ target: endpoint.target, url: endpoint.url })
           .catch((error: unknown) => ({ up: false, error: { message: String(error) } }));
-        const key = keyOf(endpoint);
-        const before = known.get(key);
-        known.set(key, result.up);
-        if (before === undefined || before === result.up) return;
-        const transition = { endpoint, up: result.up, reason: describe(result) };
-        transitions.push(transition);
-        await options.onChange(transition);
+        const observation = { endpoint, up: result.up, reason: describe(result) };
+        await Promise.resolve()
+          .then(() => options.onResult(observation))
+          .catch(onError);
+        return observation;
       }),
     );
-    return transitions;
   }
 
-  function check(): Promise<StatusTransition[]> {
+  function check(): Promise<ProbeObservation[]> {
     // One round at a time: a slow probe must not overlap the next round.
     round ??= probeAll().finally(() => {
       round = undefined;
@@ -85,7 +84,7 @@ export function createWholesalerMonitor(options: WholesalerMonitorOptions): Whol
     check,
     start() {
       if (timer !== undefined) return;
-      timer = setInterval(() => void check().catch(() => {}), options.intervalMs);
+      timer = setInterval(() => void check().catch(onError), options.intervalMs);
       timer.unref();
     },
     async stop() {
@@ -98,10 +97,10 @@ export function createWholesalerMonitor(options: WholesalerMonitorOptions): Whol
 
 function describe(result: Awaited<ReturnType<EndpointProbe>>): string {
   if (result.up) return 'answers again';
+  if (result.status !== undefined) return `HTTP ${result.status}`;
   if (result.error?.reason) {
     const reason = result.error.reason.replaceAll('_', ' ');
     return result.error.code ? `${reason}: ${result.error.code}` : reason;
   }
-  if (result.status !== undefined) return `HTTP ${result.status}`;
   return result.error?.message ?? 'not reachable';
 }

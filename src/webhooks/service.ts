@@ -70,6 +70,7 @@ export function createWebhooks(options: CreateWebhooksOptions): Webhooks {
     },
     {
       concurrency: settings.concurrency,
+      perSubscription: settings.concurrencyPerSubscription,
       pollIntervalMs: settings.pollIntervalMs,
       leaseMs: settings.leaseMs,
       retentionMs: settings.retentionDays * 86_400_000,

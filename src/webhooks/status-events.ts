@@ -3,6 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import type { KeyMode } from '../store/api-key-secret.js';
 import type { Tables } from '../store/schema.js';
 import { recordWholesalerStatusChange } from './events.js';
+import type { ProbeObservation } from './monitor.js';
 
 export interface StatusReport {
   wholesaler: string;
@@ -20,10 +21,9 @@ export interface StatusAnnouncerDeps {
 }
 
 /**
- * Turns up/down observations (breaker transitions, monitor probes) into `wholesaler.status_changed`
- * events, once per real change: every endpoint is assumed up until seen down, and repeated reports of
- * the same state are dropped. Recording is fire-and-forget (callers are synchronous listeners); failures
- * are logged. Also fits a `createWholesalerMonitor` `onChange`.
+ * Turns up/down observations (breaker transitions, probe results) into `wholesaler.status_changed`
+ * events, once per real change: one state per wholesaler, mode and account, every endpoint assumed up
+ * until seen down, and repeated reports of the same state dropped. Failures to record are logged.
  */
 export interface StatusAnnouncer {
   /** Resolves once recorded (never rejects; failures are logged). */
@@ -90,4 +90,28 @@ export function announceBreakerChanges(feed: StatusFeed, announcer: StatusAnnoun
       reason: change.status === 'up' ? 'answers again' : cause || null,
     });
   });
+}
+
+/**
+ * Announces the monitor's probe results through the same announcer as the breakers, so the two never
+ * announce one change twice. A probe that finds the endpoint answering does not overrule a circuit
+ * opened by failed calls during its cool-down (the front door may answer while the service behind it
+ * fails); after the cool-down it does, since nobody may call to close the circuit.
+ */
+export function announceProbeResult(
+  announcer: StatusAnnouncer,
+  breakerState: (target: string) => { state: string; retryAfterMs: number },
+): (observation: ProbeObservation) => Promise<void> {
+  return (observation) => {
+    const { endpoint, up, reason } = observation;
+    const breaker = breakerState(endpoint.target);
+    if (up && breaker.state === 'open' && breaker.retryAfterMs > 0) return Promise.resolve();
+    return announcer.report({
+      wholesaler: endpoint.wholesaler,
+      mode: endpoint.mode,
+      accountId: endpoint.accountId ?? null,
+      up,
+      reason,
+    });
+  };
 }

@@ -31,6 +31,11 @@ export interface SubscriptionDeps {
   /** ALLOW_PRIVATE_ENDPOINTS. */
   allowPrivate: boolean;
   lookup?: HostLookup;
+  /**
+   * Throws 404 `wholesaler_not_found` unless the caller can use this wholesaler id in its mode: the
+   * registry's `resolve` (catalogue, `<id>_test` for test keys, the account's custom wholesalers).
+   */
+  resolveWholesaler: (owner: Scope, id: string) => Promise<unknown>;
 }
 
 export async function createSubscription(
@@ -39,6 +44,7 @@ export async function createSubscription(
   input: { url: string; wholesaler: string; events: string[] },
 ): Promise<WebhookSubscription> {
   const events = checkEvents(input.events);
+  await deps.resolveWholesaler(scope, input.wholesaler);
   const url = await checkUrl(deps, scope, input.url);
   if ((await countSubscriptions(deps.db, scope)) >= MAX_SUBSCRIPTIONS) {
     throw new ApiError(
@@ -80,7 +86,7 @@ export async function getSubscription(
 
 /** PATCH: url and events are checked like at creation; `active: true` clears the failure record. */
 export async function changeSubscription(
-  deps: SubscriptionDeps,
+  deps: Omit<SubscriptionDeps, 'resolveWholesaler'>,
   scope: Scope,
   id: string,
   input: { url?: string; events?: string[]; active?: boolean },
@@ -207,7 +213,11 @@ function checkEvents(events: string[]): EventType[] {
   return [...new Set(events as EventType[])];
 }
 
-async function checkUrl(deps: SubscriptionDeps, scope: Scope, url: string): Promise<string> {
+async function checkUrl(
+  deps: Omit<SubscriptionDeps, 'resolveWholesaler'>,
+  scope: Scope,
+  url: string,
+): Promise<string> {
   const check = await checkOutboundUrl(url, {
     live: scope.mode === 'live',
     allowPrivate: deps.allowPrivate,

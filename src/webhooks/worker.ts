@@ -18,6 +18,11 @@ import {
 export interface WorkerOptions {
   /** Attempts in flight at once in this process. */
   concurrency: number;
+  /**
+   * Attempts in flight at once towards one subscription (leases of every worker count), so one slow
+   * receiver cannot hold every slot. Unset: no cap.
+   */
+  perSubscription?: number;
   /** Longest sleep when nothing wakes the worker. */
   pollIntervalMs: number;
   /** How long a claim reserves a delivery; a crashed worker's deliveries are taken over after it. */
@@ -58,9 +63,10 @@ export interface WebhookWorker {
 const PRUNE_INTERVAL_MS = 3_600_000;
 
 /**
- * The outbox worker. One loop claims due deliveries in batches (up to the free slots), attempts each
- * concurrently, and sleeps until woken (`wake()`, a PostgreSQL NOTIFY), until half the slots are free
- * again after a full batch, or until the poll interval passes.
+ * The outbox worker. One loop claims due deliveries in batches (up to the free slots, at most
+ * `perSubscription` in flight per subscription), attempts each concurrently, and sleeps until woken
+ * (`wake()`, a PostgreSQL NOTIFY), until half the slots are free again after a full batch, until a
+ * subscription at its cap finishes an attempt, or until the poll interval passes.
  */
 export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): WebhookWorker {
   const id = `wrk_${randomToken(12)}`;
@@ -74,6 +80,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
   let pruneTimer: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const inFlightPerSubscription = new Map<string, number>();
 
   const signal = () => {
     woken = true;
@@ -82,8 +89,13 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
 
   const recorder = createBatcher((made: MadeAttempt[]) => recordAttempts(deps, made), 256);
 
+  const isCapped = (subscription: string) =>
+    (inFlightPerSubscription.get(subscription) ?? 0) >= (options.perSubscription ?? Number.POSITIVE_INFINITY);
+
   function run(job: DeliveryJob): Promise<void> {
     const controller = new AbortController();
+    const subscription = job.subscriptionId;
+    inFlightPerSubscription.set(subscription, (inFlightPerSubscription.get(subscription) ?? 0) + 1);
     const done = makeAttempt(deps, job, 'schedule', controller.signal)
       .then(async (made) => {
         if (made === undefined) return releaseDeliveries(deps.db, job.token, [job.id]);
@@ -102,7 +114,13 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       })
       .finally(() => {
         inFlight.delete(job.id);
-        if (saturated && inFlight.size <= options.concurrency / 2) {
+        const ofSubscription = inFlightPerSubscription.get(subscription) ?? 1;
+        if (ofSubscription > 1) inFlightPerSubscription.set(subscription, ofSubscription - 1);
+        else inFlightPerSubscription.delete(subscription);
+        // After a full claim, claim again once half the slots are free (batches); after a claim the cap
+        // cut short, as soon as a capped subscription ends an attempt (it may have more due).
+        const wasCapped = ofSubscription >= (options.perSubscription ?? Number.POSITIVE_INFINITY);
+        if (saturated ? inFlight.size <= options.concurrency / 2 : wasCapped) {
           saturated = false;
           signal();
         }
@@ -118,26 +136,28 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       now: deps.clock.now(),
       leaseMs: options.leaseMs,
       limit,
+      ...(options.perSubscription === undefined ? {} : { perSubscription: options.perSubscription }),
     });
   }
 
   async function loopBody(): Promise<void> {
     while (running) {
       const free = options.concurrency - inFlight.size;
-      let full = false;
+      let lookAgain = false;
       if (free > 0) {
         woken = false;
         try {
           const jobs = await claim(free);
           for (const job of jobs) run(job);
-          full = jobs.length === free;
-          saturated = full;
+          saturated = jobs.length === free;
+          // A subscription that reached its cap may hide other subscriptions' due rows: look again.
+          lookAgain = saturated || jobs.some((job) => isCapped(job.subscriptionId));
         } catch (err) {
           deps.logger.error({ err }, 'claiming webhook deliveries failed');
         }
       }
       if (!running) break;
-      if (full && inFlight.size < options.concurrency) continue;
+      if (lookAgain && inFlight.size < options.concurrency) continue;
       // With every slot busy, only a freed slot (or the poll interval) ends the sleep; a wake stays noted.
       if (free <= 0 || !woken) await sleep(options.pollIntervalMs);
     }

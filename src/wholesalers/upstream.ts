@@ -2,26 +2,30 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import { VERSION } from '../http/version.js';
 import { isAllowedAddress } from '../lib/address-policy.js';
-import type { Clock } from '../lib/clock.js';
-import { createMsv3Client } from '../msv3/client.js';
+import { type Clock, systemClock } from '../lib/clock.js';
+import { createMsv3Client, type Msv3Client } from '../msv3/client.js';
 import {
   type BreakerChange,
+  type BreakerSnapshot,
   createTransport,
   DEFAULT_TRANSPORT_OPTIONS,
+  type ProbeResult,
   type Transport,
   type TransportOptions,
 } from '../msv3/transport.js';
 import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry } from './catalogue.js';
-import { createWholesalerRegistry } from './registry.js';
+import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './endpoint-usage.js';
+import { createWholesalerRegistry, describeTarget } from './registry.js';
 
 /**
  * Builds what services need to reach wholesalers (`UpstreamDeps`) from the configuration: the registry
  * over the catalogue and the database, and two transports. Catalogue wholesalers and the sandbox are
  * operator-trusted and may sit on any address; customer-registered endpoints go through a second
  * transport whose connections refuse private, loopback and link-local addresses unless
- * ALLOW_PRIVATE_ENDPOINTS (checked on the address actually connected to).
+ * ALLOW_PRIVATE_ENDPOINTS (checked on the address actually connected to). Every call notes its endpoint,
+ * so the status monitor can probe the endpoints in use through the same transport.
  */
 
 export interface UpstreamOptions {
@@ -37,6 +41,12 @@ export interface UpstreamOptions {
 
 export interface Upstream {
   deps: UpstreamDeps;
+  /** Endpoints called in the last hour (`IN_USE_WINDOW_MS`): what the status monitor probes. */
+  endpointsInUse(): EndpointInUse[];
+  /** Credential-free probe through the transport the target's calls use (custom: address-restricted). */
+  probe(input: { target: string; url: string }): Promise<ProbeResult>;
+  /** The circuit breaker of a target, in the transport its calls use. */
+  breakerState(target: string): BreakerSnapshot;
   /** Waits for calls in flight, then closes every connection. */
   close(): Promise<void>;
 }
@@ -80,6 +90,9 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     transportDeps,
   );
   const transports: Transport[] = [trusted, custom];
+  // Registry targets of customer-registered endpoints name their owner (`custom/<account>/<id>`).
+  const transportOf = (target: string) => (describeTarget(target).accountId === null ? trusted : custom);
+  const usage = createEndpointUsage({ clock: options.clock ?? systemClock });
   return {
     deps: {
       registry: createWholesalerRegistry({
@@ -87,12 +100,25 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         catalogue: options.catalogue,
         sandboxUrl: options.sandboxUrl,
       }),
-      client: createMsv3Client(trusted),
-      customClient: createMsv3Client(custom),
+      client: recordingUse(createMsv3Client(trusted), usage),
+      customClient: recordingUse(createMsv3Client(custom), usage),
       clientSoftwareId: config.wholesalers.clientSoftwareId ?? defaultClientSoftwareId(),
     },
+    endpointsInUse: () => usage.inUse(),
+    probe: (input) => transportOf(input.target).probe(input),
+    breakerState: (target) => transportOf(target).breakerState(target),
     close: async () => {
       await Promise.all(transports.map((t) => t.close()));
+    },
+  };
+}
+
+function recordingUse(client: Msv3Client, usage: EndpointUsage): Msv3Client {
+  return {
+    supports: client.supports,
+    call(operation, endpoint, credentials, request, signal) {
+      usage.record(endpoint);
+      return client.call(operation, endpoint, credentials, request, signal);
     },
   };
 }

@@ -193,6 +193,30 @@ describeEachDialect('webhook routes', (getDatabase) => {
     expect(response.json()).toMatchObject({ error: 'invalid_request', param });
   });
 
+  it('accepts only wholesaler ids the key can use: 404 wholesaler_not_found for others', async () => {
+    const refused = async (wholesaler: string, apiKey = key) => {
+      const response = await call('POST', '/v1/webhooks', {
+        apiKey,
+        body: { url: receiver.url, wholesaler, events: ['wholesaler.status_changed'] },
+      });
+      expect({ wholesaler, status: response.statusCode }).toEqual({ wholesaler, status: 404 });
+      expect(response.json()).toMatchObject({ error: 'wholesaler_not_found', wholesaler });
+    };
+    await refused('nobody');
+    await refused('phoenix_test'); // the shipped catalogue has no test servers
+    await refused('aep', liveKeySameAccount); // sandbox-only: no live endpoint
+    const custom = await call('POST', '/v1/wholesalers/custom', {
+      body: { name: 'Hausapotheke Nord', endpoint: 'https://93.184.216.34/msv3/v2.0' },
+    });
+    const { id } = custom.json().wholesaler;
+    expect((await createWebhook({ wholesaler: id, events: ['wholesaler.status_changed'] })).wholesaler).toBe(
+      id,
+    );
+    expect((await createWebhook({ wholesaler: `${id}_test` })).wholesaler).toBe(`${id}_test`);
+    await refused(id, otherAccountKey);
+    await refused(id, liveKeySameAccount);
+  });
+
   it.each([
     'http://127.0.0.1:8080/hooks',
     'http://[::ffff:127.0.0.1]/hooks',

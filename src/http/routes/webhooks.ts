@@ -40,6 +40,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
     clock: deps.clock,
     allowPrivate: deps.config.network.allowPrivateEndpoints,
     lookup: deps.webhooks.lookup,
+    resolveWholesaler: deps.upstream.registry.resolve,
   };
   const deliverDeps = { ...deps.webhooks.deliver, leaseMs: deps.webhooks.leaseMs };
   const now = () => deps.clock.now();
@@ -53,7 +54,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         tags,
         summary: 'Subscribe a URL to events',
         description:
-          'Returns the subscription with `signing_secret` in full, this once. The URL is checked now (scheme, and every address its host resolves to) and again before every delivery.',
+          'Returns the subscription with `signing_secret` in full, this once. `wholesaler` must be an id this key can use (`GET /v1/wholesalers`: the catalogue for its mode, `<id>_test` for test keys, the account’s custom wholesalers), else 404 `wholesaler_not_found`. The URL is checked now (scheme, and every address its host resolves to) and again before every delivery.',
         body: CreateWebhookSchema,
         response: { 201: WebhookSchema },
       },

@@ -156,6 +156,22 @@ describeEachDialect('GET /v1/wholesalers and POST /v1/wholesalers/custom', (getD
     }
   });
 
+  it('replays a registration repeated with the same Idempotency-Key and refuses the key for another body', async () => {
+    const headers = { 'idempotency-key': `register-${Math.random()}` };
+    const body = { name: 'Hausapotheke Süd', endpoint: `${PUBLIC_ENDPOINT}/sued` };
+    const first = await gw.inject({ ...register(body), headers });
+    const again = await gw.inject({ ...register(body), headers });
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+
+    const other = await gw.inject({ ...register({ ...body, name: 'Another name' }), headers });
+    expect(other.statusCode).toBe(422);
+    expect(other.json().error).toBe('idempotency_key_reused');
+  });
+
   it('needs an API key but no MSV3 credentials', async () => {
     const response = await gw.inject({ url: '/v1/wholesalers', key: null, credentials: null });
     expect(response.statusCode).toBe(401);

@@ -89,6 +89,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/wholesalers/custom',
     {
+      config: { idempotent: true },
       schema: {
         operationId: 'registerCustomWholesaler',
         tags: ['wholesalers'],

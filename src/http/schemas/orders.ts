@@ -260,6 +260,26 @@ export const OrderStatusParamsSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const ORDER_STATUS_EXAMPLE = {
+  order_id: 'GW-4fJ8kQ2mN7pR1sT5vX9zA3',
+  status: 'available',
+  items: [
+    {
+      pzn: '04114918',
+      quantity_ordered: 3,
+      delivery_preference: 'normal',
+      quantity_confirmed: 3,
+      deliveries: [DELIVERY_EXAMPLE],
+      substitution: null,
+    },
+  ],
+  wholesaler: 'phoenix',
+  request_id: '9d7e6f50-1a2b-8c3d-8e9f-0a1b2c3d4e5f',
+  placement_status: 'confirmed',
+  rejection: null,
+  order_label: 'K1',
+};
+
 export const OrderStatusSchema = Type.Object(
   {
     order_id: Type.String(),
@@ -311,26 +331,6 @@ export const OrderStatusSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [
-      {
-        order_id: 'GW-4fJ8kQ2mN7pR1sT5vX9zA3',
-        status: 'available',
-        items: [
-          {
-            pzn: '04114918',
-            quantity_ordered: 3,
-            delivery_preference: 'normal',
-            quantity_confirmed: 3,
-            deliveries: [DELIVERY_EXAMPLE],
-            substitution: null,
-          },
-        ],
-        wholesaler: 'phoenix',
-        request_id: '9d7e6f50-1a2b-8c3d-8e9f-0a1b2c3d4e5f',
-        placement_status: 'confirmed',
-        rejection: null,
-        order_label: 'K1',
-      },
-    ],
+    examples: [ORDER_STATUS_EXAMPLE],
   },
 );

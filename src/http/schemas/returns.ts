@@ -50,15 +50,17 @@ const ItemsSchema = Type.Array(ReturnItemInputSchema, {
     '1 to 999 items. A PZN may repeat (other delivery note, reason or batch). Item `n` becomes MSV3 position `n + 1`, returned as `position`.',
 });
 
+const DAMAGED_ITEM = {
+  tracking_number: 'LS-2025-000123',
+  pzn: '04114918',
+  quantity: 2,
+  reason: 'damaged',
+  batch: 'CH-A1',
+  expiry_date: '2027-11-30',
+};
+
 const ITEMS_EXAMPLE = [
-  {
-    tracking_number: 'LS-2025-000123',
-    pzn: '04114918',
-    quantity: 2,
-    reason: 'damaged',
-    batch: 'CH-A1',
-    expiry_date: '2027-11-30',
-  },
+  DAMAGED_ITEM,
   { tracking_number: 'LS-2025-000123', pzn: '1234567', quantity: 1, reason: 'over_delivered' },
 ];
 
@@ -119,6 +121,18 @@ const HEADER_PROPERTIES = {
   }),
 };
 
+/** The two items of the response examples, as the enquiry and the announcement echo them. */
+const DAMAGED_ITEM_EXAMPLE = { position: 1, ...DAMAGED_ITEM };
+const OVER_DELIVERED_ITEM_EXAMPLE = {
+  position: 2,
+  tracking_number: 'LS-2025-000123',
+  pzn: '01234567',
+  quantity: 1,
+  reason: 'over_delivered',
+  batch: null,
+  expiry_date: null,
+};
+
 export const ReturnEnquiryResponseSchema = Type.Object(
   {
     ...HEADER_PROPERTIES,
@@ -142,28 +156,8 @@ export const ReturnEnquiryResponseSchema = Type.Object(
         return_id: '2f4e6a80-1b3c-4d5e-8f70-9a1b2c3d4e5f',
         support_id: 48213,
         items: [
-          {
-            position: 1,
-            tracking_number: 'LS-2025-000123',
-            pzn: '04114918',
-            quantity: 2,
-            reason: 'damaged',
-            batch: 'CH-A1',
-            expiry_date: '2027-11-30',
-            verdict: 'accepted',
-            accepted: true,
-          },
-          {
-            position: 2,
-            tracking_number: 'LS-2025-000123',
-            pzn: '01234567',
-            quantity: 1,
-            reason: 'over_delivered',
-            batch: null,
-            expiry_date: null,
-            verdict: 'pzn_not_on_delivery_note',
-            accepted: false,
-          },
+          { ...DAMAGED_ITEM_EXAMPLE, verdict: 'accepted', accepted: true },
+          { ...OVER_DELIVERED_ITEM_EXAMPLE, verdict: 'pzn_not_on_delivery_note', accepted: false },
         ],
       },
     ],
@@ -212,17 +206,7 @@ export const ReturnAnnouncementResponseSchema = Type.Object(
             pickup_at: '2025-03-19T10:00:00',
             pickup_at_offset: '+01:00',
             tour: 'Vormittagstour',
-            items: [
-              {
-                position: 1,
-                tracking_number: 'LS-2025-000123',
-                pzn: '04114918',
-                quantity: 2,
-                reason: 'damaged',
-                batch: 'CH-A1',
-                expiry_date: '2027-11-30',
-              },
-            ],
+            items: [DAMAGED_ITEM_EXAMPLE],
           },
           {
             verdict: 'pzn_not_on_delivery_note',
@@ -232,17 +216,7 @@ export const ReturnAnnouncementResponseSchema = Type.Object(
             pickup_at: null,
             pickup_at_offset: null,
             tour: null,
-            items: [
-              {
-                position: 2,
-                tracking_number: 'LS-2025-000123',
-                pzn: '01234567',
-                quantity: 1,
-                reason: 'over_delivered',
-                batch: null,
-                expiry_date: null,
-              },
-            ],
+            items: [OVER_DELIVERED_ITEM_EXAMPLE],
           },
         ],
       },

@@ -1,6 +1,5 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import { LIEFERVORGABEN, type Liefervorgabe, type Msv3FaultInfo, type Pzn } from '../model.js';
-import type { DecodeResult } from '../result.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
@@ -18,7 +17,6 @@ import {
   booleanAttribute,
   checkAttributes,
   checkCount,
-  checkVersion,
   countRun,
   decodingContext,
   expectAt,
@@ -33,12 +31,11 @@ import {
   responseReturn,
   rethrowWithin,
   SUPPORT_ID_MAX,
-  soapActionFor,
   uuidAttribute,
   type WireContext,
   wireContext,
 } from './fields.js';
-import type { Msv3Operation } from './operation.js';
+import { defineOperation } from './operation.js';
 
 /** bestellen (PROTOCOL.md §2.4): place an order of one or more sub-orders. */
 
@@ -189,22 +186,14 @@ function readResponse(wrapper: XmlElement, version: Msv3Version): OrderResponse 
   }
 }
 
-export const bestellen = {
+export const bestellen = defineOperation({
   name: 'bestellen',
   service: 'bestellen',
-  versions: [1, 2],
-  soapAction: (version: Msv3Version) => soapActionFor(version, 'bestellen'),
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, 'bestellen', (el, version) => ({ version, request: readRequest(el, version) })),
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<OrderResponse> =>
-    decodePayload(xml, 'bestellenResponse', (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el, version);
-    }),
-} satisfies Msv3Operation<OrderRequest, OrderResponse>;
+  readResponse,
+});
 
 // ---------------------------------------------------------------------------------------------------
 // Matching answers to requests (PROTOCOL.md §2.4, §8 client 6): by sub-order Id and BestellPzn, never by index.

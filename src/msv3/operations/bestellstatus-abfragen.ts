@@ -1,18 +1,16 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
-import type { DecodeResult } from '../result.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import { readSubOrderAnswers, type SubOrderAnswer, writeSubOrderAnswers } from './bestellung-antwort.js';
 import {
   checkAttributes,
-  checkVersion,
   decodingContext,
   enumAttribute,
   expectAt,
   expectEnd,
   leafText,
+  readClientSoftwareId,
   readNillableInt,
-  readString,
   responseReturn,
   rethrowWithin,
   SUPPORT_ID_MAX,
@@ -20,7 +18,7 @@ import {
   uuidAttribute,
   wireContext,
 } from './fields.js';
-import type { Msv3Operation } from './operation.js';
+import { defineOperation } from './operation.js';
 
 /** bestellstatusAbfragen (PROTOCOL.md §2.5): fetch the answer of an earlier order (e.g. after night mode). */
 
@@ -64,12 +62,7 @@ function encodeRequest(version: Msv3Version, request: OrderStatusRequest): strin
 function readRequest(wrapper: XmlElement): OrderStatusRequest {
   if (wrapper.attrs !== null) checkAttributes(wrapper, []);
   const c = wrapper.children;
-  const clientSoftwareId = readString(
-    expectAt(c, 0, '', 'clientSoftwareKennung'),
-    'clientSoftwareKennung',
-    1,
-    80,
-  );
+  const clientSoftwareId = readClientSoftwareId(c);
   const orderId = leafText(expectAt(c, 1, '', 'bestellId'), 'bestellId');
   expectEnd(c, 2);
   return { clientSoftwareId, orderId };
@@ -107,21 +100,14 @@ function readResponse(wrapper: XmlElement, version: Msv3Version): OrderStatusRes
   }
 }
 
-export const bestellstatusAbfragen = {
+export const bestellstatusAbfragen = defineOperation({
   name: 'bestellstatusAbfragen',
   service: 'bestellstatusAbfragen',
-  versions: [1, 2],
   /** v2's WSDL says `bestellantwortAbfragen` (sic, PROTOCOL.md §1.3). */
-  soapAction: (version: Msv3Version) =>
+  soapAction: (version) =>
     soapActionFor(version, version === 2 ? 'bestellantwortAbfragen' : 'bestellstatusAbfragen'),
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, 'bestellstatusAbfragen', (el, version) => ({ version, request: readRequest(el) })),
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<OrderStatusResponse> =>
-    decodePayload(xml, 'bestellstatusAbfragenResponse', (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el, version);
-    }),
-} satisfies Msv3Operation<OrderStatusRequest, OrderStatusResponse>;
+  readResponse,
+});

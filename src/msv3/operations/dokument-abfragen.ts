@@ -1,28 +1,15 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
-import type { DecodeResult } from '../result.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr } from '../xml/write.js';
 import {
-  assertEncodable,
   checkNoContent,
   checkNoText,
-  optionalRequestParts,
-  optionalReturn,
-  requireV2,
+  readOptionalRequest,
+  readOptionalReturn,
   writeOptionalClientSoftwareId,
 } from './extra-fields.js';
-import {
-  checkAttributes,
-  checkVersion,
-  expectAt,
-  expectEnd,
-  fail,
-  leafText,
-  rethrowWithin,
-  soapActionFor,
-  uuidAttribute,
-} from './fields.js';
-import type { Msv3Operation } from './operation.js';
+import { checkAttributes, expectAt, expectEnd, fail, leafText, uuidAttribute } from './fields.js';
+import { defineOperation } from './operation.js';
 
 /**
  * dokumentAbfragen (PROTOCOL.md §2.10, v2 only): a PDF (delivery note or return slip) by the id from
@@ -51,11 +38,9 @@ export interface DocumentResponse {
 }
 
 const NAME = 'dokumentAbfragen';
-const VERSIONS = [2] as const;
 const ID_ONLY = ['DokumentId'];
 
 function encodeRequest(version: Msv3Version, request: DocumentRequest): string {
-  assertEncodable(NAME, VERSIONS, version);
   const query =
     request.documentId === undefined
       ? ''
@@ -66,22 +51,19 @@ function encodeRequest(version: Msv3Version, request: DocumentRequest): string {
   );
 }
 
-function readRequest(wrapper: XmlElement, version: Msv3Version): DocumentRequest {
-  requireV2(NAME, version);
-  const { clientSoftwareId, payload } = optionalRequestParts(wrapper, 'dokumentAbfragenType');
-  if (payload === undefined) return { clientSoftwareId };
-  try {
-    checkAttributes(payload, ID_ONLY);
-    checkNoContent(payload);
-    return { clientSoftwareId, documentId: uuidAttribute(payload, 'DokumentId') };
-  } catch (error) {
-    return rethrowWithin('dokumentAbfragenType', error);
-  }
+/** `dokumentAbfragenType`: the `@DokumentId` only. */
+function readQuery(query: XmlElement): string {
+  checkAttributes(query, ID_ONLY);
+  checkNoContent(query);
+  return uuidAttribute(query, 'DokumentId');
+}
+
+function readRequest(wrapper: XmlElement): DocumentRequest {
+  return readOptionalRequest(wrapper, 'dokumentAbfragenType', 'documentId', readQuery);
 }
 
 /** @throws RangeError when the document is empty or larger than 2 MiB (the schema's limits). */
 function encodeResponse(version: Msv3Version, response: DocumentResponse): string {
-  assertEncodable(NAME, VERSIONS, version);
   const d = response.document;
   if (d === undefined) return wrapEnvelope(version, `<m:${NAME}Response/>`);
   if (d.data.length < 1 || d.data.length > MAX_DOCUMENT_BYTES) {
@@ -135,33 +117,16 @@ function readDocument(ret: XmlElement, ns: string): Document {
   return { documentId, data };
 }
 
-function readResponse(wrapper: XmlElement, version: Msv3Version): DocumentResponse {
-  requireV2(`${NAME}Response`, version);
-  const ret = optionalReturn(wrapper);
-  if (ret === undefined) return {};
-  try {
-    return { document: readDocument(ret, wrapper.ns) };
-  } catch (error) {
-    return rethrowWithin('return', error);
-  }
+function readResponse(wrapper: XmlElement): DocumentResponse {
+  return readOptionalReturn(wrapper, 'document', readDocument);
 }
 
-export const dokumentAbfragen = {
-  name: NAME,
+export const dokumentAbfragen = defineOperation({
+  name: 'dokumentAbfragen',
   service: 'dokumentAbfragen',
-  versions: VERSIONS,
-  soapAction: (version: Msv3Version) => {
-    assertEncodable(NAME, VERSIONS, version);
-    return soapActionFor(version, NAME);
-  },
+  v2Only: true,
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, NAME, (el, version) => ({ version, request: readRequest(el, version) })),
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<DocumentResponse> =>
-    decodePayload(xml, `${NAME}Response`, (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el, version);
-    }),
-} satisfies Msv3Operation<DocumentRequest, DocumentResponse>;
+  readResponse,
+});

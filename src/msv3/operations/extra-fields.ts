@@ -1,7 +1,5 @@
-import type { Msv3Version } from '../envelope.js';
 import type { Pzn } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
-import { DecodeFailure } from '../xml/read.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   attribute,
@@ -164,17 +162,12 @@ export function checkNoText(el: XmlElement): void {
   if (el.children.length === 0 && el.text().trim() !== '') fail('text()', 'character content is not allowed');
 }
 
-/** Operations that exist only in v2 refuse a v1 wrapper (and encoders refuse to write one). */
-export function requireV2(operation: string, version: Msv3Version): void {
-  if (version !== 2) throw new DecodeFailure(`${operation} is not part of MSV3 v${version} (v2 only)`);
-}
-
-export function assertEncodable(
-  operation: string,
-  versions: readonly Msv3Version[],
-  version: Msv3Version,
-): void {
-  if (!versions.includes(version)) throw new RangeError(`MSV3 v${version} has no operation ${operation}`);
+/** A response wrapper without content (the answer of verbindungTesten and lieferavisBestaetigen). */
+export function readEmptyWrapper(wrapper: XmlElement): Record<string, never> {
+  checkAttributes(wrapper, NONE);
+  checkNoText(wrapper);
+  expectEnd(wrapper.children, 0);
+  return {};
 }
 
 /** ` name="value"` for a present value, nothing for an absent one. */
@@ -217,11 +210,40 @@ export function runOf(
   return count;
 }
 
-/** The optional unqualified children of a v2-only request wrapper: `clientSoftwareKennung`, then `payload`. */
-export function optionalRequestParts(
+/**
+ * A v2-only request wrapper with a required `clientSoftwareKennung` (plain xs:string there), then a
+ * required unqualified `payloadName`, whose fields `read` returns (its failures prefixed with
+ * `payloadName`).
+ */
+export function readV2Request<T extends object>(
   wrapper: XmlElement,
   payloadName: string,
-): { clientSoftwareId: string | undefined; payload: XmlElement | undefined } {
+  read: (payload: XmlElement, ns: string) => T,
+): { clientSoftwareId: string } & T {
+  checkAttributes(wrapper, NONE);
+  const c = wrapper.children;
+  const clientSoftwareId = leafText(expectAt(c, 0, '', 'clientSoftwareKennung'), 'clientSoftwareKennung');
+  const payload = expectAt(c, 1, '', payloadName);
+  expectEnd(c, 2);
+  try {
+    return { clientSoftwareId, ...read(payload, wrapper.ns) };
+  } catch (error) {
+    return rethrowWithin(payloadName, error);
+  }
+}
+
+type OptionalRequest<K extends string, T> = { clientSoftwareId?: string } & { [F in K]?: T };
+
+/**
+ * A v2-only request wrapper whose unqualified children are both optional: `clientSoftwareKennung`, then
+ * `payloadName`, which `read` turns into the request's `field` (its failures prefixed with `payloadName`).
+ */
+export function readOptionalRequest<K extends string, T>(
+  wrapper: XmlElement,
+  payloadName: string,
+  field: K,
+  read: (payload: XmlElement, ns: string) => T,
+): OptionalRequest<K, T> {
   checkAttributes(wrapper, NONE);
   checkNoText(wrapper);
   const c = wrapper.children;
@@ -230,17 +252,34 @@ export function optionalRequestParts(
   if (isAt(c, i, '', 'clientSoftwareKennung')) clientSoftwareId = leafText(c[i++]!, 'clientSoftwareKennung');
   const payload = isAt(c, i, '', payloadName) ? c[i++] : undefined;
   expectEnd(c, i);
-  return { clientSoftwareId, payload };
+  if (payload === undefined) return { clientSoftwareId } as OptionalRequest<K, T>;
+  try {
+    return { clientSoftwareId, [field]: read(payload, wrapper.ns) } as OptionalRequest<K, T>;
+  } catch (error) {
+    return rethrowWithin(payloadName, error);
+  }
 }
 
-/** The optional unqualified `return` of a v2-only response wrapper. */
-export function optionalReturn(wrapper: XmlElement): XmlElement | undefined {
+/**
+ * The optional unqualified `return` of a v2-only response wrapper, which `read` turns into the
+ * response's `field` (its failures prefixed with `return`); `{}` without it.
+ */
+export function readOptionalReturn<K extends string, T>(
+  wrapper: XmlElement,
+  field: K,
+  read: (ret: XmlElement, ns: string) => T,
+): { [F in K]?: T } {
   checkAttributes(wrapper, NONE);
   checkNoText(wrapper);
   const c = wrapper.children;
   const ret = isAt(c, 0, '', 'return') ? c[0] : undefined;
   expectEnd(c, ret === undefined ? 0 : 1);
-  return ret;
+  if (ret === undefined) return {};
+  try {
+    return { [field]: read(ret, wrapper.ns) } as { [F in K]?: T };
+  } catch (error) {
+    return rethrowWithin('return', error);
+  }
 }
 
 /** `<clientSoftwareKennung>` when present. */

@@ -571,16 +571,16 @@ export interface RequestParts {
   payload: XmlElement;
 }
 
+/** The request wrapper's first child: the unqualified `clientSoftwareKennung`, 1–80 characters. */
+export function readClientSoftwareId(children: XmlElement[]): string {
+  return readString(expectAt(children, 0, '', 'clientSoftwareKennung'), 'clientSoftwareKennung', 1, 80);
+}
+
 /** The request wrapper's children: `clientSoftwareKennung`, then `payloadName`, both unqualified. */
 export function requestParts(wrapper: XmlElement, payloadName: string): RequestParts {
   if (wrapper.attrs !== null) checkAttributes(wrapper, NONE);
   const c = wrapper.children;
-  const clientSoftwareId = readString(
-    expectAt(c, 0, '', 'clientSoftwareKennung'),
-    'clientSoftwareKennung',
-    1,
-    80,
-  );
+  const clientSoftwareId = readClientSoftwareId(c);
   const payload = expectAt(c, 1, '', payloadName);
   expectEnd(c, 2);
   return { clientSoftwareId, payload };

@@ -1,18 +1,15 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
-import type { DecodeResult } from '../result.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeText } from '../xml/write.js';
-import { assertEncodable, checkNoText, readLieferscheinnummer, requireV2, runOf } from './extra-fields.js';
 import {
-  checkAttributes,
-  checkVersion,
-  expectAt,
-  expectEnd,
-  leafText,
-  rethrowWithin,
-  soapActionFor,
-} from './fields.js';
-import type { Msv3Operation } from './operation.js';
+  checkNoText,
+  readEmptyWrapper,
+  readLieferscheinnummer,
+  readV2Request,
+  runOf,
+} from './extra-fields.js';
+import { checkAttributes, expectEnd } from './fields.js';
+import { defineOperation } from './operation.js';
 
 /**
  * lieferavisBestaetigen (PROTOCOL.md §2.8, v2 only): acknowledge processed delivery notices so that
@@ -32,71 +29,42 @@ export interface ConfirmDeliveryNoticesRequest {
 export type ConfirmDeliveryNoticesResponse = Record<string, never>;
 
 const NAME = 'lieferavisBestaetigen';
-const VERSIONS = [2] as const;
 const NONE: readonly string[] = [];
 
 function encodeRequest(version: Msv3Version, request: ConfirmDeliveryNoticesRequest): string {
-  assertEncodable(NAME, VERSIONS, version);
   let s = `<m:${NAME}><clientSoftwareKennung>${escapeText(request.clientSoftwareId)}</clientSoftwareKennung><lieferavisBestaetigenType>`;
   for (const n of request.deliveryNoteNumbers)
     s += `<m:Lieferscheinnummer>${escapeText(n)}</m:Lieferscheinnummer>`;
   return wrapEnvelope(version, `${s}</lieferavisBestaetigenType></m:${NAME}>`);
 }
 
-function readRequest(wrapper: XmlElement, version: Msv3Version): ConfirmDeliveryNoticesRequest {
-  requireV2(NAME, version);
-  checkAttributes(wrapper, NONE);
-  const c = wrapper.children;
-  const clientSoftwareId = leafText(expectAt(c, 0, '', 'clientSoftwareKennung'), 'clientSoftwareKennung');
-  const list = expectAt(c, 1, '', 'lieferavisBestaetigenType');
-  expectEnd(c, 2);
-  try {
-    checkAttributes(list, NONE);
-    checkNoText(list);
-    const lc = list.children;
-    const count = runOf(lc, 0, wrapper.ns, 'Lieferscheinnummer', 1, MAX_CONFIRMED_NOTES);
-    expectEnd(lc, count);
-    const deliveryNoteNumbers = lc
-      .slice(0, count)
-      .map((el, k) => readLieferscheinnummer(el, `Lieferscheinnummer[${k + 1}]`));
-    return { clientSoftwareId, deliveryNoteNumbers };
-  } catch (error) {
-    return rethrowWithin('lieferavisBestaetigenType', error);
-  }
+/** `lieferavisBestaetigenType`: 1..999 `Lieferscheinnummer`. */
+function readNumbers(list: XmlElement, ns: string): Omit<ConfirmDeliveryNoticesRequest, 'clientSoftwareId'> {
+  checkAttributes(list, NONE);
+  checkNoText(list);
+  const lc = list.children;
+  const count = runOf(lc, 0, ns, 'Lieferscheinnummer', 1, MAX_CONFIRMED_NOTES);
+  expectEnd(lc, count);
+  const deliveryNoteNumbers = lc
+    .slice(0, count)
+    .map((el, k) => readLieferscheinnummer(el, `Lieferscheinnummer[${k + 1}]`));
+  return { deliveryNoteNumbers };
+}
+
+function readRequest(wrapper: XmlElement): ConfirmDeliveryNoticesRequest {
+  return readV2Request(wrapper, 'lieferavisBestaetigenType', readNumbers);
 }
 
 function encodeResponse(version: Msv3Version, _response: ConfirmDeliveryNoticesResponse): string {
-  assertEncodable(NAME, VERSIONS, version);
   return wrapEnvelope(version, `<m:${NAME}Response/>`);
 }
 
-function readResponse(wrapper: XmlElement, version: Msv3Version): ConfirmDeliveryNoticesResponse {
-  requireV2(`${NAME}Response`, version);
-  checkAttributes(wrapper, NONE);
-  checkNoText(wrapper);
-  expectEnd(wrapper.children, 0);
-  return {};
-}
-
-export const lieferavisBestaetigen = {
-  name: NAME,
+export const lieferavisBestaetigen = defineOperation({
+  name: 'lieferavisBestaetigen',
   service: 'lieferavis',
-  versions: VERSIONS,
-  soapAction: (version: Msv3Version) => {
-    assertEncodable(NAME, VERSIONS, version);
-    return soapActionFor(version, NAME);
-  },
+  v2Only: true,
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, NAME, (el, version) => ({ version, request: readRequest(el, version) })),
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (
-    xml: string,
-    expectedVersion?: Msv3Version,
-  ): DecodeResult<ConfirmDeliveryNoticesResponse> =>
-    decodePayload(xml, `${NAME}Response`, (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el, version);
-    }),
-} satisfies Msv3Operation<ConfirmDeliveryNoticesRequest, ConfirmDeliveryNoticesResponse>;
+  readResponse: readEmptyWrapper,
+});

@@ -1,3 +1,4 @@
+import { wrapEnvelope } from '../envelope.js';
 import { AUFTRAGSARTEN, type Auftragsart, type Pzn } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr } from '../xml/write.js';
@@ -31,6 +32,7 @@ import {
   rethrowWithin,
   uuidAttribute,
 } from './fields.js';
+import { defineOperation, type Msv3Operation, type OperationCodec } from './operation.js';
 
 /**
  * Delivery notices (`LieferavisAbfragenAntwort`, PROTOCOL.md §2.8), the answer shared by
@@ -154,7 +156,7 @@ function writeNotice(n: DeliveryNotice): string {
 }
 
 /** The response payload `<m:{wrapper}><return>…</return></m:{wrapper}>`. */
-export function writeDeliveryNotices(wrapper: string, response: DeliveryNoticesResponse): string {
+function writeDeliveryNotices(wrapper: string, response: DeliveryNoticesResponse): string {
   if (response.notices.length === 0) return `<m:${wrapper}><return/></m:${wrapper}>`;
   let s = `<m:${wrapper}><return>`;
   for (const n of response.notices) s += writeNotice(n);
@@ -243,7 +245,7 @@ function readNotice(el: XmlElement, ns: string): DeliveryNotice {
 }
 
 /** Reads the response wrapper's `return` (LieferavisAbfragenAntwort). */
-export function readDeliveryNotices(wrapper: XmlElement): DeliveryNoticesResponse {
+function readDeliveryNotices(wrapper: XmlElement): DeliveryNoticesResponse {
   const ret = responseReturn(wrapper);
   try {
     checkAttributes(ret, NONE);
@@ -255,4 +257,22 @@ export function readDeliveryNotices(wrapper: XmlElement): DeliveryNoticesRespons
   } catch (error) {
     return rethrowWithin('return', error);
   }
+}
+
+/**
+ * A delivery-notice query (lieferavisAbfrageNeu, lieferavisAbfrageHist): v2 only, on the Lieferavis
+ * service, answered with the notices above. The module defines the request side.
+ */
+export function defineDeliveryNoticesQuery<Req>(
+  query: Pick<OperationCodec<Req, DeliveryNoticesResponse>, 'name' | 'encodeRequest' | 'readRequest'>,
+): Msv3Operation<Req, DeliveryNoticesResponse> {
+  const responseName = `${query.name}Response`;
+  return defineOperation({
+    ...query,
+    service: 'lieferavis',
+    v2Only: true,
+    encodeResponse: (version, response) =>
+      wrapEnvelope(version, writeDeliveryNotices(responseName, response)),
+    readResponse: readDeliveryNotices,
+  });
 }

@@ -1,5 +1,8 @@
-import type { Msv3Version } from '../envelope.js';
+import { decodePayload, type Msv3Version } from '../envelope.js';
 import type { DecodeResult } from '../result.js';
+import type { XmlElement } from '../xml/parse.js';
+import { DecodeFailure } from '../xml/read.js';
+import { checkVersion, soapActionFor } from './fields.js';
 
 /**
  * The services of MSV3 (one WSDL each, PROTOCOL.md §1.4). A wholesaler configuration maps each service
@@ -33,8 +36,90 @@ export interface Msv3Operation<Req, Res> {
   encodeRequest(version: Msv3Version, request: Req): string;
   decodeRequest(xml: string): DecodeResult<{ version: Msv3Version; request: Req }>;
   encodeResponse(version: Msv3Version, response: Res): string;
-  decodeResponse(xml: string): DecodeResult<Res>;
+  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
+  decodeResponse(xml: string, expectedVersion?: Msv3Version): DecodeResult<Res>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds operations of every request/response type.
 export type AnyMsv3Operation = Msv3Operation<any, any>;
+
+/** What an operation module defines itself; `defineOperation` adds the envelope and version wiring. */
+export interface OperationCodec<Req, Res> {
+  /** The request wrapper's local name; the response wrapper is `${name}Response`. */
+  name: string;
+  service: Msv3Service;
+  /** Operations that exist only in MSV3 v2 (delivery notices, returns, documents). Default: v1 and v2. */
+  v2Only?: boolean;
+  /** Only where the WSDL's soapAction is not `urn:msv3:v<version>:Msv3:<name>`. */
+  soapAction?: (version: Msv3Version) => string;
+  /** Writes the whole envelope (`wrapEnvelope`). */
+  encodeRequest(version: Msv3Version, request: Req): string;
+  /** Reads the request wrapper element (throws `DecodeFailure`, which becomes `invalid`). */
+  readRequest(wrapper: XmlElement, version: Msv3Version): Req;
+  /** Writes the whole envelope (`wrapEnvelope`). */
+  encodeResponse(version: Msv3Version, response: Res): string;
+  /** Reads the response wrapper element (throws `DecodeFailure`, which becomes `invalid`). */
+  readResponse(wrapper: XmlElement, version: Msv3Version): Res;
+}
+
+/** Operations that exist only in v2 refuse a v1 wrapper (and encoders refuse to write one). */
+function requireV2(wrapper: string, version: Msv3Version): void {
+  if (version !== 2) throw new DecodeFailure(`${wrapper} is not part of MSV3 v${version} (v2 only)`);
+}
+
+function assertEncodable(operation: string, versions: readonly Msv3Version[], version: Msv3Version): void {
+  if (!versions.includes(version)) throw new RangeError(`MSV3 v${version} has no operation ${operation}`);
+}
+
+const BOTH_VERSIONS: readonly Msv3Version[] = [1, 2];
+const V2_ONLY: readonly Msv3Version[] = [2];
+
+/**
+ * The `Msv3Operation` for a codec: decoders open the envelope, check the wrapper's local name and turn
+ * any failure into `invalid` (`decodePayload`); `decodeResponse` checks the expected version. A v2-only
+ * operation refuses a v1 wrapper in both decoders (`requireV2`) and throws a RangeError when asked to
+ * encode, or name the soapAction of, v1 (`assertEncodable`).
+ */
+export function defineOperation<Req, Res>(codec: OperationCodec<Req, Res>): Msv3Operation<Req, Res> {
+  const { name, readRequest, readResponse } = codec;
+  const responseName = `${name}Response`;
+  const v2Only = codec.v2Only === true;
+  const versions = v2Only ? V2_ONLY : BOTH_VERSIONS;
+  const soapAction = codec.soapAction ?? ((version: Msv3Version) => soapActionFor(version, name));
+
+  const readRequestPayload = (wrapper: XmlElement, version: Msv3Version) => {
+    if (v2Only) requireV2(name, version);
+    return { version, request: readRequest(wrapper, version) };
+  };
+
+  return {
+    name,
+    service: codec.service,
+    versions,
+    soapAction: v2Only
+      ? (version) => {
+          assertEncodable(name, versions, version);
+          return soapAction(version);
+        }
+      : soapAction,
+    encodeRequest: v2Only
+      ? (version, request) => {
+          assertEncodable(name, versions, version);
+          return codec.encodeRequest(version, request);
+        }
+      : codec.encodeRequest,
+    decodeRequest: (xml) => decodePayload(xml, name, readRequestPayload),
+    encodeResponse: v2Only
+      ? (version, response) => {
+          assertEncodable(name, versions, version);
+          return codec.encodeResponse(version, response);
+        }
+      : codec.encodeResponse,
+    decodeResponse: (xml, expectedVersion) =>
+      decodePayload(xml, responseName, (wrapper, version) => {
+        checkVersion(version, expectedVersion);
+        if (v2Only) requireV2(responseName, version);
+        return readResponse(wrapper, version);
+      }),
+  };
+}

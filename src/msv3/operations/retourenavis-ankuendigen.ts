@@ -1,34 +1,22 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
-import type { DecodeResult } from '../result.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import type { XmlElement } from '../xml/parse.js';
 import {
-  assertEncodable,
   checkedPattern,
   checkNoText,
   dateTimeAttribute,
   isLieferscheinnummer,
   optionalAttr,
   optionalAttribute,
-  optionalRequestParts,
-  optionalReturn,
   readEach,
-  requireV2,
+  readOptionalRequest,
   runOf,
   stringAttribute,
   writeOptionalClientSoftwareId,
 } from './extra-fields.js';
+import { attribute, checkAttributes, enumAttribute, expectEnd, uuidAttribute } from './fields.js';
 import {
-  attribute,
-  checkAttributes,
-  checkVersion,
-  enumAttribute,
-  expectEnd,
-  rethrowWithin,
-  soapActionFor,
-  uuidAttribute,
-} from './fields.js';
-import type { Msv3Operation } from './operation.js';
-import {
+  defineReturnOperation,
+  HEADER_ATTRIBUTES,
   RETOUREN_ANTEIL_TYPEN,
   type RetourenAnteilTyp,
   type ReturnHeader,
@@ -105,8 +93,6 @@ export interface ReturnAnnouncementResponse {
 }
 
 const NAME = 'retourenavisAnkuendigen';
-const VERSIONS = [2] as const;
-const HEADER_ATTRIBUTES = ['ID', 'RetoureSupportID'];
 const COMPANY_ATTRIBUTES = [
   ['Amtsgericht', 'registryCourt'],
   ['Handelsregisternummer', 'commercialRegisterNumber'],
@@ -122,7 +108,6 @@ const companyText = stringAttribute(0, 100);
 const tour = stringAttribute(1, 80);
 
 function encodeRequest(version: Msv3Version, request: ReturnAnnouncementRequest): string {
-  assertEncodable(NAME, VERSIONS, version);
   let s = `<m:${NAME}>${writeOptionalClientSoftwareId(request.clientSoftwareId)}`;
   const a = request.announcement;
   if (a !== undefined) {
@@ -136,24 +121,15 @@ function encodeRequest(version: Msv3Version, request: ReturnAnnouncementRequest)
 }
 
 function readAnnouncement(el: XmlElement, ns: string): ReturnAnnouncement {
-  checkAttributes(el, ANNOUNCEMENT_ATTRIBUTES);
-  checkNoText(el);
-  const announcement: ReturnAnnouncement = { ...readHeader(el), positions: [] };
+  const announcement: ReturnAnnouncement = { ...readHeader(el, ANNOUNCEMENT_ATTRIBUTES), positions: [] };
   for (const [name, field] of COMPANY_ATTRIBUTES)
     announcement[field] = optionalAttribute(el, name, companyText);
   announcement.positions = readPositions(el, ns, readPosition);
   return announcement;
 }
 
-function readRequest(wrapper: XmlElement, version: Msv3Version): ReturnAnnouncementRequest {
-  requireV2(NAME, version);
-  const { clientSoftwareId, payload } = optionalRequestParts(wrapper, 'retourenavisAnkuendigungType');
-  if (payload === undefined) return { clientSoftwareId };
-  try {
-    return { clientSoftwareId, announcement: readAnnouncement(payload, wrapper.ns) };
-  } catch (error) {
-    return rethrowWithin('retourenavisAnkuendigungType', error);
-  }
+function readRequest(wrapper: XmlElement): ReturnAnnouncementRequest {
+  return readOptionalRequest(wrapper, 'retourenavisAnkuendigungType', 'announcement', readAnnouncement);
 }
 
 function writePortion(p: ReturnPortion): string {
@@ -164,13 +140,10 @@ function writePortion(p: ReturnPortion): string {
   return `${s}</m:RetourenAnteil>`;
 }
 
-function encodeResponse(version: Msv3Version, response: ReturnAnnouncementResponse): string {
-  assertEncodable(NAME, VERSIONS, version);
-  const a = response.answer;
-  if (a === undefined) return wrapEnvelope(version, `<m:${NAME}Response/>`);
-  let s = `<m:${NAME}Response><return ${writeHeader(a)}>`;
+function writePortions(a: ReturnAnnouncementAnswer): string {
+  let s = '';
   for (const p of a.portions) s += writePortion(p);
-  return wrapEnvelope(version, `${s}</return></m:${NAME}Response>`);
+  return s;
 }
 
 function wholesalerReference(el: XmlElement, name: string): string {
@@ -191,8 +164,6 @@ function readPortion(el: XmlElement, ns: string): ReturnPortion {
 }
 
 function readAnswer(ret: XmlElement, ns: string): ReturnAnnouncementAnswer {
-  checkAttributes(ret, HEADER_ATTRIBUTES);
-  checkNoText(ret);
   const header = readHeader(ret);
   const c = ret.children;
   const count = runOf(c, 0, ns, 'RetourenAnteil', 1, MAX_RETURN_PORTIONS);
@@ -200,33 +171,10 @@ function readAnswer(ret: XmlElement, ns: string): ReturnAnnouncementAnswer {
   return { ...header, portions: readEach(c, 0, count, 'RetourenAnteil', (p) => readPortion(p, ns)) };
 }
 
-function readResponse(wrapper: XmlElement, version: Msv3Version): ReturnAnnouncementResponse {
-  requireV2(`${NAME}Response`, version);
-  const ret = optionalReturn(wrapper);
-  if (ret === undefined) return {};
-  try {
-    return { answer: readAnswer(ret, wrapper.ns) };
-  } catch (error) {
-    return rethrowWithin('return', error);
-  }
-}
-
-export const retourenavisAnkuendigen = {
+export const retourenavisAnkuendigen = defineReturnOperation({
   name: NAME,
-  service: 'retourenavis',
-  versions: VERSIONS,
-  soapAction: (version: Msv3Version) => {
-    assertEncodable(NAME, VERSIONS, version);
-    return soapActionFor(version, NAME);
-  },
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, NAME, (el, version) => ({ version, request: readRequest(el, version) })),
-  encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<ReturnAnnouncementResponse> =>
-    decodePayload(xml, `${NAME}Response`, (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el, version);
-    }),
-} satisfies Msv3Operation<ReturnAnnouncementRequest, ReturnAnnouncementResponse>;
+  readRequest,
+  writeAnswer: writePortions,
+  readAnswer,
+});

@@ -1,14 +1,17 @@
+import { wrapEnvelope } from '../envelope.js';
 import type { Pzn } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr } from '../xml/write.js';
 import {
   checkNoContent,
+  checkNoText,
   dateAttribute,
   lieferscheinnummerAttribute,
   optionalAttr,
   optionalAttribute,
   pznAttribute,
   readEach,
+  readOptionalReturn,
   runOf,
   stringAttribute,
 } from './extra-fields.js';
@@ -21,6 +24,7 @@ import {
   SUPPORT_ID_MAX,
   uuidAttribute,
 } from './fields.js';
+import { defineOperation, type Msv3Operation, type OperationCodec } from './operation.js';
 
 /**
  * Structures shared by retourenavisAnfragen and retourenavisAnkuendigen (PROTOCOL.md §2.9): the return
@@ -96,6 +100,8 @@ const POSITION_ATTRIBUTES = [
   'Charge',
   'Verfalldatum',
 ];
+/** The attributes of the enquiry, the announcement and their answers' `return`. */
+export const HEADER_ATTRIBUTES: readonly string[] = ['ID', 'RetoureSupportID'];
 const ASSESSED_POSITION_ATTRIBUTES = [...POSITION_ATTRIBUTES, 'RetourenAnteilTyp'];
 const batch = stringAttribute(0, 50);
 
@@ -142,10 +148,48 @@ export function readPositions<T>(el: XmlElement, ns: string, read: (el: XmlEleme
   return readEach(c, 0, count, 'Position', read);
 }
 
-export function readHeader(el: XmlElement): ReturnHeader {
+/** The header of an element with element-only content and these attributes (the header's, or more). */
+export function readHeader(el: XmlElement, allowed: readonly string[] = HEADER_ATTRIBUTES): ReturnHeader {
+  checkAttributes(el, allowed);
+  checkNoText(el);
   return { id: uuidAttribute(el, 'ID'), supportId: intAttribute(el, 'RetoureSupportID', 1, SUPPORT_ID_MAX) };
 }
 
 export function writeHeader(h: ReturnHeader): string {
   return `ID="${escapeAttr(h.id)}" RetoureSupportID="${h.supportId}"`;
+}
+
+/** What a return operation module defines: the request side, and the content of its answer's `return`. */
+export interface ReturnOperationCodec<Req, A extends ReturnHeader>
+  extends Pick<OperationCodec<Req, { answer?: A }>, 'name' | 'encodeRequest' | 'readRequest'> {
+  /** The children of `return` (its header attributes are written here). */
+  writeAnswer(answer: A): string;
+  /** Reads `return` (check and read its attributes with `readHeader`). */
+  readAnswer(ret: XmlElement, ns: string): A;
+}
+
+/**
+ * A return operation (retourenavisAnfragen, retourenavisAnkuendigen): v2 only, on the Retourenavis
+ * service, answered by a wrapper whose `return` is optional (`{}` without it) and carries the header.
+ */
+export function defineReturnOperation<Req, A extends ReturnHeader>(
+  codec: ReturnOperationCodec<Req, A>,
+): Msv3Operation<Req, { answer?: A }> {
+  const { name, writeAnswer, readAnswer } = codec;
+  const wrapper = `${name}Response`;
+  return defineOperation({
+    name,
+    service: 'retourenavis',
+    v2Only: true,
+    encodeRequest: codec.encodeRequest,
+    readRequest: codec.readRequest,
+    encodeResponse: (version, { answer }) =>
+      wrapEnvelope(
+        version,
+        answer === undefined
+          ? `<m:${wrapper}/>`
+          : `<m:${wrapper}><return ${writeHeader(answer)}>${writeAnswer(answer)}</return></m:${wrapper}>`,
+      ),
+    readResponse: (el) => readOptionalReturn(el, 'answer', readAnswer),
+  });
 }

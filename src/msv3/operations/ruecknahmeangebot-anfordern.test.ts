@@ -1,70 +1,35 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Msv3Version } from '../envelope.js';
 import { takeBackOfferRequest, takeBackOfferResponse } from '../test-support/arbitraries/documents.js';
 import {
+  describeRoundTrips,
+  describeSamples,
+  describeXsdValidity,
   expectInvalid,
-  expectSchemaVerdicts,
-  readSample,
-  samplesUnavailableReason,
-  xsdUnavailableReason,
+  expectRefusedVariations,
 } from '../test-support/codec-test-kit.js';
 import { ruecknahmeangebotAnfordern, type TakeBackOfferRequest } from './ruecknahmeangebot-anfordern.js';
 
-const versions: Msv3Version[] = [1, 2];
 const ID = '4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a';
 
-describe.skipIf(samplesUnavailableReason !== null)('ruecknahmeangebotAnfordern shared samples', () => {
-  it('decodes the v2 request with its PZN re-padded to 8 digits', () => {
-    expect(
-      ruecknahmeangebotAnfordern.decodeRequest(readSample('v2/ruecknahmeangebotAnfordern.request.xml')),
-    ).toEqual({
-      kind: 'ok',
-      value: {
-        version: 2,
-        request: {
-          clientSoftwareId: 'ExampleWawi 1.4.2',
-          id: ID,
-          articles: [{ pzn: '04114918', quantity: 5 }],
-        },
-      },
-    });
-  });
-
-  it('decodes the v2 response (a reference id only)', () => {
-    expect(
-      ruecknahmeangebotAnfordern.decodeResponse(readSample('v2/ruecknahmeangebotAnfordern.response.xml')),
-    ).toEqual({
-      kind: 'ok',
-      value: { id: ID, referenceId: 'RNA-2025-000042' },
-    });
-  });
+describeSamples(ruecknahmeangebotAnfordern, {
+  'decodes the v2 request with its PZN re-padded to 8 digits': {
+    request: 'v2/ruecknahmeangebotAnfordern.request.xml',
+    decodesTo: {
+      clientSoftwareId: 'ExampleWawi 1.4.2',
+      id: ID,
+      articles: [{ pzn: '04114918', quantity: 5 }],
+    },
+  },
+  'decodes the v2 response (a reference id only)': {
+    response: 'v2/ruecknahmeangebotAnfordern.response.xml',
+    decodesTo: { id: ID, referenceId: 'RNA-2025-000042' },
+  },
 });
 
-describe.each(versions)('ruecknahmeangebotAnfordern v%i round trips', (version) => {
-  it('decodes every encoded request to the same model', () => {
-    fc.assert(
-      fc.property(takeBackOfferRequest(version), (request) => {
-        const xml = ruecknahmeangebotAnfordern.encodeRequest(version, request);
-        expect(ruecknahmeangebotAnfordern.decodeRequest(xml)).toEqual({
-          kind: 'ok',
-          value: { version, request },
-        });
-      }),
-    );
-  });
-
-  it('decodes every encoded response to the same model', () => {
-    fc.assert(
-      fc.property(takeBackOfferResponse, (response) => {
-        const xml = ruecknahmeangebotAnfordern.encodeResponse(version, response);
-        expect(ruecknahmeangebotAnfordern.decodeResponse(xml, version)).toEqual({
-          kind: 'ok',
-          value: response,
-        });
-      }),
-    );
-  });
+describeRoundTrips(ruecknahmeangebotAnfordern, {
+  request: takeBackOfferRequest,
+  response: takeBackOfferResponse,
 });
 
 const thousandArticles = (version: Msv3Version): TakeBackOfferRequest => ({
@@ -76,36 +41,29 @@ const thousandArticles = (version: Msv3Version): TakeBackOfferRequest => ({
   })),
 });
 
-describe.skipIf(xsdUnavailableReason !== null)('ruecknahmeangebotAnfordern against the original XSD', () => {
-  it.each(versions)(
-    'accepts 150 generated v%i requests and responses, refuses v2 quantities in v1',
-    async (version) => {
-      const requests = fc
-        .sample(takeBackOfferRequest(version), 150)
-        .map((r) => ruecknahmeangebotAnfordern.encodeRequest(version, r));
-      const responses = fc
-        .sample(takeBackOfferResponse, 150)
-        .map((r) => ruecknahmeangebotAnfordern.encodeResponse(version, r));
-      const tooMany = ruecknahmeangebotAnfordern.encodeRequest(version, {
-        ...thousandArticles(version),
-        articles: [...thousandArticles(version).articles, { pzn: '99999999', quantity: 1 }],
-      });
-      const broken = [
-        tooMany,
-        ruecknahmeangebotAnfordern.encodeResponse(version, { id: ID, referenceId: '' }),
-      ];
-      if (version === 1) {
-        broken.push(
-          ruecknahmeangebotAnfordern.encodeRequest(1, {
-            ...thousandArticles(1),
-            articles: [{ pzn: '1', quantity: 10000 }],
-          }),
-        );
-      }
-      const largest = ruecknahmeangebotAnfordern.encodeRequest(version, thousandArticles(version));
-      await expectSchemaVerdicts(version, [...requests, ...responses, largest], broken);
-    },
-  );
+describeXsdValidity(ruecknahmeangebotAnfordern, {
+  title: 'accepts 150 generated v%i requests and responses, refuses v2 quantities in v1',
+  request: takeBackOfferRequest,
+  response: takeBackOfferResponse,
+  cases: (version) => {
+    const tooMany = ruecknahmeangebotAnfordern.encodeRequest(version, {
+      ...thousandArticles(version),
+      articles: [...thousandArticles(version).articles, { pzn: '99999999', quantity: 1 }],
+    });
+    const broken = [tooMany, ruecknahmeangebotAnfordern.encodeResponse(version, { id: ID, referenceId: '' })];
+    if (version === 1) {
+      broken.push(
+        ruecknahmeangebotAnfordern.encodeRequest(1, {
+          ...thousandArticles(1),
+          articles: [{ pzn: '1', quantity: 10000 }],
+        }),
+      );
+    }
+    return {
+      valid: [ruecknahmeangebotAnfordern.encodeRequest(version, thousandArticles(version))],
+      invalid: broken,
+    };
+  },
 });
 
 describe('ruecknahmeangebotAnfordern decoders refuse what the schema refuses', () => {
@@ -115,35 +73,26 @@ describe('ruecknahmeangebotAnfordern decoders refuse what the schema refuses', (
     articles: [{ pzn: '04114918', quantity: 5 }],
   });
 
+  const decode = (xml: string) => ruecknahmeangebotAnfordern.decodeRequest(xml);
+
   it('checks the quantity range per version', () => {
-    expect(ruecknahmeangebotAnfordern.decodeRequest(request.replace('>5<', '>99999<')).kind).toBe('ok');
+    expect(decode(request.replace('>5<', '>99999<')).kind).toBe('ok');
     expectInvalid(
-      ruecknahmeangebotAnfordern.decodeRequest(
-        request.replace('>5<', '>99999<').replace('urn:msv3:v2', 'urn:msv3:v1'),
-      ),
+      decode(request.replace('>5<', '>99999<').replace('urn:msv3:v2', 'urn:msv3:v1')),
       'ruecknahmeangebot/Artikel[1]/Menge: 99999 is outside 1..9999',
     );
-    expectInvalid(
-      ruecknahmeangebotAnfordern.decodeRequest(request.replace('>5<', '>0<')),
-      'Artikel[1]/Menge: 0 is outside',
-    );
+    expectInvalid(decode(request.replace('>5<', '>0<')), 'Artikel[1]/Menge: 0 is outside');
   });
 
   it('refuses a bad id, PZN, article count and missing parts', () => {
+    expectRefusedVariations(decode, request, [
+      [ID, 'not-a-uuid', 'ruecknahmeangebot/@Id'],
+      ['>4114918<', '>41149-18<', 'Artikel[1]/Pzn'],
+      [/<m:Artikel>.*<\/m:Artikel>/, '', 'ruecknahmeangebot/Artikel: missing required element'],
+      ['<m:Menge>5</m:Menge>', '', 'Artikel[1]/Menge: missing required element'],
+    ]);
     expectInvalid(
-      ruecknahmeangebotAnfordern.decodeRequest(request.replace(ID, 'not-a-uuid')),
-      'ruecknahmeangebot/@Id',
-    );
-    expectInvalid(
-      ruecknahmeangebotAnfordern.decodeRequest(request.replace('>4114918<', '>41149-18<')),
-      'Artikel[1]/Pzn',
-    );
-    expectInvalid(
-      ruecknahmeangebotAnfordern.decodeRequest(request.replace(/<m:Artikel>.*<\/m:Artikel>/, '')),
-      'ruecknahmeangebot/Artikel: missing required element',
-    );
-    expectInvalid(
-      ruecknahmeangebotAnfordern.decodeRequest(
+      decode(
         ruecknahmeangebotAnfordern.encodeRequest(2, {
           ...thousandArticles(2),
           articles: [...thousandArticles(2).articles, { pzn: '1', quantity: 1 }],
@@ -151,22 +100,14 @@ describe('ruecknahmeangebotAnfordern decoders refuse what the schema refuses', (
       ),
       'ruecknahmeangebot/Artikel: 1001 elements, at most 1000',
     );
-    expectInvalid(
-      ruecknahmeangebotAnfordern.decodeRequest(request.replace('<m:Menge>5</m:Menge>', '')),
-      'Artikel[1]/Menge: missing required element',
-    );
   });
 
   it('refuses an empty or too long reference id', () => {
     const response = ruecknahmeangebotAnfordern.encodeResponse(1, { id: ID, referenceId: 'R1' });
-    expectInvalid(
-      ruecknahmeangebotAnfordern.decodeResponse(response.replace('>R1<', '><')),
-      'return/ReferenzId: length 0',
-    );
-    expectInvalid(
-      ruecknahmeangebotAnfordern.decodeResponse(response.replace('>R1<', `>${'R'.repeat(81)}<`)),
-      'return/ReferenzId: length 81',
-    );
+    expectRefusedVariations((xml) => ruecknahmeangebotAnfordern.decodeResponse(xml), response, [
+      ['>R1<', '><', 'return/ReferenzId: length 0'],
+      ['>R1<', `>${'R'.repeat(81)}<`, 'return/ReferenzId: length 81'],
+    ]);
     expectInvalid(
       ruecknahmeangebotAnfordern.decodeResponse(response, 2),
       'expected an MSV3 v2 message, found v1',

@@ -1,12 +1,10 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import { maxQuantity, type Pzn } from '../model.js';
-import type { DecodeResult } from '../result.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import { checkNoText, runOf } from './extra-fields.js';
 import {
   checkAttributes,
-  checkVersion,
   expectAt,
   expectEnd,
   pznToWireText,
@@ -16,10 +14,9 @@ import {
   requestParts,
   responseReturn,
   rethrowWithin,
-  soapActionFor,
   uuidAttribute,
 } from './fields.js';
-import type { Msv3Operation } from './operation.js';
+import { defineOperation } from './operation.js';
 
 /**
  * ruecknahmeangebotAnfordern (PROTOCOL.md §2.7): ask the wholesaler to take articles back. The answer is
@@ -120,22 +117,11 @@ function readResponse(wrapper: XmlElement): TakeBackOfferResponse {
   }
 }
 
-export const ruecknahmeangebotAnfordern = {
+export const ruecknahmeangebotAnfordern = defineOperation({
   name: 'ruecknahmeangebotAnfordern',
   service: 'ruecknahmeangebotAnfordern',
-  versions: [1, 2],
-  soapAction: (version: Msv3Version) => soapActionFor(version, 'ruecknahmeangebotAnfordern'),
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, 'ruecknahmeangebotAnfordern', (el, version) => ({
-      version,
-      request: readRequest(el, version),
-    })),
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<TakeBackOfferResponse> =>
-    decodePayload(xml, 'ruecknahmeangebotAnfordernResponse', (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el);
-    }),
-} satisfies Msv3Operation<TakeBackOfferRequest, TakeBackOfferResponse>;
+  readResponse,
+});

@@ -1,75 +1,41 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Msv3Version } from '../envelope.js';
 import { bulkAvailabilityRequest, bulkAvailabilityResponse } from '../test-support/arbitraries/ordering.js';
 import {
-  expectInvalid,
-  expectSchemaVerdicts,
-  readSample,
-  samplesUnavailableReason,
+  describeRoundTrips,
+  describeSamples,
+  describeXsdValidity,
+  itRefuses,
+  serverFaultSample,
   soapEnvelope,
-  xsdUnavailableReason,
 } from '../test-support/codec-test-kit.js';
 import { verfuegbarkeitAnfragenBulk } from './verfuegbarkeit-anfragen-bulk.js';
 
-const versions: Msv3Version[] = [1, 2];
 const ID = '5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d';
 
-describe.skipIf(samplesUnavailableReason !== null)('verfuegbarkeitAnfragenBulk shared samples', () => {
-  it('decodes the request with an explicit PZN list', () => {
-    expect(
-      verfuegbarkeitAnfragenBulk.decodeRequest(readSample('v2/verfuegbarkeitAnfragenBulk.request.xml')),
-    ).toEqual({
-      kind: 'ok',
-      value: {
-        version: 2,
-        request: {
-          clientSoftwareId: 'ExampleWawi 1.4.2',
-          id: ID,
-          query: { kind: 'list', pzns: ['04114918', '01234567', '07654321'] },
-        },
-      },
-    });
-  });
-
-  it('decodes the answer listing only the available PZNs', () => {
-    expect(
-      verfuegbarkeitAnfragenBulk.decodeResponse(readSample('v2/verfuegbarkeitAnfragenBulk.response.xml')),
-    ).toEqual({ kind: 'ok', value: { id: ID, availablePzns: ['04114918', '07654321'] } });
-  });
-
-  it('turns the server fault sample into a fault outcome', () => {
-    const result = verfuegbarkeitAnfragenBulk.decodeResponse(readSample('v2/fault.server.xml'));
-    expect(result.kind === 'fault' && result.fault.kind).toBe('ServerFault');
-  });
+describeSamples(verfuegbarkeitAnfragenBulk, {
+  'decodes the request with an explicit PZN list': {
+    request: 'v2/verfuegbarkeitAnfragenBulk.request.xml',
+    decodesTo: {
+      clientSoftwareId: 'ExampleWawi 1.4.2',
+      id: ID,
+      query: { kind: 'list', pzns: ['04114918', '01234567', '07654321'] },
+    },
+  },
+  'decodes the answer listing only the available PZNs': {
+    response: 'v2/verfuegbarkeitAnfragenBulk.response.xml',
+    decodesTo: { id: ID, availablePzns: ['04114918', '07654321'] },
+  },
+  'turns the server fault sample into a fault outcome': serverFaultSample,
 });
 
-describe.each(versions)('verfuegbarkeitAnfragenBulk v%i round trips', (version) => {
-  it('decodes every encoded request (list or block) to the same model', () => {
-    fc.assert(
-      fc.property(bulkAvailabilityRequest, (request) => {
-        const xml = verfuegbarkeitAnfragenBulk.encodeRequest(version, request);
-        expect(verfuegbarkeitAnfragenBulk.decodeRequest(xml)).toEqual({
-          kind: 'ok',
-          value: { version, request },
-        });
-      }),
-      { numRuns: 150 },
-    );
-  });
-
-  it('decodes every encoded answer, including an empty one, to the same model', () => {
-    fc.assert(
-      fc.property(bulkAvailabilityResponse, (response) => {
-        const xml = verfuegbarkeitAnfragenBulk.encodeResponse(version, response);
-        expect(verfuegbarkeitAnfragenBulk.decodeResponse(xml, version)).toEqual({
-          kind: 'ok',
-          value: response,
-        });
-      }),
-      { numRuns: 150 },
-    );
-  });
+describeRoundTrips(verfuegbarkeitAnfragenBulk, {
+  request: bulkAvailabilityRequest,
+  response: bulkAvailabilityResponse,
+  numRuns: 150,
+  titles: {
+    request: 'decodes every encoded request (list or block) to the same model',
+    response: 'decodes every encoded answer, including an empty one, to the same model',
+  },
 });
 
 describe('verfuegbarkeitAnfragenBulk encoders', () => {
@@ -89,36 +55,30 @@ describe('verfuegbarkeitAnfragenBulk encoders', () => {
   });
 });
 
-describe.skipIf(xsdUnavailableReason !== null)('verfuegbarkeitAnfragenBulk against the original XSD', () => {
-  it.each(versions)(
-    'accepts 120 generated v%i requests and answers at and below 10 000 PZNs',
-    async (version) => {
-      const many = Array.from({ length: 10_000 }, (_, i) => String(1_000_000 + i * 7).padStart(8, '0'));
-      const valid = [
-        ...fc
-          .sample(bulkAvailabilityRequest, 120)
-          .map((r) => verfuegbarkeitAnfragenBulk.encodeRequest(version, r)),
-        ...fc
-          .sample(bulkAvailabilityResponse, 120)
-          .map((r) => verfuegbarkeitAnfragenBulk.encodeResponse(version, r)),
-        verfuegbarkeitAnfragenBulk.encodeRequest(version, {
-          clientSoftwareId: 'W',
-          id: ID,
-          query: { kind: 'list', pzns: many },
-        }),
+describeXsdValidity(verfuegbarkeitAnfragenBulk, {
+  title: 'accepts 120 generated v%i requests and answers at and below 10 000 PZNs',
+  samples: 120,
+  request: bulkAvailabilityRequest,
+  response: bulkAvailabilityResponse,
+  cases: (version) => {
+    const many = Array.from({ length: 10_000 }, (_, i) => String(1_000_000 + i * 7).padStart(8, '0'));
+    const list = (pzns: string[]) =>
+      verfuegbarkeitAnfragenBulk.encodeRequest(version, {
+        clientSoftwareId: 'W',
+        id: ID,
+        query: { kind: 'list', pzns },
+      });
+    return {
+      valid: [
+        list(many),
         verfuegbarkeitAnfragenBulk.encodeResponse(version, { id: ID, availablePzns: many }),
-      ];
-      const broken = [
-        verfuegbarkeitAnfragenBulk.encodeRequest(version, {
-          clientSoftwareId: 'W',
-          id: ID,
-          query: { kind: 'list', pzns: [] },
-        }),
+      ],
+      invalid: [
+        list([]),
         verfuegbarkeitAnfragenBulk.encodeResponse(version, { id: ID, availablePzns: [...many, '00000001'] }),
-      ];
-      await expectSchemaVerdicts(version, valid, broken);
-    },
-  );
+      ],
+    };
+  },
 });
 
 describe('verfuegbarkeitAnfragenBulk decoders refuse what the schema refuses', () => {
@@ -138,32 +98,37 @@ describe('verfuegbarkeitAnfragenBulk decoders refuse what the schema refuses', (
     expect(verfuegbarkeitAnfragenBulk.decodeResponse(response('')).kind).toBe('ok');
   });
 
-  it.each([
-    ['no PZN at all', request(''), 'verfuegbarkeitsanfrageBulk/Pzn: missing required element'],
-    [
-      'both a list and a block',
-      request('<m:PznBlock>4100000</m:PznBlock><m:Pzn>1</m:Pzn>'),
-      'verfuegbarkeitsanfrageBulk/Pzn: unexpected element',
+  itRefuses(verfuegbarkeitAnfragenBulk, {
+    request: [
+      ['no PZN at all', request(''), 'verfuegbarkeitsanfrageBulk/Pzn: missing required element'],
+      [
+        'both a list and a block',
+        request('<m:PznBlock>4100000</m:PznBlock><m:Pzn>1</m:Pzn>'),
+        'verfuegbarkeitsanfrageBulk/Pzn: unexpected element',
+      ],
+      [
+        'two blocks',
+        request('<m:PznBlock>1</m:PznBlock><m:PznBlock>2</m:PznBlock>'),
+        'PznBlock: unexpected element',
+      ],
+      [
+        '10 001 PZNs',
+        request('<m:Pzn>1</m:Pzn>'.repeat(10_001)),
+        'Pzn: 10001 elements, at most 10000 allowed',
+      ],
+      ['a negative PZN', request('<m:Pzn>-5</m:Pzn>'), "Pzn[1]: '-5' is not a PZN"],
+      ['a PZN of 19 digits', request(`<m:Pzn>${'9'.repeat(19)}</m:Pzn>`), 'Pzn[1]: '],
+      [
+        'a wrong wrapper',
+        soapEnvelope('<m:verfuegbarkeitAnfragen/>'),
+        'expected <verfuegbarkeitAnfragenBulk>',
+      ],
     ],
-    [
-      'two blocks',
-      request('<m:PznBlock>1</m:PznBlock><m:PznBlock>2</m:PznBlock>'),
-      'PznBlock: unexpected element',
+    response: [
+      ['a missing Id', response('', ''), 'return/@Id: missing required attribute'],
+      ['10 001 PZNs', response('<m:Pzn>1</m:Pzn>'.repeat(10_001)), 'return/Pzn: 10001 elements'],
+      ['an empty PZN', response('<m:Pzn></m:Pzn>'), "return/Pzn[1]: '' is not a PZN"],
+      ['a PznBlock', response('<m:PznBlock>1</m:PznBlock>'), 'return/PznBlock: unexpected element'],
     ],
-    ['10 001 PZNs', request('<m:Pzn>1</m:Pzn>'.repeat(10_001)), 'Pzn: 10001 elements, at most 10000 allowed'],
-    ['a negative PZN', request('<m:Pzn>-5</m:Pzn>'), "Pzn[1]: '-5' is not a PZN"],
-    ['a PZN of 19 digits', request(`<m:Pzn>${'9'.repeat(19)}</m:Pzn>`), 'Pzn[1]: '],
-    ['a wrong wrapper', soapEnvelope('<m:verfuegbarkeitAnfragen/>'), 'expected <verfuegbarkeitAnfragenBulk>'],
-  ])('refuses a request with %s', (_name, xml, fragment) => {
-    expectInvalid(verfuegbarkeitAnfragenBulk.decodeRequest(xml), fragment);
-  });
-
-  it.each([
-    ['a missing Id', response('', ''), 'return/@Id: missing required attribute'],
-    ['10 001 PZNs', response('<m:Pzn>1</m:Pzn>'.repeat(10_001)), 'return/Pzn: 10001 elements'],
-    ['an empty PZN', response('<m:Pzn></m:Pzn>'), "return/Pzn[1]: '' is not a PZN"],
-    ['a PznBlock', response('<m:PznBlock>1</m:PznBlock>'), 'return/PznBlock: unexpected element'],
-  ])('refuses an answer with %s', (_name, xml, fragment) => {
-    expectInvalid(verfuegbarkeitAnfragenBulk.decodeResponse(xml), fragment);
   });
 });

@@ -1,12 +1,10 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import type { Pzn } from '../model.js';
-import type { DecodeResult } from '../result.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   checkAttributes,
   checkCount,
-  checkVersion,
   countRun,
   expectEnd,
   isAt,
@@ -16,10 +14,9 @@ import {
   responseReturn,
   rethrowAtIndex,
   rethrowWithin,
-  soapActionFor,
   uuidAttribute,
 } from './fields.js';
-import type { Msv3Operation } from './operation.js';
+import { defineOperation } from './operation.js';
 
 /** verfuegbarkeitAnfragenBulk (PROTOCOL.md §2.3): yes/no availability for many PZNs. */
 
@@ -104,22 +101,11 @@ function readResponse(wrapper: XmlElement): BulkAvailabilityResponse {
   }
 }
 
-export const verfuegbarkeitAnfragenBulk = {
+export const verfuegbarkeitAnfragenBulk = defineOperation({
   name: 'verfuegbarkeitAnfragenBulk',
   service: 'verfuegbarkeitAnfragenBulk',
-  versions: [1, 2],
-  soapAction: (version: Msv3Version) => soapActionFor(version, 'verfuegbarkeitAnfragenBulk'),
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, 'verfuegbarkeitAnfragenBulk', (el, version) => ({
-      version,
-      request: readRequest(el),
-    })),
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<BulkAvailabilityResponse> =>
-    decodePayload(xml, 'verfuegbarkeitAnfragenBulkResponse', (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el);
-    }),
-} satisfies Msv3Operation<BulkAvailabilityRequest, BulkAvailabilityResponse>;
+  readResponse,
+});

@@ -1,6 +1,5 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import type { Pzn } from '../model.js';
-import type { DecodeResult } from '../result.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
@@ -15,7 +14,6 @@ import {
   booleanAttribute,
   checkAttributes,
   checkCount,
-  checkVersion,
   countRun,
   decodingContext,
   enumAttribute,
@@ -28,12 +26,11 @@ import {
   requestParts,
   responseReturn,
   rethrowWithin,
-  soapActionFor,
   uuidAttribute,
   type WireContext,
   wireContext,
 } from './fields.js';
-import type { Msv3Operation } from './operation.js';
+import { defineOperation } from './operation.js';
 
 /** verfuegbarkeitAnfragen (PROTOCOL.md §2.2): availability of up to 50 articles. */
 
@@ -199,22 +196,11 @@ function readResponse(wrapper: XmlElement, version: Msv3Version): AvailabilityRe
   }
 }
 
-export const verfuegbarkeitAnfragen = {
+export const verfuegbarkeitAnfragen = defineOperation({
   name: 'verfuegbarkeitAnfragen',
   service: 'verfuegbarkeitAnfragen',
-  versions: [1, 2],
-  soapAction: (version: Msv3Version) => soapActionFor(version, 'verfuegbarkeitAnfragen'),
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, 'verfuegbarkeitAnfragen', (el, version) => ({
-      version,
-      request: readRequest(el, version),
-    })),
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<AvailabilityResponse> =>
-    decodePayload(xml, 'verfuegbarkeitAnfragenResponse', (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el, version);
-    }),
-} satisfies Msv3Operation<AvailabilityRequest, AvailabilityResponse>;
+  readResponse,
+});

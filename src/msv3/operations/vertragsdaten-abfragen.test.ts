@@ -1,17 +1,14 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Msv3Version } from '../envelope.js';
 import { contractDataRequest, contractDataResponse } from '../test-support/arbitraries/documents.js';
 import {
+  describeRoundTrips,
+  describeSamples,
+  describeXsdValidity,
   expectInvalid,
-  expectSchemaVerdicts,
-  readSample,
-  samplesUnavailableReason,
-  xsdUnavailableReason,
+  expectRefusedVariations,
 } from '../test-support/codec-test-kit.js';
 import { type ContractDataResponse, vertragsdatenAbfragen } from './vertragsdaten-abfragen.js';
-
-const versions: Msv3Version[] = [1, 2];
 
 const terms = {
   NORMAL: { maxFreeOrderLabels: 5 },
@@ -40,85 +37,54 @@ const v1Contract: ContractDataResponse = {
   specialDays: [],
 };
 
-describe.skipIf(samplesUnavailableReason !== null)('vertragsdatenAbfragen shared samples', () => {
-  it('decodes the v1 request (no manuelleAbfrage) and the v2 request', () => {
-    expect(vertragsdatenAbfragen.decodeRequest(readSample('v1/vertragsdatenAbfragen.request.xml'))).toEqual({
-      kind: 'ok',
-      value: { version: 1, request: { clientSoftwareId: 'ExampleWawi 1.4.2' } },
-    });
-    expect(vertragsdatenAbfragen.decodeRequest(readSample('v2/vertragsdatenAbfragen.request.xml'))).toEqual({
-      kind: 'ok',
-      value: { version: 2, request: { clientSoftwareId: 'ExampleWawi 1.4.2', manualQuery: false } },
-    });
-  });
-
-  it('decodes the v1 response with GueltigAb and a window without main order time', () => {
-    expect(vertragsdatenAbfragen.decodeResponse(readSample('v1/vertragsdatenAbfragen.response.xml'))).toEqual(
-      {
-        kind: 'ok',
-        value: {
-          customerId: 'apo4711',
-          validFrom: '2025-01-01',
-          orderWindows: [{ day: 'Mo', cutoff: '10:30:00' }],
-          orderTypes: terms,
-          substitutionAgreed: false,
-          specificAvailabilityAgreed: true,
-          bulkAvailabilityAgreed: false,
-          takeBackOffersAgreed: false,
-          specialDays: [],
-        },
-      },
-    );
-  });
-
-  it('decodes the v2 response with AutomatischerAbruf and special days', () => {
-    expect(vertragsdatenAbfragen.decodeResponse(readSample('v2/vertragsdatenAbfragen.response.xml'))).toEqual(
-      {
-        kind: 'ok',
-        value: {
-          customerId: 'NL01\\apo4711',
-          automaticRetrieval: true,
-          orderWindows: [
-            { day: 'Mo', cutoff: '10:30:00', mainOrderTime: { day: 'Mo', time: '10:00:00' } },
-            { day: 'Mo', cutoff: '17:45:00', mainOrderTime: { day: 'Mo', time: '17:30:00' } },
-          ],
-          orderTypes: { ...terms, SONDER: { maxFreeOrderLabels: 1, agreed: true } },
-          substitutionAgreed: true,
-          specificAvailabilityAgreed: true,
-          bulkAvailabilityAgreed: false,
-          takeBackOffersAgreed: false,
-          specialDays: [
-            { date: '2025-12-24', windows: [{ cutoff: '11:00:00', mainOrderTime: '10:30:00' }] },
-            { date: '2025-12-25', windows: [] },
-          ],
-        },
-      },
-    );
-  });
+describeSamples(vertragsdatenAbfragen, {
+  'decodes the v1 request (no manuelleAbfrage)': {
+    request: 'v1/vertragsdatenAbfragen.request.xml',
+    decodesTo: { clientSoftwareId: 'ExampleWawi 1.4.2' },
+  },
+  'decodes the v2 request': {
+    request: 'v2/vertragsdatenAbfragen.request.xml',
+    decodesTo: { clientSoftwareId: 'ExampleWawi 1.4.2', manualQuery: false },
+  },
+  'decodes the v1 response with GueltigAb and a window without main order time': {
+    response: 'v1/vertragsdatenAbfragen.response.xml',
+    decodesTo: {
+      customerId: 'apo4711',
+      validFrom: '2025-01-01',
+      orderWindows: [{ day: 'Mo', cutoff: '10:30:00' }],
+      orderTypes: terms,
+      substitutionAgreed: false,
+      specificAvailabilityAgreed: true,
+      bulkAvailabilityAgreed: false,
+      takeBackOffersAgreed: false,
+      specialDays: [],
+    },
+  },
+  'decodes the v2 response with AutomatischerAbruf and special days': {
+    response: 'v2/vertragsdatenAbfragen.response.xml',
+    decodesTo: {
+      customerId: 'NL01\\apo4711',
+      automaticRetrieval: true,
+      orderWindows: [
+        { day: 'Mo', cutoff: '10:30:00', mainOrderTime: { day: 'Mo', time: '10:00:00' } },
+        { day: 'Mo', cutoff: '17:45:00', mainOrderTime: { day: 'Mo', time: '17:30:00' } },
+      ],
+      orderTypes: { ...terms, SONDER: { maxFreeOrderLabels: 1, agreed: true } },
+      substitutionAgreed: true,
+      specificAvailabilityAgreed: true,
+      bulkAvailabilityAgreed: false,
+      takeBackOffersAgreed: false,
+      specialDays: [
+        { date: '2025-12-24', windows: [{ cutoff: '11:00:00', mainOrderTime: '10:30:00' }] },
+        { date: '2025-12-25', windows: [] },
+      ],
+    },
+  },
 });
 
-describe.each(versions)('vertragsdatenAbfragen v%i round trips', (version) => {
-  it('decodes every encoded request to the same model', () => {
-    fc.assert(
-      fc.property(contractDataRequest(version), (request) => {
-        expect(
-          vertragsdatenAbfragen.decodeRequest(vertragsdatenAbfragen.encodeRequest(version, request)),
-        ).toEqual({
-          kind: 'ok',
-          value: { version, request },
-        });
-      }),
-    );
-  });
-
-  it('decodes every encoded response to the same model', () => {
-    fc.assert(
-      fc.property(contractDataResponse(version), (response) => {
-        const xml = vertragsdatenAbfragen.encodeResponse(version, response);
-        expect(vertragsdatenAbfragen.decodeResponse(xml, version)).toEqual({ kind: 'ok', value: response });
-      }),
-    );
-  });
+describeRoundTrips(vertragsdatenAbfragen, {
+  request: contractDataRequest,
+  response: contractDataResponse,
 });
 
 /** The largest lists the schema allows: v2 999 windows and 99 special days of 99 windows; v1 is unbounded. */
@@ -138,29 +104,21 @@ function largest(version: Msv3Version): ContractDataResponse {
   };
 }
 
-describe.skipIf(xsdUnavailableReason !== null)('vertragsdatenAbfragen against the original XSD', () => {
-  it.each(versions)(
-    'accepts 150 generated v%i requests and responses plus the largest lists',
-    async (version) => {
-      const requests = fc
-        .sample(contractDataRequest(version), 150)
-        .map((r) => vertragsdatenAbfragen.encodeRequest(version, r));
-      const responses = fc
-        .sample(contractDataResponse(version), 150)
-        .map((r) => vertragsdatenAbfragen.encodeResponse(version, r));
-      const fixed = vertragsdatenAbfragen.encodeResponse(version, version === 1 ? v1Contract : v2Contract);
-      const broken = [
+describeXsdValidity(vertragsdatenAbfragen, {
+  title: 'accepts 150 generated v%i requests and responses plus the largest lists',
+  request: contractDataRequest,
+  response: contractDataResponse,
+  cases: (version) => {
+    const fixed = vertragsdatenAbfragen.encodeResponse(version, version === 1 ? v1Contract : v2Contract);
+    return {
+      valid: [vertragsdatenAbfragen.encodeResponse(version, largest(version))],
+      invalid: [
         fixed.replace('<m:Tag>Mo</m:Tag>', '<m:Tag>Mon</m:Tag>'),
         fixed.replace('10:30:00', '10:30:15'),
         fixed.replace('KundenKennung="', 'KundenKennung="a\\'),
-      ];
-      await expectSchemaVerdicts(
-        version,
-        [...requests, ...responses, vertragsdatenAbfragen.encodeResponse(version, largest(version))],
-        broken,
-      );
-    },
-  );
+      ],
+    };
+  },
 });
 
 describe('vertragsdatenAbfragen limits', () => {
@@ -200,37 +158,26 @@ describe('vertragsdatenAbfragen decoders refuse what the schema refuses', () => 
 
   it('checks manuelleAbfrage per version', () => {
     const v2Request = vertragsdatenAbfragen.encodeRequest(2, { clientSoftwareId: 'a', manualQuery: true });
-    expectInvalid(
-      vertragsdatenAbfragen.decodeRequest(v2Request.replace('urn:msv3:v2', 'urn:msv3:v1')),
-      'manuelleAbfrage: unexpected element',
-    );
-    expectInvalid(
-      vertragsdatenAbfragen.decodeRequest(v2Request.replace('<manuelleAbfrage>true</manuelleAbfrage>', '')),
-      'manuelleAbfrage: missing required element',
-    );
-    expectInvalid(
-      vertragsdatenAbfragen.decodeRequest(v2Request.replace('>true<', '>yes<')),
-      "manuelleAbfrage: 'yes' is not a boolean",
-    );
+    expectRefusedVariations((xml) => vertragsdatenAbfragen.decodeRequest(xml), v2Request, [
+      ['urn:msv3:v2', 'urn:msv3:v1', 'manuelleAbfrage: unexpected element'],
+      ['<manuelleAbfrage>true</manuelleAbfrage>', '', 'manuelleAbfrage: missing required element'],
+      ['>true<', '>yes<', "manuelleAbfrage: 'yes' is not a boolean"],
+    ]);
   });
 
   it('requires the v2 main order time and the version’s attributes', () => {
-    expectInvalid(
-      decode(v2Xml.replace(/<m:Hauptbestellzeit><m:Tag>.*?<\/m:Hauptbestellzeit>/, '')),
-      'return/Bestellfenster[1]/Hauptbestellzeit: missing required element',
-    );
-    expectInvalid(
-      decode(v2Xml.replace('AutomatischerAbruf="true"', 'GueltigAb="2025-01-01"')),
-      '@GueltigAb: attribute not allowed',
-    );
-    expectInvalid(
-      decode(v1Xml.replace('GueltigAb="2025-01-01" ', '')),
-      'return/@GueltigAb: missing required attribute',
-    );
-    expectInvalid(
-      decode(v1Xml.replace('2025-01-01', '2025-02-30')),
-      "return/@GueltigAb: '2025-02-30' is not an xs:date",
-    );
+    expectRefusedVariations(decode, v2Xml, [
+      [
+        /<m:Hauptbestellzeit><m:Tag>.*?<\/m:Hauptbestellzeit>/,
+        '',
+        'return/Bestellfenster[1]/Hauptbestellzeit: missing required element',
+      ],
+      ['AutomatischerAbruf="true"', 'GueltigAb="2025-01-01"', '@GueltigAb: attribute not allowed'],
+    ]);
+    expectRefusedVariations(decode, v1Xml, [
+      ['GueltigAb="2025-01-01" ', '', 'return/@GueltigAb: missing required attribute'],
+      ['2025-01-01', '2025-02-30', "return/@GueltigAb: '2025-02-30' is not an xs:date"],
+    ]);
   });
 
   it('refuses special days in v1 and wrong-version descendants', () => {
@@ -247,31 +194,20 @@ describe('vertragsdatenAbfragen decoders refuse what the schema refuses', () => 
   });
 
   it('refuses bad days, times, customer ids and numbers', () => {
-    expectInvalid(
-      decode(v2Xml.replace('<m:Tag>Mo</m:Tag>', '<m:Tag>Mon</m:Tag>')),
-      "return/Bestellfenster[1]/Tag: 'Mon' is not one of",
-    );
-    expectInvalid(
-      decode(v2Xml.replace('10:30:00', '10:30:15')),
-      "Endezeit: '10:30:15' is not a contract time",
-    );
-    expectInvalid(decode(v2Xml.replace('10:00:00', '25:00:00')), 'Hauptbestellzeit/Zeitpunkt');
-    expectInvalid(decode(v2Xml.replace('NL01\\apo4711', 'NL01\\apo\\4711')), 'return/@KundenKennung');
-    expectInvalid(decode(v2Xml.replace('NL01\\apo4711', 'apo-4711')), 'return/@KundenKennung');
-    expectInvalid(
-      decode(
-        v2Xml.replace('MaxAnzahlFreieAuftragskennungen="5"', 'MaxAnzahlFreieAuftragskennungen="2147483648"'),
-      ),
-      'return/AuftragsartNormal/@MaxAnzahlFreieAuftragskennungen: 2147483648 is outside',
-    );
-    expectInvalid(
-      decode(v2Xml.replace(' NurKompletteGebinde="false"', '')),
-      'return/AuftragsartVersand/@NurKompletteGebinde: missing',
-    );
-    expectInvalid(
-      decode(v2Xml.replace('Datum="2025-12-24"', 'Datum="24.12.2025"')),
-      'return/Sondertag[1]/@Datum',
-    );
+    expectRefusedVariations(decode, v2Xml, [
+      ['<m:Tag>Mo</m:Tag>', '<m:Tag>Mon</m:Tag>', "return/Bestellfenster[1]/Tag: 'Mon' is not one of"],
+      ['10:30:00', '10:30:15', "Endezeit: '10:30:15' is not a contract time"],
+      ['10:00:00', '25:00:00', 'Hauptbestellzeit/Zeitpunkt'],
+      ['NL01\\apo4711', 'NL01\\apo\\4711', 'return/@KundenKennung'],
+      ['NL01\\apo4711', 'apo-4711', 'return/@KundenKennung'],
+      [
+        'MaxAnzahlFreieAuftragskennungen="5"',
+        'MaxAnzahlFreieAuftragskennungen="2147483648"',
+        'return/AuftragsartNormal/@MaxAnzahlFreieAuftragskennungen: 2147483648 is outside',
+      ],
+      [' NurKompletteGebinde="false"', '', 'return/AuftragsartVersand/@NurKompletteGebinde: missing'],
+      ['Datum="2025-12-24"', 'Datum="24.12.2025"', 'return/Sondertag[1]/@Datum'],
+    ]);
   });
 
   it('refuses elements out of sequence order', () => {

@@ -1,5 +1,4 @@
-import { decodePayload, type Msv3Version, wrapEnvelope } from '../envelope.js';
-import type { DecodeResult } from '../result.js';
+import { type Msv3Version, wrapEnvelope } from '../envelope.js';
 import type { XmlElement } from '../xml/parse.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
@@ -16,19 +15,17 @@ import {
   attribute,
   booleanAttribute,
   checkAttributes,
-  checkVersion,
   expectAt,
   expectEnd,
   intAttribute,
   isAt,
   readBoolean,
+  readClientSoftwareId,
   readEnum,
-  readString,
   responseReturn,
   rethrowWithin,
-  soapActionFor,
 } from './fields.js';
-import type { Msv3Operation } from './operation.js';
+import { defineOperation } from './operation.js';
 
 /**
  * vertragsdatenAbfragen (PROTOCOL.md §2.6): the pharmacy's contract terms. v1 carries `@GueltigAb` and
@@ -149,6 +146,7 @@ function missing(field: string, version: Msv3Version): never {
   throw new TypeError(`vertragsdatenAbfragen v${version} requires ${field}`);
 }
 
+/** @throws TypeError when a field the version requires is missing (v2 `manualQuery`). */
 function encodeRequest(version: Msv3Version, request: ContractDataRequest): string {
   let s = `<m:vertragsdatenAbfragen><clientSoftwareKennung>${escapeText(request.clientSoftwareId)}</clientSoftwareKennung>`;
   if (version === 2) {
@@ -161,12 +159,7 @@ function encodeRequest(version: Msv3Version, request: ContractDataRequest): stri
 function readRequest(wrapper: XmlElement, version: Msv3Version): ContractDataRequest {
   checkAttributes(wrapper, NONE);
   const c = wrapper.children;
-  const clientSoftwareId = readString(
-    expectAt(c, 0, '', 'clientSoftwareKennung'),
-    'clientSoftwareKennung',
-    1,
-    80,
-  );
+  const clientSoftwareId = readClientSoftwareId(c);
   if (version === 1) {
     expectEnd(c, 1);
     return { clientSoftwareId };
@@ -195,6 +188,7 @@ function writeSpecialDay(d: SpecialDay): string {
   return `${s}</m:Sondertag>`;
 }
 
+/** @throws TypeError when v1 lacks `validFrom`, or v2 lacks `automaticRetrieval` or a `mainOrderTime`. */
 function encodeResponse(version: Msv3Version, r: ContractDataResponse): string {
   const head =
     version === 1
@@ -361,24 +355,11 @@ function readResponse(wrapper: XmlElement, version: Msv3Version): ContractDataRe
   }
 }
 
-export const vertragsdatenAbfragen = {
+export const vertragsdatenAbfragen = defineOperation({
   name: 'vertragsdatenAbfragen',
   service: 'vertragsdatenAbfragen',
-  versions: [1, 2],
-  soapAction: (version: Msv3Version) => soapActionFor(version, 'vertragsdatenAbfragen'),
-  /** @throws TypeError when a field the version requires is missing (v2 `manualQuery`). */
   encodeRequest,
-  decodeRequest: (xml: string) =>
-    decodePayload(xml, 'vertragsdatenAbfragen', (el, version) => ({
-      version,
-      request: readRequest(el, version),
-    })),
-  /** @throws TypeError when v1 lacks `validFrom`, or v2 lacks `automaticRetrieval` or a `mainOrderTime`. */
+  readRequest,
   encodeResponse,
-  /** `expectedVersion`, when given, turns an answer in the other version into `invalid`. */
-  decodeResponse: (xml: string, expectedVersion?: Msv3Version): DecodeResult<ContractDataResponse> =>
-    decodePayload(xml, 'vertragsdatenAbfragenResponse', (el, version) => {
-      checkVersion(version, expectedVersion);
-      return readResponse(el, version);
-    }),
-} satisfies Msv3Operation<ContractDataRequest, ContractDataResponse>;
+  readResponse,
+});

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 import { createCredentials } from '../credentials.js';
 import { type DecodeResult, fault, invalid, type Msv3FaultKind, ok } from '../result.js';
-import type { CallInput } from '../transport.js';
+import { type CallInput, createTransport, type TransportDeps, type TransportOptions } from '../transport.js';
 
 /** A real HTTP server on 127.0.0.1 with a random port, for transport tests. */
 export interface LocalServer {
@@ -139,6 +140,25 @@ export function cleanupList() {
     async run(): Promise<void> {
       await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
     },
+  };
+}
+
+/**
+ * The setup of a transport test file: `server(handler)` starts a local wholesaler, `transport(options,
+ * deps)` creates a transport with `baseOptions` (a 5 s total timeout unless given) and `baseDeps()`
+ * unless `deps` are given; both, and whatever is added to `cleanups`, are closed after each test.
+ */
+export function transportTestRig(
+  baseOptions: Partial<TransportOptions> = { totalTimeoutMs: 5_000 },
+  baseDeps: () => TransportDeps = () => ({}),
+) {
+  const cleanups = cleanupList();
+  afterEach(() => cleanups.run());
+  return {
+    cleanups,
+    server: async (handler: Handler) => cleanups.add(await startServer(handler)),
+    transport: (options: Partial<TransportOptions> = {}, deps?: TransportDeps) =>
+      cleanups.add(createTransport({ ...baseOptions, ...options }, deps ?? baseDeps())),
   };
 }
 

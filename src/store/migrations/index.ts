@@ -4,6 +4,7 @@ import * as customWholesalers from './002_custom_wholesalers.js';
 import * as webhooks from './003_webhooks.js';
 import * as ordersAndIdempotency from './004_orders_and_idempotency.js';
 import * as deliveryNotices from './005_delivery_notices.js';
+import * as webhookLeases from './006_webhook_leases.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -17,4 +18,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '003_webhooks': webhooks,
   '004_orders_and_idempotency': ordersAndIdempotency,
   '005_delivery_notices': deliveryNotices,
+  '006_webhook_leases': webhookLeases,
 };

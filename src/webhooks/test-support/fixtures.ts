@@ -12,14 +12,17 @@ export async function newScope(db: Kysely<Tables>, mode: KeyMode = 'test'): Prom
   return { accountId: account.id, mode };
 }
 
-/** A subscription to a loopback receiver (private endpoints allowed). */
+/** For subscriptions made without the registry: every wholesaler id is accepted. */
+export const anyWholesaler = async () => {};
+
+/** A subscription to a loopback receiver (private endpoints allowed; any wholesaler id). */
 export function subscribe(
   db: Kysely<Tables>,
   scope: Scope,
   input: { url: string; wholesaler?: string; events?: EventType[] },
   clock: Clock = systemClock,
 ) {
-  return createSubscription({ db, clock, allowPrivate: true }, scope, {
+  return createSubscription({ db, clock, allowPrivate: true, resolveWholesaler: anyWholesaler }, scope, {
     url: input.url,
     wholesaler: input.wholesaler ?? 'phoenix',
     events: input.events ?? [

@@ -1,0 +1,88 @@
+import { IsArray, IsObject, IsOptional, type TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+
+type Filler = (value: unknown) => unknown;
+
+/**
+ * `Value.Default(schema, ·)`, specialised for one schema once: the same result (it mutates and returns
+ * the value the same way), but only the parts of the schema that hold a `default` are visited. Objects
+ * and arrays are walked by generated closures; any other node with defaults below it (unions,
+ * intersections, records, tuples, refs, objects with an additionalProperties schema) is handed to
+ * `Value.Default` for that subtree. Undefined when the schema has no defaults at all.
+ *
+ * Why: `Value.Default` interprets the whole schema for every request; for the 50-item availability body
+ * that was ~40 µs of the ~55 µs validation, for one default (`demand_type`) per item.
+ */
+export function compileDefaults(schema: TSchema): Filler | undefined {
+  return hasDefault(schema) ? fillerFor(schema) : undefined;
+}
+
+export function hasDefault(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  if ('default' in schema) return true;
+  return Object.values(schema).some(hasDefault);
+}
+
+function hasDefaultBelow(schema: TSchema): boolean {
+  return Object.entries(schema).some(([key, value]) => key !== 'default' && hasDefault(value));
+}
+
+const identity: Filler = (value) => value;
+
+function fillerFor(schema: TSchema): Filler {
+  const inner = hasDefaultBelow(schema) ? innerFiller(schema) : identity;
+  if (!('default' in schema)) return inner;
+  const own = (schema as { default: unknown }).default;
+  const fresh = typeof own === 'function' ? (own as () => unknown) : () => Value.Clone(own);
+  return inner === identity
+    ? (value) => (value === undefined ? fresh() : value)
+    : (value) => inner(value === undefined ? fresh() : value);
+}
+
+/** What `Value.Default` does below a node's own default. */
+function innerFiller(schema: TSchema): Filler {
+  if (IsObject(schema) && !hasAdditionalPropertiesSchema(schema)) return objectFiller(schema);
+  if (IsArray(schema) && isSchema(schema.items)) return arrayFiller(schema.items);
+  // The general interpreter for this subtree; the node's own default is already applied (value defined).
+  return (value) => Value.Default(schema, value);
+}
+
+function objectFiller(schema: TSchema & { properties: Record<string, TSchema> }): Filler {
+  const properties = Object.entries(schema.properties)
+    .filter(([, property]) => hasDefault(property))
+    .map(([key, property]) => ({
+      key,
+      fill: fillerFor(property),
+      // As in Value.Default: an undefined result is not assigned for optional properties or properties
+      // without a default of their own.
+      skipUndefined: IsOptional(property) || !('default' in property),
+    }));
+  return (value) => {
+    if (typeof value !== 'object' || value === null) return value;
+    const object = value as Record<string, unknown>;
+    for (const { key, fill, skipUndefined } of properties) {
+      const next = fill(object[key]);
+      if (next === undefined && skipUndefined) continue;
+      object[key] = next;
+    }
+    return value;
+  };
+}
+
+function arrayFiller(items: TSchema): Filler {
+  const fill = fillerFor(items);
+  return (value) => {
+    if (!Array.isArray(value)) return value;
+    for (let i = 0; i < value.length; i++) value[i] = fill(value[i]);
+    return value;
+  };
+}
+
+function hasAdditionalPropertiesSchema(schema: TSchema): boolean {
+  const additional = (schema as { additionalProperties?: unknown }).additionalProperties;
+  return additional !== undefined && typeof additional !== 'boolean';
+}
+
+function isSchema(value: unknown): value is TSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

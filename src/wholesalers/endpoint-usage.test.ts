@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { manualClock } from '../lib/clock.js';
+import { createEndpointUsage, IN_USE_WINDOW_MS } from './endpoint-usage.js';
+
+const sandbox = {
+  target: 'sandbox/phoenix',
+  baseUrl: 'http://127.0.0.1:9/sandbox/phoenix/msv3/v2.0',
+  version: 2 as const,
+};
+const custom = {
+  target: 'custom/acct_1/custom-nord-abc123',
+  baseUrl: 'https://msv3.nord.example/msv3/v1.0/',
+  version: 1 as const,
+  paths: { verbindungTesten: 'ws/VerbindungTesten' },
+};
+
+describe('endpoint usage', () => {
+  it('lists each called endpoint once, with its mode, owner and verbindungTesten URL', () => {
+    const usage = createEndpointUsage({ clock: manualClock() });
+    usage.record(sandbox);
+    usage.record(custom);
+    usage.record(sandbox);
+    expect(usage.inUse()).toEqual([
+      {
+        target: 'sandbox/phoenix',
+        wholesaler: 'phoenix',
+        mode: 'test',
+        url: 'http://127.0.0.1:9/sandbox/phoenix/msv3/v2.0/verbindungTesten',
+      },
+      {
+        target: 'custom/acct_1/custom-nord-abc123',
+        wholesaler: 'custom-nord-abc123',
+        mode: 'live',
+        accountId: 'acct_1',
+        url: 'https://msv3.nord.example/msv3/v1.0/ws/VerbindungTesten',
+      },
+    ]);
+  });
+
+  it('forgets an endpoint not called within the window, and a new call brings it back', () => {
+    const clock = manualClock();
+    const usage = createEndpointUsage({ clock });
+    usage.record(sandbox);
+    clock.advance(IN_USE_WINDOW_MS - 1_000);
+    usage.record(custom);
+    clock.advance(2_000);
+    expect(usage.inUse().map((e) => e.target)).toEqual([custom.target]);
+    usage.record(sandbox);
+    expect(usage.inUse().map((e) => e.target)).toEqual([custom.target, sandbox.target]);
+  });
+});

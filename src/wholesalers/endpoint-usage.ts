@@ -1,0 +1,61 @@
+import type { Clock } from '../lib/clock.js';
+import { type Msv3Endpoint, serviceUrl } from '../msv3/client.js';
+import type { KeyMode } from '../store/api-key-secret.js';
+import { describeTarget } from './registry.js';
+
+/**
+ * Which wholesaler endpoints the gateway called recently, so the status monitor probes only those (it
+ * has no credentials and no reason to watch a wholesaler nobody uses). One entry per transport target:
+ * a wholesaler in one route and, for custom wholesalers, one account (see `describeTarget`).
+ */
+
+/** Endpoints not called for this long are no longer probed. */
+export const IN_USE_WINDOW_MS = 3_600_000;
+
+export interface EndpointInUse {
+  /** The transport target (`sandbox/phoenix`, `phoenix`, `custom/<account>/<id>`): picks the transport. */
+  target: string;
+  /** The id clients use. */
+  wholesaler: string;
+  mode: KeyMode;
+  /** Custom wholesalers: the owning account (only it hears about changes). */
+  accountId?: string;
+  /** What the probe POSTs to: the endpoint's `verbindungTesten` service, which every MSV3 version has. */
+  url: string;
+}
+
+export interface EndpointUsage {
+  /** Notes a call to this endpoint now. */
+  record(endpoint: Msv3Endpoint): void;
+  /** The endpoints called within the window; older ones are forgotten. */
+  inUse(): EndpointInUse[];
+}
+
+export function createEndpointUsage(options: { clock: Clock; windowMs?: number }): EndpointUsage {
+  const windowMs = options.windowMs ?? IN_USE_WINDOW_MS;
+  const used = new Map<string, { endpoint: EndpointInUse; at: number }>();
+  return {
+    record(endpoint) {
+      const at = options.clock.now();
+      const known = used.get(endpoint.target);
+      const url = serviceUrl(endpoint, 'verbindungTesten');
+      if (known !== undefined && known.endpoint.url === url) {
+        known.at = at;
+        return;
+      }
+      const { wholesaler, mode, accountId } = describeTarget(endpoint.target);
+      const entry: EndpointInUse = { target: endpoint.target, wholesaler, mode, url };
+      if (accountId !== null) entry.accountId = accountId;
+      used.set(endpoint.target, { endpoint: entry, at });
+    },
+    inUse() {
+      const since = options.clock.now() - windowMs;
+      const out: EndpointInUse[] = [];
+      for (const [target, { endpoint, at }] of used) {
+        if (at < since) used.delete(target);
+        else out.push(endpoint);
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
+import { type MockWholesaler, startMockWholesaler } from '../mock/index.js';
+import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
+import { type Database, openDatabase } from '../store/database.js';
+import { createUpstream, type Upstream } from './upstream.js';
+
+const CREDENTIALS = { username: 'apotheke1', password: 'sandbox-secret' };
+
+describe('createUpstream', () => {
+  let mock: MockWholesaler;
+  let database: Database;
+  let upstream: Upstream;
+  beforeAll(async () => {
+    mock = await startMockWholesaler();
+    database = await openDatabase('sqlite::memory:');
+    upstream = createUpstream({
+      config: loadConfig({ ALLOW_PRIVATE_ENDPOINTS: 'false' }),
+      db: database.db,
+      catalogue: [],
+      sandboxUrl: () => mock.url,
+    });
+  });
+  afterAll(async () => {
+    await upstream.close();
+    await mock.close();
+    await database.close();
+  });
+
+  it('notes the endpoint of every call, through either client, for the status monitor', async () => {
+    expect(upstream.endpointsInUse()).toEqual([]);
+    const trusted = {
+      target: 'phoenix',
+      baseUrl: mock.baseUrl({ tenant: 'live/phoenix' }),
+      version: 2 as const,
+    };
+    const custom = { ...trusted, target: 'custom/acct_1/custom-nord-abc123' };
+    const request = { clientSoftwareId: 'test' };
+    expect((await upstream.deps.client.call(verbindungTesten, trusted, CREDENTIALS, request)).ok).toBe(true);
+    // Loopback is not allowed for customer-registered endpoints here: the call fails, but it was made.
+    expect((await upstream.deps.customClient.call(verbindungTesten, custom, CREDENTIALS, request)).ok).toBe(
+      false,
+    );
+    expect(upstream.endpointsInUse()).toEqual([
+      { target: 'phoenix', wholesaler: 'phoenix', mode: 'live', url: `${trusted.baseUrl}/verbindungTesten` },
+      {
+        target: custom.target,
+        wholesaler: 'custom-nord-abc123',
+        mode: 'live',
+        accountId: 'acct_1',
+        url: `${trusted.baseUrl}/verbindungTesten`,
+      },
+    ]);
+  });
+
+  it('probes a custom endpoint through the address-restricted transport, a catalogue one through the trusted', async () => {
+    const url = `${mock.baseUrl({ tenant: 'live/phoenix' })}/verbindungTesten`;
+    expect(await upstream.probe({ target: 'phoenix', url })).toMatchObject({ up: true, status: 401 });
+    expect(await upstream.probe({ target: 'custom/acct_1/custom-nord-abc123', url })).toMatchObject({
+      up: false,
+      error: { reason: 'unreachable', code: 'ADDRESS_NOT_ALLOWED' },
+    });
+  });
+});

@@ -1,0 +1,314 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type RunningServer, startServer } from '../src/server.js';
+import {
+  readTour,
+  runTourWithFetch,
+  type TourExchange,
+  type TourRun,
+  tokenize,
+  tourScript,
+} from './readme-tour.js';
+
+/**
+ * The README's "First ten minutes" must work as printed against `npm start`. The commands are read out
+ * of the README (editing it changes what runs), and each run gets a freshly started gateway
+ * (`startServer`, as `npm start` does, on a temporary SQLite database, port 0) whose first-start key is
+ * taken from what it prints:
+ *  1. always: every command as its exact HTTP request over a real socket (fetch; test/readme-tour.ts);
+ *  2. when bash, curl (≥ 7.76) and jq are installed: the commands themselves, in one bash script with
+ *     `set -euo pipefail` and a curlrc that adds `--fail-with-body` and reports each status.
+ * Either fails when a command stops working: a non-2xx answer, a missing value, an unknown option.
+ */
+
+const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** What each step of the tour must show; every step must appear in the README. */
+const STEPS: {
+  name: string;
+  method: string;
+  path: RegExp;
+  check(exchange: TourExchange, run: TourRun): void;
+}[] = [
+  {
+    name: 'health',
+    method: 'GET',
+    path: /^\/v1\/health$/,
+    check: ({ json }) => expect(json).toMatchObject({ status: 'ok' }),
+  },
+  {
+    name: 'list wholesalers',
+    method: 'GET',
+    path: /^\/v1\/wholesalers$/,
+    check: ({ json }) =>
+      expect((json as { wholesalers: { id: string }[] }).wholesalers.map((w) => w.id)).toContain('phoenix'),
+  },
+  {
+    name: 'availability',
+    method: 'POST',
+    path: /^\/v1\/availability$/,
+    check: ({ json }) => {
+      const items = (json as { items: { available: boolean; substitution: unknown }[] }).items;
+      expect(items.length).toBeGreaterThan(1);
+      expect(items.some((item) => !item.available)).toBe(true); // a scenario PZN made it interesting
+    },
+  },
+  {
+    name: 'dry run',
+    method: 'POST',
+    path: /^\/v1\/orders\?dry_run=true$/,
+    check: ({ json }) => expect(json).toMatchObject({ status: 'dry_run', dry_run: true }),
+  },
+  {
+    name: 'order',
+    method: 'POST',
+    path: /^\/v1\/orders$/,
+    check: ({ json, request }) => {
+      expect(Object.keys(request.headers).map((h) => h.toLowerCase())).toContain('idempotency-key');
+      expect(json).toMatchObject({ status: 'confirmed', order_id: expect.stringMatching(/^GW-/) });
+    },
+  },
+  {
+    name: 'order status',
+    method: 'GET',
+    path: /^\/v1\/orders\/GW-[^/]+\/status\?wholesaler=phoenix$/,
+    check: ({ json }, run) => expect(json).toMatchObject({ order_id: run.vars.ORDER, status: 'available' }),
+  },
+  {
+    name: 'deliveries',
+    method: 'GET',
+    path: /^\/v1\/deliveries\?wholesaler=phoenix$/,
+    check: ({ json }) =>
+      expect((json as { deliveries: unknown[] }).deliveries[0]).toMatchObject({
+        tracking_number: expect.stringMatching(/^LS/),
+        document_id: expect.any(String),
+      }),
+  },
+  {
+    name: 'confirm',
+    method: 'POST',
+    path: /^\/v1\/deliveries\/confirm$/,
+    check: ({ json }, run) => expect(json).toMatchObject({ confirmed: [run.vars.TRACKING] }),
+  },
+  {
+    name: 'history',
+    method: 'GET',
+    path: /^\/v1\/deliveries\/history\?wholesaler=phoenix$/,
+    check: ({ json }, run) =>
+      expect((json as { deliveries: unknown[] }).deliveries[0]).toMatchObject({
+        tracking_number: run.vars.TRACKING,
+        confirmed_at: expect.any(String),
+      }),
+  },
+  {
+    name: 'return enquiry',
+    method: 'POST',
+    path: /^\/v1\/returns$/,
+    check: ({ json }) => expect(json).toMatchObject({ items: [{ accepted: true }] }),
+  },
+  {
+    name: 'return announcement',
+    method: 'POST',
+    path: /^\/v1\/returns\/announce$/,
+    check: ({ json }) =>
+      expect(json).toMatchObject({
+        portions: [{ accepted: true, reference: expect.stringMatching(/^RET-/) }],
+      }),
+  },
+  {
+    name: 'document download',
+    method: 'GET',
+    path: /^\/v1\/documents\/[0-9a-f-]{36}\?wholesaler=phoenix$/,
+    check: ({ headers }, run) => {
+      expect(headers.get('content-type')).toBe('application/pdf');
+      expect(run.files.get('lieferschein.pdf')?.subarray(0, 5).toString()).toBe('%PDF-');
+    },
+  },
+];
+
+interface Started {
+  server: RunningServer;
+  key: string;
+  folder: string;
+  printed: string[];
+}
+
+async function startGatewayAsNpmStartDoes(): Promise<Started> {
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-readme-tour-'));
+  const printed: string[] = [];
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(folder, 'data', 'gateway.db')}`,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+  });
+  const server = await startServer({
+    config,
+    logger: createLogger({ level: 'silent' }),
+    print: (line) => printed.push(line),
+  });
+  const key = printed.map((line) => /^\s+(pk_test_\S+)$/.exec(line)?.[1]).find(Boolean);
+  if (key === undefined) throw new Error(`no first-start key printed:\n${printed.join('\n')}`);
+  return { server, key, folder, printed };
+}
+
+describe('README "First ten minutes"', () => {
+  it('reads the commands out of the README', () => {
+    const commands = readTour(README);
+    expect(commands[0]!.text).toBe('KEY=pk_test_…');
+    expect(commands.filter((c) => c.text.startsWith('curl ')).length).toBe(STEPS.length);
+    expect(commands.filter((c) => c.heredoc !== undefined).length).toBeGreaterThan(0);
+  });
+
+  it('refuses what it cannot run exactly, so the README cannot drift past the test', async () => {
+    const run = (text: string) => runTourWithFetch([{ text }], 'http://127.0.0.1:9', 'k');
+    await expect(run('curl --json {} http://127.0.0.1:8080/v1/health')).rejects.toThrow(/unsupported curl/);
+    await expect(run('curl -s https://example.org/v1/health')).rejects.toThrow(/must call/);
+    await expect(run('wget http://127.0.0.1:8080/v1/health')).rejects.toThrow(/only curl/);
+    await expect(run('curl -s "http://127.0.0.1:8080/v1/orders/$ORDER"')).rejects.toThrow(/ORDER is not set/);
+    expect(tokenize(`a 'b $X' "c $X" d\\ e`, { X: 'x' })).toEqual([
+      { word: 'a' },
+      { word: 'b $X' },
+      { word: 'c x' },
+      { word: 'd\\' },
+      { word: 'e' },
+    ]);
+  });
+
+  describe('as HTTP requests (fetch)', () => {
+    let started: Started;
+    let run: TourRun;
+
+    beforeAll(async () => {
+      started = await startGatewayAsNpmStartDoes();
+      run = await runTourWithFetch(readTour(README), started.server.url, started.key);
+    });
+    afterAll(async () => {
+      await started?.server.close();
+      rmSync(started?.folder, { recursive: true, force: true });
+    });
+
+    it('prints the key the tour starts from, and the URL it uses', () => {
+      expect(started.printed.join('\n')).toContain('listening on http://127.0.0.1:');
+      expect(started.printed.join('\n')).toContain(`Try: curl -H 'X-API-Key: ${started.key}'`);
+      // The README's URL is npm start's default.
+      expect(loadConfig({}).server).toMatchObject({ host: '127.0.0.1', port: 8080 });
+    });
+
+    it('answers every command with 2xx', () => {
+      for (const exchange of run.exchanges)
+        expect(exchange.status, `${exchange.request.method} ${exchange.request.url}: ${exchange.body}`).toBe(
+          200,
+        );
+    });
+
+    for (const step of STEPS) {
+      it(`${step.name}: ${step.method} ${step.path.source}`, () => {
+        const matching = run.exchanges.filter(
+          (e) =>
+            e.request.method === step.method &&
+            step.path.test(e.request.url.slice('http://127.0.0.1:8080'.length)),
+        );
+        expect(matching.length, `the tour has no ${step.name}`).toBe(1);
+        step.check(matching[0]!, run);
+      });
+    }
+
+    it('has no command that no step checks', () => {
+      for (const exchange of run.exchanges) {
+        const path = exchange.request.url.slice('http://127.0.0.1:8080'.length);
+        expect(
+          STEPS.some((s) => s.method === exchange.request.method && s.path.test(path)),
+          `${exchange.request.method} ${path}`,
+        ).toBe(true);
+      }
+      expect(run.vars.ORDER).toMatch(/^GW-/);
+      expect(run.vars.TRACKING).toMatch(/^LS/);
+      expect(run.vars.DOC).toMatch(/^[0-9a-f-]{36}$/);
+    });
+  });
+
+  const missing = missingTools();
+  describe.skipIf(missing !== null)(
+    `as printed, in bash with curl and jq${missing ? ` (skipped: ${missing})` : ''}`,
+    () => {
+      let started: Started;
+
+      beforeAll(async () => {
+        started = await startGatewayAsNpmStartDoes();
+      });
+      afterAll(async () => {
+        await started?.server.close();
+        rmSync(started?.folder, { recursive: true, force: true });
+      });
+
+      it('runs every command without an error, and leaves the files the README names', async () => {
+        const work = join(started.folder, 'work');
+        const curlHome = join(started.folder, 'curl');
+        execFileSync('mkdir', ['-p', work, curlHome]);
+        writeFileSync(
+          join(curlHome, '.curlrc'),
+          'fail-with-body\nwrite-out = "%{stderr}TOUR %{http_code} %{method} %{url_effective}\\n"\n',
+        );
+        const script = tourScript(README, started.server.url, started.key);
+        const { code, stdout, stderr } = await bash(script, work, { CURL_HOME: curlHome });
+        expect(code, `bash failed:\n${stderr}\n${stdout}`).toBe(0);
+        const statuses = stderr.split('\n').filter((line) => line.startsWith('TOUR '));
+        expect(statuses.length, stderr).toBe(STEPS.length);
+        for (const line of statuses) expect(line).toMatch(/^TOUR 200 /);
+        expect(stdout).toContain('"status":"ok"');
+        expect(stdout).toContain('"status":"confirmed"');
+        expect(stdout).toContain('"verdict":"accepted"');
+        expect(readFileSync(join(work, 'lieferschein.pdf')).subarray(0, 5).toString()).toBe('%PDF-');
+        expect(JSON.parse(readFileSync(join(work, 'order.json'), 'utf8')).order_id).toMatch(/^GW-/);
+      });
+    },
+  );
+});
+
+/** Why the literal run cannot happen here, or null when bash, curl ≥ 7.76 and jq are installed. */
+function missingTools(): string | null {
+  try {
+    execFileSync('bash', ['-c', 'true']);
+    execFileSync('jq', ['--version'], { stdio: 'pipe' });
+    const version = /curl (\d+)\.(\d+)/.exec(execFileSync('curl', ['--version'], { encoding: 'utf8' }));
+    if (version === null) return 'curl version unknown';
+    const [major, minor] = [Number(version[1]), Number(version[2])];
+    if (major < 7 || (major === 7 && minor < 76)) return `curl ${major}.${minor} lacks --fail-with-body`;
+    return null;
+  } catch (error) {
+    return `bash, curl or jq missing (${(error as Error).message.split('\n')[0]})`;
+  }
+}
+
+function bash(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, LANG: 'C.UTF-8', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

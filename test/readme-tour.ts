@@ -1,0 +1,321 @@
+/**
+ * The README's "First ten minutes" section as something a test can run (test/readme-tour.test.ts).
+ *
+ * `readTour(readme)` takes the section's ```sh blocks apart into commands: shell lines (`\` joins
+ * lines, `# …` comments are dropped, `<<EOF` heredocs belong to their line). `runTourWithFetch` runs
+ * them as their exact HTTP equivalents with fetch, understanding only what the README uses and failing
+ * on anything else: `NAME=value`, `NAME=$(jq -r 'FILTER' FILE)` (FILTER a path such as
+ * `.deliveries[0].tracking_number`), and `curl` pipelines with `-s`, `-H`, `-d` (`@-` reads the
+ * heredoc), `-o FILE`, then optionally `| tee FILE` and `| jq …` (display only). `$NAME` and `"…$NAME…"`
+ * are expanded, `'…'` is literal. `tourScript` gives the same commands as one bash script.
+ */
+
+export const TOUR_HEADING = '## First ten minutes';
+/** What the README's commands call; tests put their own server there. */
+export const README_BASE_URL = 'http://127.0.0.1:8080';
+
+export interface TourCommand {
+  /** The command as printed (continuation lines joined, heredoc excluded). */
+  text: string;
+  /** The heredoc's lines, when the command has one. */
+  heredoc?: { body: string; expand: boolean };
+}
+
+export function tourSection(readme: string): string {
+  const start = readme.indexOf(`\n${TOUR_HEADING}\n`);
+  if (start === -1) throw new Error(`README has no "${TOUR_HEADING}" section`);
+  const end = readme.indexOf('\n## ', start + TOUR_HEADING.length + 2);
+  return readme.slice(start + 1, end === -1 ? undefined : end + 1);
+}
+
+/** The ```sh blocks of the section, in order. */
+export function tourBlocks(readme: string): string[] {
+  const blocks: string[] = [];
+  const fence = /^```sh\n([\s\S]*?)^```$/gm;
+  for (const match of tourSection(readme).matchAll(fence)) blocks.push(match[1]!);
+  if (blocks.length === 0) throw new Error(`"${TOUR_HEADING}" has no \`\`\`sh block`);
+  return blocks;
+}
+
+export function readTour(readme: string): TourCommand[] {
+  const commands: TourCommand[] = [];
+  for (const block of tourBlocks(readme)) {
+    const lines = block.split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      let text = stripComment(lines[i]!);
+      while (text.endsWith('\\')) text = `${text.slice(0, -1)} ${stripComment(lines[++i] ?? '').trim()}`;
+      text = text.trim();
+      if (text === '') continue;
+      const heredoc = /<<(['"]?)([A-Za-z_]+)\1/.exec(text);
+      if (heredoc === null) {
+        commands.push({ text });
+        continue;
+      }
+      const body: string[] = [];
+      for (i++; i < lines.length && lines[i] !== heredoc[2]; i++) body.push(lines[i]!);
+      if (i >= lines.length) throw new Error(`heredoc ${heredoc[2]} is not closed: ${text}`);
+      commands.push({ text, heredoc: { body: `${body.join('\n')}\n`, expand: heredoc[1] === '' } });
+    }
+  }
+  return commands;
+}
+
+/** Drops a `#` comment that starts outside quotes after whitespace (or at the line's start). */
+function stripComment(line: string): string {
+  let quote: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote !== null) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"') i++;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === '#' && (i === 0 || /\s/.test(line[i - 1]!))) return line.slice(0, i).trimEnd();
+  }
+  return line;
+}
+
+type Token = { word: string } | { op: '|' | '<<' };
+
+/** Shell words: quotes removed, `$NAME` / `${NAME}` expanded outside single quotes. */
+export function tokenize(text: string, vars: Record<string, string>): Token[] {
+  const tokens: Token[] = [];
+  let word: string | null = null;
+  const expand = (from: number): [string, number] => {
+    const braced = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(text.slice(from));
+    const plain = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(from));
+    const match = braced ?? plain;
+    if (match === null) return ['$', from + 1];
+    const value = vars[match[1]!];
+    if (value === undefined) throw new Error(`$${match[1]} is not set (command: ${text})`);
+    return [value, from + match[0].length];
+  };
+  for (let i = 0; i < text.length; ) {
+    const c = text[i]!;
+    if (/\s/.test(c)) {
+      if (word !== null) tokens.push({ word });
+      word = null;
+      i++;
+    } else if (c === '|' && word === null) {
+      tokens.push({ op: '|' });
+      i++;
+    } else if (text.startsWith('<<', i) && word === null) {
+      tokens.push({ op: '<<' });
+      i = /^<<['"]?[A-Za-z_]+['"]?/.exec(text.slice(i))![0].length + i;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      if (end === -1) throw new Error(`unclosed ' in: ${text}`);
+      word = (word ?? '') + text.slice(i + 1, end);
+      i = end + 1;
+    } else if (c === '"') {
+      word ??= '';
+      for (i++; i < text.length && text[i] !== '"'; ) {
+        if (text[i] === '\\' && /["\\$`]/.test(text[i + 1] ?? '')) {
+          word += text[i + 1];
+          i += 2;
+        } else if (text[i] === '$') {
+          const [value, next] = expand(i);
+          word += value;
+          i = next;
+        } else word += text[i++];
+      }
+      if (text[i] !== '"') throw new Error(`unclosed " in: ${text}`);
+      i++;
+    } else if (c === '$') {
+      if (text.startsWith('$(', i)) throw new Error(`command substitution only as NAME=$(jq …): ${text}`);
+      const [value, next] = expand(i);
+      word = (word ?? '') + value;
+      i = next;
+    } else {
+      word = (word ?? '') + c;
+      i++;
+    }
+  }
+  if (word !== null) tokens.push({ word });
+  return tokens;
+}
+
+export interface TourRequest {
+  method: string;
+  /** The URL as printed (with variables expanded), before the base URL is replaced. */
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface TourExchange {
+  request: TourRequest;
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  /** The parsed JSON body, or undefined when it is not JSON. */
+  json: unknown;
+}
+
+export interface TourRun {
+  exchanges: TourExchange[];
+  vars: Record<string, string>;
+  files: Map<string, Buffer>;
+}
+
+/**
+ * Runs the commands with fetch against `baseUrl` (instead of README_BASE_URL); `KEY=…` is set to `key`
+ * (the user pastes theirs there).
+ */
+export async function runTourWithFetch(
+  commands: readonly TourCommand[],
+  baseUrl: string,
+  key: string,
+): Promise<TourRun> {
+  const run: TourRun = { exchanges: [], vars: {}, files: new Map() };
+  for (const command of commands) {
+    const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(command.text);
+    if (assignment !== null) {
+      const [, name, value] = assignment as unknown as [string, string, string];
+      run.vars[name] = name === 'KEY' ? key : assign(value, run, command.text);
+      continue;
+    }
+    const stdin = command.heredoc && expandHeredoc(command.heredoc, run.vars);
+    const pipeline = splitPipeline(tokenize(command.text, run.vars), command.text);
+    const [curl, ...rest] = pipeline;
+    if (curl?.[0] !== 'curl') throw new Error(`only curl pipelines are understood: ${command.text}`);
+    const { request, output } = parseCurl(curl.slice(1), stdin, command.text);
+    if (!request.url.startsWith(README_BASE_URL))
+      throw new Error(`the tour must call ${README_BASE_URL}: ${command.text}`);
+    const response = await fetch(`${baseUrl}${request.url.slice(README_BASE_URL.length)}`, {
+      method: request.method,
+      headers: request.headers,
+      ...(request.body === undefined ? {} : { body: request.body }),
+    });
+    const body = Buffer.from(await response.arrayBuffer());
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      json = undefined;
+    }
+    run.exchanges.push({ request, status: response.status, headers: response.headers, body, json });
+    if (output !== undefined) run.files.set(output, body);
+    for (const stage of rest) {
+      if (stage[0] === 'tee' && stage.length === 2) run.files.set(stage[1]!, body);
+      else if (stage[0] !== 'jq')
+        throw new Error(`unknown pipeline stage "${stage.join(' ')}": ${command.text}`);
+    }
+  }
+  return run;
+}
+
+function splitPipeline(tokens: Token[], text: string): string[][] {
+  const stages: string[][] = [[]];
+  for (const token of tokens) {
+    if ('op' in token) {
+      if (token.op === '|') stages.push([]);
+      continue; // `<<EOF`: the heredoc is the command's stdin
+    }
+    stages.at(-1)!.push(token.word);
+  }
+  if (stages.some((stage) => stage.length === 0)) throw new Error(`empty pipeline stage: ${text}`);
+  return stages;
+}
+
+function parseCurl(
+  args: string[],
+  stdin: string | undefined,
+  text: string,
+): { request: TourRequest; output?: string } {
+  const headers: Record<string, string> = {};
+  let method: string | undefined;
+  let body: string | undefined;
+  let url: string | undefined;
+  let output: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = () => {
+      const next = args[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value: ${text}`);
+      return next;
+    };
+    if (arg === '-s' || arg === '-sS' || arg === '--silent' || arg === '-S') continue;
+    if (arg === '-H' || arg === '--header') {
+      const header = value();
+      const colon = header.indexOf(':');
+      if (colon < 1) throw new Error(`bad header "${header}": ${text}`);
+      headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim();
+    } else if (arg === '-d' || arg === '--data') {
+      const data = value();
+      if (data === '@-') {
+        if (stdin === undefined) throw new Error(`-d @- without a heredoc: ${text}`);
+        // curl -d strips newlines (CR/LF) from data read from a file or stdin.
+        body = stdin.replace(/[\r\n]/g, '');
+      } else if (data.startsWith('@')) throw new Error(`-d @file is not supported: ${text}`);
+      else body = data;
+    } else if (arg === '-X' || arg === '--request') method = value();
+    else if (arg === '-o' || arg === '--output') output = value();
+    else if (!arg.startsWith('-') && url === undefined) url = arg;
+    else throw new Error(`unsupported curl argument "${arg}" (teach test/readme-tour.ts): ${text}`);
+  }
+  if (url === undefined) throw new Error(`curl without a URL: ${text}`);
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+    headers['Content-Type'] = 'application/x-www-form-urlencoded'; // what curl -d sends by default
+  return {
+    request: { method: method ?? (body === undefined ? 'GET' : 'POST'), url, headers, body },
+    ...(output === undefined ? {} : { output }),
+  };
+}
+
+function expandHeredoc(heredoc: { body: string; expand: boolean }, vars: Record<string, string>): string {
+  if (!heredoc.expand) return heredoc.body;
+  return heredoc.body.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_, name: string) => {
+    const value = vars[name];
+    if (value === undefined) throw new Error(`$${name} is not set (heredoc)`);
+    return value;
+  });
+}
+
+/** `value` of NAME=value: a plain word, or `$(jq -r 'FILTER' FILE)`. */
+function assign(value: string, run: TourRun, text: string): string {
+  const substitution = /^\$\((.*)\)$/.exec(value);
+  if (substitution === null) {
+    const words = tokenize(value, run.vars);
+    if (words.length !== 1 || !('word' in words[0]!)) throw new Error(`unsupported assignment: ${text}`);
+    return words[0].word;
+  }
+  const words = tokenize(substitution[1]!, run.vars).map((t) => ('word' in t ? t.word : '|'));
+  if (words.length !== 4 || words[0] !== 'jq' || words[1] !== '-r')
+    throw new Error(`only NAME=$(jq -r 'FILTER' FILE) is understood: ${text}`);
+  const file = run.files.get(words[3]!);
+  if (file === undefined) throw new Error(`${words[3]} was not written before: ${text}`);
+  const result = jqPath(JSON.parse(file.toString('utf8')), words[2]!, text);
+  return result === null || result === undefined
+    ? 'null'
+    : typeof result === 'string'
+      ? result
+      : JSON.stringify(result);
+}
+
+/** jq path filters: `.a.b`, `.a[0].b`, `.`. */
+function jqPath(value: unknown, filter: string, text: string): unknown {
+  if (!/^(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])+$|^\.$/.test(filter.replace(/^\.(?=\[)/, '')))
+    throw new Error(`jq filter "${filter}" is not a plain path: ${text}`);
+  let current = value;
+  for (const [, name, index] of filter.matchAll(/\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)) {
+    if (current === null || typeof current !== 'object') return null;
+    current =
+      name !== undefined ? (current as Record<string, unknown>)[name] : (current as unknown[])[Number(index)];
+  }
+  return current;
+}
+
+/**
+ * The section's commands as one bash script: `set -euo pipefail`, the README's base URL replaced by
+ * `baseUrl`, the `KEY=…` line by the real key.
+ */
+export function tourScript(readme: string, baseUrl: string, key: string): string {
+  const blocks = tourBlocks(readme).map((block) =>
+    block
+      .split('\n')
+      .map((line) => (/^KEY=/.test(line) ? `KEY='${key}'` : line))
+      .join('\n')
+      .replaceAll(README_BASE_URL, baseUrl),
+  );
+  return ['set -euo pipefail', ...blocks].join('\n');
+}

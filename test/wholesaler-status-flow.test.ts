@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { systemClock } from '../src/lib/clock.js';
+import { type MockWholesaler, startMockWholesaler } from '../src/mock/index.js';
+import { createLogger } from '../src/observability/logger.js';
+import { startServer } from '../src/server.js';
+import { createAccount } from '../src/store/accounts.js';
+import { createApiKey } from '../src/store/api-keys.js';
+import { openDatabase } from '../src/store/database.js';
+import { startReceiver } from '../src/webhooks/test-support/receiver.js';
+import { verifyWebhook } from '../src/webhooks/verify.js';
+
+/** The fields of the answers this test reads. */
+interface Answer {
+  wholesaler: { id: string };
+  signing_secret: string;
+}
+
+const CREDENTIALS = { 'x-msv3-username': 'apotheke1', 'x-msv3-password': 'sandbox-secret' };
+
+describe('wholesaler.status_changed from the credential-free probe', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-probe-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('announces an endpoint in use going down and coming back; a 401 to the anonymous probe is up', async () => {
+    const probeLog: string[] = [];
+    const mockOptions = { log: (line: string) => probeLog.push(line) };
+    const mocks: Record<'sandbox' | 'custom', MockWholesaler> = {
+      sandbox: await startMockWholesaler(mockOptions),
+      custom: await startMockWholesaler(mockOptions),
+    };
+    const receiver = await startReceiver();
+    const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
+    const lines: string[] = [];
+    const server = await startServer({
+      config: loadConfig({
+        PORT: '0',
+        DATABASE_URL: databaseUrl,
+        SANDBOX_URL: mocks.sandbox.url,
+        ALLOW_PRIVATE_ENDPOINTS: 'true',
+        WHOLESALER_PROBE_INTERVAL_MS: '1000',
+        WEBHOOK_POLL_INTERVAL_MS: '100',
+      }),
+      logger: createLogger({ level: 'silent' }),
+      print: (line) => lines.push(line),
+    });
+    const database = await openDatabase(databaseUrl);
+    try {
+      const testKey = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)![0];
+      const { id: accountId } = await database.db
+        .selectFrom('accounts')
+        .select('id')
+        .executeTakeFirstOrThrow();
+      const newKey = async (account: string) =>
+        (await createApiKey(database.db, systemClock, { accountId: account, name: 'live', mode: 'live' }))
+          .secret;
+      const liveKey = await newKey(accountId);
+      const strangerKey = await newKey((await createAccount(database.db, systemClock, { name: 'other' })).id);
+      const call = async (key: string, path: string, body: unknown) => {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json', ...CREDENTIALS },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as Answer };
+      };
+      const subscribe = (key: string, wholesaler: string) =>
+        call(key, '/v1/webhooks', { url: receiver.url, wholesaler, events: ['wholesaler.status_changed'] });
+
+      // A custom wholesaler of the live account, on the second mock; the sandbox (test key) on the first.
+      const registered = await call(liveKey, '/v1/wholesalers/custom', {
+        name: 'Hausapotheke Nord',
+        endpoint: mocks.custom.baseUrl({ tenant: 'live/nord', version: 2 }),
+      });
+      const customId = registered.body.wholesaler.id;
+      const secrets = {
+        sandbox: (await subscribe(testKey, 'phoenix')).body.signing_secret,
+        custom: (await subscribe(liveKey, customId)).body.signing_secret,
+      };
+      expect((await subscribe(strangerKey, customId)).status).toBe(404);
+
+      // Real calls put both endpoints in use; the probes then find them answering 401: up, no event.
+      expect((await call(testKey, '/v1/connection/test', { wholesaler: 'phoenix' })).status).toBe(200);
+      expect((await call(liveKey, '/v1/connection/test', { wholesaler: customId })).status).toBe(200);
+      // The mock logs `POST <path> → <status> (<ms> ms)`, with the operation name only for a SOAP call.
+      const probesOf = (path: string) =>
+        probeLog.filter((line) => line.startsWith(`POST ${path}/verbindungTesten → 401 `));
+      const anonymousProbes = () =>
+        probesOf('/sandbox/phoenix/msv3/v2.0').length + probesOf('/live/nord/msv3/v2.0').length;
+      await until(() => anonymousProbes() >= 4, 5_000);
+      expect(probesOf('/sandbox/phoenix/msv3/v2.0').length).toBeGreaterThan(1);
+      expect(probesOf('/live/nord/msv3/v2.0').length).toBeGreaterThan(1);
+      expect(await database.db.selectFrom('webhook_events').select('id').execute()).toEqual([]);
+
+      const ports = { sandbox: mocks.sandbox.port, custom: mocks.custom.port };
+      await Promise.all([mocks.sandbox.close(), mocks.custom.close()]);
+      await receiver.waitFor(2, 5_000);
+      mocks.sandbox = await startMockWholesaler({ ...mockOptions, port: ports.sandbox });
+      mocks.custom = await startMockWholesaler({ ...mockOptions, port: ports.custom });
+      await receiver.waitFor(4, 5_000);
+
+      const seen = receiver.requests.map((request) => {
+        const which = (['sandbox', 'custom'] as const).find((w) => {
+          try {
+            return verifyWebhook(request.body, request.headers, secrets[w]) !== undefined;
+          } catch {
+            return false;
+          }
+        });
+        const event = JSON.parse(request.body);
+        return { which, livemode: event.livemode, wholesaler: event.wholesaler, ...event.data };
+      });
+      const expected = (which: 'sandbox' | 'custom', status: string, reason: string) => ({
+        which,
+        livemode: which === 'custom',
+        wholesaler: which === 'custom' ? customId : 'phoenix',
+        status,
+        reason,
+        changed_at: expect.any(String),
+      });
+      const byWhich = (a: { which?: string }, b: { which?: string }) =>
+        String(a.which).localeCompare(String(b.which));
+      expect(seen.slice(0, 2).sort(byWhich)).toEqual([
+        expected('custom', 'down', 'unreachable: ECONNREFUSED'),
+        expected('sandbox', 'down', 'unreachable: ECONNREFUSED'),
+      ]);
+      expect(seen.slice(2).sort(byWhich)).toEqual([
+        expected('custom', 'up', 'answers again'),
+        expected('sandbox', 'up', 'answers again'),
+      ]);
+    } finally {
+      await database.close();
+      await server.close();
+      await receiver.close();
+      await Promise.all([mocks.sandbox.close(), mocks.custom.close()]);
+    }
+  });
+});
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
