@@ -27,7 +27,7 @@ export const Msv3CredentialHeaders = Type.Object({
 
 export function msv3Credentials(request: FastifyRequest, wholesaler: string | null = null): Credentials {
   const username = single(request.headers['x-msv3-username']);
-  const password = single(request.headers['x-msv3-password']);
+  const password = utf8HeaderText(single(request.headers['x-msv3-password']));
   if (username === undefined || username === '') {
     throw missing(
       'X-MSV3-Username',
@@ -57,6 +57,23 @@ export function msv3Credentials(request: FastifyRequest, wholesaler: string | nu
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Node reads header bytes as Latin-1, so a password like `Apotheke-Süd` sent as UTF-8 (what curl and
+ * every HTTP library send) arrives as `Apotheke-SÃ¼d`. Bytes that form valid UTF-8 are read as UTF-8
+ * (RFC 7617's charset="UTF-8"); anything else stays Latin-1, as a client writing Latin-1 meant it.
+ */
+export function utf8HeaderText(value: string | undefined): string | undefined {
+  if (value === undefined || !/[\x80-\xff]/.test(value)) return value;
+  if (/[^\x00-\xff]/.test(value)) return value;
+  try {
+    return strictUtf8.decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
 }
 
 function missing(param: string, message: string, wholesaler: string | null): ApiError {
