@@ -5,6 +5,7 @@ import { DecodeFailure } from '../xml/read.js';
 import {
   booleanValue,
   codePointLength,
+  enumAt,
   enumValue,
   intValue,
   isDateTime,
@@ -58,6 +59,42 @@ describe('lexical readers', () => {
   it('returns the allowed constant for an enum value, tolerating surrounding whitespace', () => {
     expect(enumValue(' Normal ', ['Normal', 'Verbund'], 'Typ')).toBe('Normal');
     expect(() => enumValue('normal', ['Normal'], 'Typ')).toThrow("Typ: 'normal' is not one of Normal");
+  });
+
+  it('reads an enum value in place, within a document, exactly like a slice-and-lookup', () => {
+    // Values of one length (compared one by one), long ones (compared in place), and prefixes.
+    const allowed = [
+      'NurDirekt',
+      'KeinBezug',
+      'Nachlieferung',
+      'HerstellerNichtLieferbar',
+      'Nachliefer',
+      'N',
+    ];
+    const reference = (raw: string) => {
+      const k = allowed.indexOf(raw) !== -1 ? allowed.indexOf(raw) : allowed.indexOf(raw.trim());
+      return k === -1 ? undefined : allowed[k];
+    };
+    const text = fc.oneof(
+      fc.constantFrom(...allowed),
+      fc.constantFrom(...allowed).map((v) => ` ${v}\n`),
+      fc.constantFrom(...allowed).map((v) => `\u00a0${v}`),
+      fc.string({ maxLength: 30 }),
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 5 }), text, fc.string({ maxLength: 5 }), (before, raw, after) => {
+        const s = `${before}${raw}${after}`;
+        const end = before.length + raw.length;
+        let read: string | undefined;
+        try {
+          read = enumAt(s, before.length, end, allowed, 'Grund');
+        } catch (error) {
+          expect(error).toBeInstanceOf(DecodeFailure);
+        }
+        expect(read).toBe(reference(raw));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('converts PZNs exactly like model.ts in both directions', () => {

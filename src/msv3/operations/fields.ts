@@ -1,6 +1,6 @@
 import { type Msv3Version, msv3Namespace } from '../envelope.js';
 import { type Defektgrund, defektgruende, maxQuantity, type Pzn } from '../model.js';
-import type { XmlElement } from '../xml/parse.js';
+import { holdsAt, type XmlElement } from '../xml/parse.js';
 import { DecodeFailure, XSI_NS } from '../xml/read.js';
 
 /**
@@ -387,11 +387,12 @@ export function enumAt<T extends string>(
   allowed: readonly T[],
   path: string,
 ): T {
-  // A native slice-and-compare beats comparing characters in JavaScript here.
-  const raw = start === 0 && end === s.length ? s : s.slice(start, end);
-  let k = (allowed as readonly string[]).indexOf(raw);
-  if (k === -1) k = (allowed as readonly string[]).indexOf(raw.trim());
-  if (k === -1) fail(path, `'${clip(raw.trim())}' is not one of ${allowed.join(', ')}`);
+  // One native compare with each value of the right length; text with whitespace takes the slow path.
+  const length = end - start;
+  for (const value of allowed) if (value.length === length && holdsAt(s, start, value)) return value;
+  const raw = s.slice(start, end).trim();
+  const k = (allowed as readonly string[]).indexOf(raw);
+  if (k === -1) fail(path, `'${clip(raw)}' is not one of ${allowed.join(', ')}`);
   return allowed[k]!;
 }
 

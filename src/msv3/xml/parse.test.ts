@@ -134,6 +134,51 @@ describe('parseXml name memo', () => {
     );
   });
 
+  it('reads every name correctly where the predicted next name is wrong or only a prefix of it', () => {
+    // Names that are prefixes of each other, written as <n>, <n/>, <n a="…"> or <n a="…"/>, so the
+    // names remembered after each name are often wrong, or right but followed by something else.
+    const child = fc.record({
+      name: fc.constantFrom('b', 'bc', 'bcd', 'p:b', 'p:bc', 'c'),
+      attr: fc.constantFrom('', ' x="1"', "\n  y='2'"),
+      empty: fc.boolean(),
+      text: fc.constantFrom('', '7', ' a b '),
+    });
+    const write = (c: { name: string; attr: string; empty: boolean; text: string }) =>
+      c.empty ? `<${c.name}${c.attr}/>` : `<${c.name}${c.attr}>${c.text}</${c.name}>`;
+    fc.assert(
+      fc.property(fc.array(child, { minLength: 1, maxLength: 12 }), fc.constantFrom('', '\n  '), (cs, ws) => {
+        const root = parseXml(`<r xmlns:p="${NS}">${ws}${cs.map(write).join(ws)}${ws}</r>`);
+        expect(
+          root.children.map((e) => [e.ns === NS ? 'p:' : '', e.local, e.attr('x') ?? e.attr('y'), e.text()]),
+        ).toEqual(
+          cs.map((c) => [
+            c.name.startsWith('p:') ? 'p:' : '',
+            c.name.replace('p:', ''),
+            c.attr === '' ? undefined : c.attr.includes('x') ? '1' : '2',
+            c.empty ? '' : c.text,
+          ]),
+        );
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('refuses broken tags after a predicted name with the same messages as elsewhere', () => {
+    const cases: [string, string][] = [
+      ['<r><a>1</a><b x="1"', 'unterminated start tag'],
+      ['<r><a>1</a><b', 'unterminated start tag'],
+      ['<r><a>1</a><b x="1/></r>', 'unterminated attribute x in <b>'],
+      ['<r><a>1</a><b/x></r>', 'malformed start tag <b>'],
+      ['<r><a>1</a><b x="1" x="2"/></r>', 'duplicate attribute x in <b>'],
+      ['<r><a>1</a><b x="1"/><c></d></r>', 'expected </c>'],
+      ['<r><a>1</a><b x="1"/><c/></r><c/>', 'more than one root element'],
+    ];
+    for (const [xml, message] of cases) {
+      parseXml('<r><a>1</a><b x="1"/><c/></r>'); // so that b follows a, and c follows b
+      expect(() => parseXml(xml)).toThrow(new XmlError(message));
+    }
+  });
+
   it('still refuses an end tag that differs from a remembered start tag', () => {
     parseXml('<r><m:Menge>1</m:Menge></r>'.replace(/m:/g, ''));
     expect(() => parseXml('<r><Menge>1</Mengf></r>')).toThrow(/expected <\/Menge>/);

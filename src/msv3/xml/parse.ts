@@ -37,6 +37,32 @@ const MAX_MEMO_NAME = 48;
 const MEMO_QNAME: string[] = new Array<string>(NAME_SLOTS).fill('');
 const MEMO_LOCAL: string[] = new Array<string>(NAME_SLOTS).fill('');
 const MEMO_COLON: number[] = new Array<number>(NAME_SLOTS).fill(-1);
+/** The prefix of each remembered name ('' when it has none), internalized like the local name. */
+const MEMO_PREFIX: string[] = new Array<string>(NAME_SLOTS).fill('');
+
+/**
+ * The slots of the last names that came right after each remembered name, most recent first (-1:
+ * none yet): from `followsSibling(slot)` on its next siblings, from `followsChild(slot)` on its first
+ * children. MSV3 answers repeat the same few sequences, so the next start tag is nearly always a
+ * predicted one, and then it is recognised with a compare instead of a search for its end and a hash.
+ * A wrong prediction only costs the compares.
+ */
+const WAYS = 4;
+const FOLLOWS = new Int16Array(2 * WAYS * NAME_SLOTS).fill(-1);
+
+function followsSibling(slot: number): number {
+  return slot === -1 ? -1 : 2 * WAYS * slot;
+}
+
+function followsChild(slot: number): number {
+  return slot === -1 ? -1 : 2 * WAYS * slot + WAYS;
+}
+
+/** Makes `slot` the most recent name at `follows`, `k` its current place there (WAYS - 1 if absent). */
+function moveToFront(follows: number, k: number, slot: number): void {
+  for (let j = follows + k; j > follows; j--) FOLLOWS[j] = FOLLOWS[j - 1]!;
+  FOLLOWS[follows] = slot;
+}
 
 function nameSlot(src: string, start: number, end: number): number {
   const length = end - start;
@@ -50,7 +76,7 @@ function nameSlot(src: string, start: number, end: number): number {
 
 function matchesMemo(src: string, start: number, end: number, slot: number): boolean {
   const memo = MEMO_QNAME[slot]!;
-  return memo.length === end - start && src.slice(start, end) === memo;
+  return memo.length === end - start && holdsAt(src, start, memo);
 }
 
 /** The memo slot holding the name `src[start, end)`, or -1. */
@@ -77,7 +103,18 @@ function memoStore(src: string, start: number, end: number): number {
   MEMO_QNAME[at] = qname;
   MEMO_LOCAL[at] = internalize(colon === -1 ? qname : qname.slice(colon + 1));
   MEMO_COLON[at] = colon;
+  MEMO_PREFIX[at] = colon === -1 ? '' : internalize(qname.slice(0, colon));
   return at;
+}
+
+/**
+ * Whether `src` holds `s` at `at`, compared natively without scanning further. A slice shorter than
+ * 13 characters is a flat copy that compares fast; a longer one would be a sliced string, which V8
+ * compares in its runtime, so those are compared in place with `endsWith`.
+ */
+export function holdsAt(src: string, at: number, s: string): boolean {
+  const end = at + s.length;
+  return s.length < 13 ? src.slice(at, end) === s : end <= src.length && src.endsWith(s, end);
 }
 
 /** The internalized copy of a string (V8 internalizes property keys). */
@@ -286,6 +323,8 @@ function isBlank(s: string, from: number, to: number): boolean {
 
 interface ParsedTag {
   qname: string;
+  /** The name's memo slot, or -1 for a name too long to remember. */
+  slot: number;
   attrs: string[] | null;
   declares: Map<string, string> | null;
   selfClosing: boolean;
@@ -366,12 +405,85 @@ function parseTagWithAttributes(src: string, lt: number, knownQname: string | nu
     attrs.push(name, value);
   }
 
-  return { qname, attrs, declares, selfClosing, end: i };
+  return { qname, slot: -1, attrs, declares, selfClosing, end: i };
 }
 
-function sameChars(src: string, a: number, b: number, length: number): boolean {
-  for (let k = 0; k < length; k++) if (src.charCodeAt(a + k) !== src.charCodeAt(b + k)) return false;
-  return true;
+const NOT_THERE = -1;
+const ATTRIBUTES_FOLLOW = -2;
+
+/**
+ * Where a start tag `<qname>` or `<qname/>` whose name begins at `at` ends (just after its '>');
+ * ATTRIBUTES_FOLLOW when the name is there and whitespace follows it; NOT_THERE otherwise.
+ */
+function endOfKnownTag(src: string, at: number, qname: string): number {
+  const nameEnd = at + qname.length;
+  const c = src.charCodeAt(nameEnd);
+  // The character after the name first: it rules out most other names without a compare.
+  const end =
+    c === 62 ? nameEnd + 1 : c === 47 && src.charCodeAt(nameEnd + 1) === 62 ? nameEnd + 2 : NOT_THERE;
+  if (end === NOT_THERE && !isSpace(c)) return NOT_THERE;
+  if (!holdsAt(src, at, qname)) return NOT_THERE;
+  return end === NOT_THERE ? ATTRIBUTES_FOLLOW : end;
+}
+
+/**
+ * `endOfKnownTag` for the first of the names predicted at `follows` that is there, which becomes
+ * the most recent one (so it is then `FOLLOWS[follows]`); NOT_THERE when none is.
+ */
+function endOfPredictedTag(src: string, at: number, follows: number): number {
+  for (let k = 0; k < WAYS; k++) {
+    const slot = FOLLOWS[follows + k]!;
+    if (slot === -1) break;
+    const end = endOfKnownTag(src, at, MEMO_QNAME[slot]!);
+    if (end !== NOT_THERE) {
+      if (k > 0) moveToFront(follows, k, slot);
+      return end;
+    }
+  }
+  return NOT_THERE;
+}
+
+/** A start tag with attributes whose name is the one in memo `slot`. */
+function knownTagWithAttributes(src: string, lt: number, slot: number): ParsedTag {
+  // Checked first, as in `readStartTag`, so that a broken tag fails with the same message.
+  if (src.indexOf('>', lt + 1) === -1) throw new XmlError('unterminated start tag');
+  const tag = parseTagWithAttributes(src, lt, MEMO_QNAME[slot]!);
+  tag.slot = slot;
+  return tag;
+}
+
+/**
+ * Any start tag. Without whitespace inside the tag there are no attributes, so the name is all of it
+ * and usually a remembered one; otherwise the tag is read by `parseTagWithAttributes`.
+ */
+function readStartTag(src: string, lt: number): ParsedTag {
+  const nameStart = lt + 1;
+  const gt = src.indexOf('>', nameStart);
+  if (gt === -1) throw new XmlError('unterminated start tag');
+  const selfClosing = src.charCodeAt(gt - 1) === 47;
+  const nameEnd = selfClosing ? gt - 1 : gt;
+  let slot = memoFind(src, nameStart, nameEnd);
+  if (slot !== -1)
+    return { qname: MEMO_QNAME[slot]!, slot, attrs: null, declares: null, selfClosing, end: gt + 1 };
+  let stop = nameStart;
+  while (stop < nameEnd) {
+    const c = src.charCodeAt(stop);
+    if (c <= 32 || c === 47) break;
+    stop++;
+  }
+  if (stop === nameEnd && nameEnd > nameStart) {
+    slot = memoStore(src, nameStart, nameEnd);
+    const qname = slot === -1 ? src.slice(nameStart, nameEnd) : MEMO_QNAME[slot]!;
+    return { qname, slot, attrs: null, declares: null, selfClosing, end: gt + 1 };
+  }
+  // Attributes follow the name (or the tag is odd): the name usually is a known one.
+  const known = isSpace(src.charCodeAt(stop)) ? memoFind(src, nameStart, stop) : -1;
+  const tag = parseTagWithAttributes(src, lt, known === -1 ? null : MEMO_QNAME[known]!);
+  const end = nameStart + tag.qname.length;
+  tag.slot = known !== -1 ? known : memoFind(src, nameStart, end);
+  if (tag.slot === -1) tag.slot = memoStore(src, nameStart, end);
+  if (tag.slot !== -1) tag.qname = MEMO_QNAME[tag.slot]!;
+  return tag;
 }
 
 /**
@@ -387,9 +499,11 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
   let root: XmlElement | null = null;
   let pos = src.charCodeAt(0) === 0xfeff ? 1 : 0;
   let textStart = pos;
+  // The memo slots of the open elements, and where in FOLLOWS the next start tag is predicted.
+  const slots: number[] = [];
+  let follows = -1;
   // The namespace of the last element's prefix, reused while the prefix and scope stay the same.
-  let cachedPrefixStart = -1;
-  let cachedPrefixLength = -1;
+  let cachedPrefix = '';
   let cachedScope: Scope | null = null;
   let cachedUri = '';
   // Position of the next '&' at or after the current text (found once, reused: linear overall).
@@ -409,8 +523,7 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
     if (next === 47 /* / */) {
       if (current === null) throw new XmlError('closing tag without an open element');
       const nameLength = current.rawName.length;
-      // indexOf finds the name at once when it is there (no allocation); a mismatch fails the parse.
-      if (src.indexOf(current.rawName, lt + 2) !== lt + 2) {
+      if (!holdsAt(src, lt + 2, current.rawName)) {
         throw new XmlError(`expected </${current.qname}>`);
       }
       let gt = lt + 2 + nameLength;
@@ -429,6 +542,8 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
         else current.setTextRange(textStart, lt);
       }
       stack.pop();
+      const closed = slots.pop()!;
+      follows = followsSibling(closed);
       current = stack.length > 0 ? stack[stack.length - 1]! : null;
       pos = gt + 1;
       textStart = pos;
@@ -468,69 +583,49 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
       continue;
     }
 
-    // Start tag. Fast path: no whitespace inside the tag means no attributes, so the name is all of it.
+    // Start tag: usually the predicted name, closed right after it.
     if (root !== null && current === null) throw new XmlError('more than one root element');
-    const nameStart = lt + 1;
-    const gt = src.indexOf('>', nameStart);
-    if (gt === -1) throw new XmlError('unterminated start tag');
-    let selfClosing = src.charCodeAt(gt - 1) === 47;
-    let nameEnd = selfClosing ? gt - 1 : gt;
+    let end = follows === -1 ? NOT_THERE : endOfPredictedTag(src, lt + 1, follows);
+    let slot = end === NOT_THERE ? -1 : FOLLOWS[follows]!;
+    let selfClosing = end > 0 && src.charCodeAt(end - 2) === 47;
     let attrs: string[] | null = null;
     let declares: Map<string, string> | null = null;
-    let i = gt + 1;
-    let slot = memoFind(src, nameStart, nameEnd);
-    if (slot === -1) {
-      let stop = nameStart;
-      while (stop < nameEnd) {
-        const c = src.charCodeAt(stop);
-        if (c <= 32 || c === 47) break;
-        stop++;
-      }
-      if (stop < nameEnd || nameEnd === nameStart) {
-        // Attributes follow the name (or the tag is odd): the name usually is a known one.
-        const known = isSpace(src.charCodeAt(stop)) ? memoFind(src, nameStart, stop) : -1;
-        const tag = parseTagWithAttributes(src, lt, known === -1 ? null : MEMO_QNAME[known]!);
-        nameEnd = nameStart + tag.qname.length;
-        attrs = tag.attrs;
-        declares = tag.declares;
-        selfClosing = tag.selfClosing;
-        i = tag.end;
-        slot = known === -1 ? memoFind(src, nameStart, nameEnd) : known;
-      }
-    }
     let rawName: string;
+    if (end > 0) rawName = MEMO_QNAME[slot]!;
+    else {
+      const tag = end === ATTRIBUTES_FOLLOW ? knownTagWithAttributes(src, lt, slot) : readStartTag(src, lt);
+      if (follows !== -1 && tag.slot !== slot) moveToFront(follows, WAYS - 1, tag.slot);
+      slot = tag.slot;
+      end = tag.end;
+      selfClosing = tag.selfClosing;
+      attrs = tag.attrs;
+      declares = tag.declares;
+      rawName = tag.qname;
+    }
+    follows = selfClosing ? followsSibling(slot) : followsChild(slot);
     let local: string;
+    let prefix: string;
     let colon: number;
-    if (slot === -1) slot = memoStore(src, nameStart, nameEnd);
     if (slot === -1) {
-      rawName = src.slice(nameStart, nameEnd);
-      const c = rawName.indexOf(':');
-      colon = c === -1 ? -1 : nameStart + c;
-      local = c === -1 ? rawName : rawName.slice(c + 1);
+      colon = rawName.indexOf(':');
+      local = colon === -1 ? rawName : rawName.slice(colon + 1);
+      prefix = colon === -1 ? '' : rawName.slice(0, colon);
     } else {
-      rawName = MEMO_QNAME[slot]!;
       local = MEMO_LOCAL[slot]!;
-      const c = MEMO_COLON[slot]!;
-      colon = c === -1 ? -1 : nameStart + c;
+      prefix = MEMO_PREFIX[slot]!;
+      colon = MEMO_COLON[slot]!;
     }
     const parentScope = current === null ? ROOT_SCOPE : current.scope;
     const scope = declares === null ? parentScope : new Scope(parentScope, declares);
-    const prefixLength = colon === -1 ? 0 : colon - nameStart;
     let ns: string;
-    if (
-      scope === cachedScope &&
-      prefixLength === cachedPrefixLength &&
-      sameChars(src, nameStart, cachedPrefixStart, prefixLength)
-    ) {
+    if (scope === cachedScope && prefix === cachedPrefix) {
       ns = cachedUri;
     } else {
-      const prefix = src.slice(nameStart, nameStart + prefixLength);
       const uri = scope.resolve(prefix);
       if (uri === undefined && colon !== -1) throw new XmlError(`undeclared namespace prefix ${prefix}`);
       ns = uri ?? '';
       cachedScope = scope;
-      cachedPrefixStart = nameStart;
-      cachedPrefixLength = prefixLength;
+      cachedPrefix = prefix;
       cachedUri = ns;
     }
     const el = new XmlElement(src, rawName, scope, ns, local, attrs);
@@ -541,10 +636,11 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
       if (stack.length >= limits.maxDepth)
         throw new XmlError(`nesting deeper than ${limits.maxDepth} levels`);
       stack.push(el);
+      slots.push(slot);
       current = el;
     }
-    pos = i;
-    textStart = i;
+    pos = end;
+    textStart = end;
   }
 
   if (root === null) throw new XmlError('no root element');
