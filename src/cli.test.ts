@@ -172,10 +172,10 @@ describe('msv3-gateway as a process', () => {
     }
   }
 
-  it('serves until SIGTERM, then exits 0', async () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('serves until %s, then exits 0', async (signal) => {
     const env = {
       PORT: '0',
-      DATABASE_URL: `sqlite:${join(folder, 'process', 'gateway.db')}`,
+      DATABASE_URL: `sqlite:${join(folder, `process-${signal}`, 'gateway.db')}`,
       LOG_LEVEL: 'info',
     };
     const proc = spawnCli(['serve'], env);
@@ -184,8 +184,9 @@ describe('msv3-gateway as a process', () => {
       const [key] = await waitFor(proc.stderr, /pk_test_[0-9A-Za-z]{36}/);
       const response = await fetch(`${url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
       expect(response.status).toBe(200);
-      proc.child.kill('SIGTERM');
+      proc.child.kill(signal);
       expect(await proc.exited).toBe(0);
+      expect(proc.stdout()).toContain(`"signal":"${signal}"`);
       expect(proc.stdout()).toContain('"msg":"stopped"');
     } finally {
       if (proc.child.exitCode === null) proc.child.kill('SIGKILL');

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +84,10 @@ describe('startServer', () => {
     expect(((await response.json()) as { wholesalers: unknown[] }).wholesalers.length).toBeGreaterThan(0);
     expect(await closing).toEqual({ clean: true });
     expect(rateLimiter.closed).toBe(true);
+    // SQLite checkpoints and removes the write-ahead log only when the last connection closes.
+    const files = readdirSync(join(folder, 'drain'));
+    expect(files).toContain('gateway.db');
+    expect(existsSync(join(folder, 'drain', 'gateway.db-wal'))).toBe(false);
   });
 
   it('cuts connections still busy after SHUTDOWN_TIMEOUT_MS and reports an unclean stop', async () => {
