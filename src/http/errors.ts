@@ -63,7 +63,8 @@ export const ERROR_CATALOGUE = {
   metrics_token_invalid: {
     code: '1105',
     status: 401,
-    description: 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; it is missing or wrong.',
+    description:
+      'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` (it is missing or wrong), or, when no token is set, a caller on the same host.',
   },
 
   // 12xx: what is asked for does not exist

@@ -60,6 +60,22 @@ describe('metrics', () => {
     });
   });
 
+  it('answers only callers on this host when no METRICS_TOKEN is set', async () => {
+    const { app } = await buildTestApp(database);
+    try {
+      for (const remoteAddress of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
+        expect((await app.inject({ url: '/metrics', remoteAddress })).statusCode, remoteAddress).toBe(200);
+      }
+      for (const remoteAddress of ['10.1.2.3', '192.168.0.7', '203.0.113.9', '2001:db8::1']) {
+        const response = await app.inject({ url: '/metrics', remoteAddress });
+        expect(response.statusCode, remoteAddress).toBe(401);
+        expect(response.json()).toMatchObject({ error: 'metrics_token_invalid', error_code: '1105' });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
   describe('with METRICS_TOKEN', () => {
     const token = 'metrics-token-0123456789';
     let app: GatewayApp;
@@ -80,8 +96,12 @@ describe('metrics', () => {
       expect(response.statusCode).toBe(401);
     });
 
-    it('answers with the right token', async () => {
-      const response = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+    it('answers with the right token, also to other hosts', async () => {
+      const response = await app.inject({
+        url: '/metrics',
+        remoteAddress: '10.1.2.3',
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(response.statusCode).toBe(200);
       expect(response.body).toContain('msv3_gateway_http_requests_total');
     });
