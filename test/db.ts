@@ -90,6 +90,24 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   return track(main, { url, schema }, dropSchema);
 }
 
+/**
+ * A fresh, empty PostgreSQL database on the server of `TEST_DATABASE_URL`, for tests that hand a plain
+ * `DATABASE_URL` to another process (which cannot be given a schema). `dispose` drops it, cutting any
+ * connection still open. Migrate it yourself (or let `serve` do it).
+ */
+export async function createScratchPostgresDatabase(): Promise<{ url: string; dispose(): Promise<void> }> {
+  const base = postgresUrl();
+  if (base === undefined) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(base, `create database ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    dispose: () => adminQuery(base, `drop database if exists ${name} with (force)`),
+  };
+}
+
 async function track(
   main: Database,
   where: { url: string; schema?: string },

@@ -4,26 +4,41 @@ import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../src/observability/logger.js';
+import { type Receiver, startReceiver } from '../src/webhooks/test-support/receiver.js';
 import { describeEachDialect, type TestDatabase } from './db.js';
 import { type Gateway, startGateway } from './gateway.js';
 
 /**
  * The whole pharmacy flow through the gateway with a distinctive MSV3 password: order, delivery notices,
  * confirmation, history, a return enquiry and announcement, a take-back offer, two PDF downloads, and a
- * refused login. Afterwards neither the database (SQLite files including -wal and -shm, or every table
- * of the PostgreSQL schema) nor the captured logs contain the password, the wrong password, or the
- * Basic-auth token built from them.
+ * refused login; then a webhook subscription, connection test, availability, bulk availability,
+ * contracts, an order dry run, an order and its status, a custom wholesaler registered and verified by a
+ * connection test to its own endpoint, refused logins (the mock's always-rejected `wrong-password` at the
+ * custom wholesaler, for a connection test and an order, and a wrong password at the sandbox), and the
+ * webhook deliveries sent. Afterwards neither the database (SQLite files including -wal and -shm, or
+ * every table of the PostgreSQL schema), the captured logs nor the webhook requests contain any of the
+ * passwords or the Basic-auth tokens built from them.
  */
 
 const USERNAME = 'flowpharmacy1';
 const PASSWORD = 'Zq7#Flow-Secret!x9Kp';
 const WRONG_PASSWORD = 'Wr0ng-Flow#Guess!Vb4';
+/** The mock's documented always-rejected password (README "Sandbox scenarios"): 401 in sandbox mode. */
+const REJECTED_PASSWORD = 'wrong-password';
 
 const basicToken = (password: string) => Buffer.from(`${USERNAME}:${password}`).toString('base64');
-const SECRETS = [PASSWORD, WRONG_PASSWORD, basicToken(PASSWORD), basicToken(WRONG_PASSWORD)];
+const SECRETS = [
+  PASSWORD,
+  WRONG_PASSWORD,
+  REJECTED_PASSWORD,
+  basicToken(PASSWORD),
+  basicToken(WRONG_PASSWORD),
+  basicToken(REJECTED_PASSWORD),
+];
 
 describeEachDialect('whole flow keeps the MSV3 password out of storage and logs', (getDatabase, dialect) => {
   let gw: Gateway;
+  let receiver: Receiver;
   const logLines: string[] = [];
   const credentials = { username: USERNAME, password: PASSWORD };
 
@@ -38,10 +53,18 @@ describeEachDialect('whole flow keeps the MSV3 password out of storage and logs'
       database: getDatabase(),
       logger: createLogger({ level: 'trace', destination }),
       // The sandbox accepts exactly these credentials, so the password really travels and is checked.
+      // The test server mock (a custom wholesaler's endpoint below) runs in sandbox mode.
       mockOptions: { sandbox: { credentials } },
+      // Loopback endpoints for the custom wholesaler and the webhook receiver; the worker is drained by hand.
+      env: { ALLOW_PRIVATE_ENDPOINTS: 'true', WEBHOOK_POLL_INTERVAL_MS: '600000' },
     });
+    receiver = await startReceiver();
   });
-  afterAll(() => gw.close());
+  afterAll(async () => {
+    await gw.deps.webhooks.close({ timeoutMs: 1_000 });
+    await gw.close();
+    await receiver?.close();
+  });
 
   it('runs order → deliveries → confirm → history → returns → offer → documents', async () => {
     const ok = async (request: Parameters<Gateway['inject']>[0]) => {
@@ -115,17 +138,128 @@ describeEachDialect('whole flow keeps the MSV3 password out of storage and logs'
     expect(refused.body).not.toContain('tracking_number');
   });
 
+  it('runs webhooks → connection test → availability → bulk → contracts → dry run → order → status → custom wholesaler → refused logins', async () => {
+    const ok = async (request: Parameters<Gateway['inject']>[0], status = 200) => {
+      const response = await gw.inject({ credentials, ...request });
+      expect(response.statusCode, `${request.url}: ${response.body}`).toBe(status);
+      return response;
+    };
+
+    const subscription = await ok(
+      {
+        url: '/v1/webhooks',
+        credentials: null,
+        body: {
+          url: receiver.url,
+          wholesaler: 'phoenix',
+          events: ['delivery.received', 'delivery.shortage', 'order.status_changed'],
+        },
+      },
+      201,
+    );
+    expect(subscription.json().signing_secret).toEqual(expect.any(String));
+
+    expect((await ok({ url: '/v1/connection/test', body: { wholesaler: 'phoenix' } })).json().connected).toBe(
+      true,
+    );
+    await ok({
+      url: '/v1/availability',
+      body: {
+        wholesaler: 'phoenix',
+        items: [
+          { pzn: '4114918', quantity: 2 },
+          { pzn: '9990122', quantity: 1 },
+        ],
+      },
+    });
+    await ok({ url: '/v1/availability/bulk', body: { wholesaler: 'phoenix', pzns: ['4114918', '9990122'] } });
+    expect((await ok({ url: '/v1/contracts', query: { wholesaler: 'phoenix' } })).json().customer_id).toBe(
+      USERNAME,
+    );
+    const order = { wholesaler: 'phoenix', items: [{ pzn: '9990122', quantity: 4 }] };
+    const dryRun = await ok({ url: '/v1/orders', query: { dry_run: 'true' }, body: order });
+    expect(dryRun.json().status).toBe('dry_run');
+    const placed = (
+      await ok({ url: '/v1/orders', body: order, headers: { 'idempotency-key': 'flow-order-2' } })
+    ).json();
+    expect(placed.order_id).toMatch(/^GW-/);
+    await ok({ url: `/v1/orders/${placed.order_id}/status`, query: { wholesaler: 'phoenix' } });
+    // The notice of this order, read after the subscription exists: delivery events into the outbox.
+    const [notice] = (await ok({ url: '/v1/deliveries', query: { wholesaler: 'phoenix' } })).json()
+      .deliveries;
+    expect(notice.has_shortages).toBe(true);
+
+    const endpoint = gw.mocks.testServer.baseUrl({ tenant: 'custom/flow', version: 2 });
+    const custom = (
+      await ok(
+        {
+          url: '/v1/wholesalers/custom',
+          credentials: null,
+          body: { name: 'Flow Hausgrosshandel', endpoint },
+          headers: { 'idempotency-key': 'flow-custom-1' },
+        },
+        200,
+      )
+    ).json().wholesaler;
+    // A test key reaches a custom wholesaler's own endpoint as `<id>_test`.
+    const reachedBefore = gw.mocks.testServer.requestCount('verbindungTesten');
+    const connected = await ok({ url: '/v1/connection/test', body: { wholesaler: `${custom.id}_test` } });
+    expect(connected.json().connected).toBe(true);
+    expect(gw.mocks.testServer.requestCount('verbindungTesten')).toBe(reachedBefore + 1);
+    const listed = (await ok({ url: '/v1/wholesalers', credentials: null })).json().wholesalers;
+    expect(listed).toContainEqual(expect.objectContaining({ id: custom.id, verified: true }));
+
+    // Refused logins: the scenario password at the custom wholesaler (connection test, and an order, which is
+    // stored before it is sent), and a wrong password at the sandbox, which accepts only PASSWORD.
+    const rejected = { username: USERNAME, password: REJECTED_PASSWORD };
+    const refusedConnection = await ok(
+      { url: '/v1/connection/test', body: { wholesaler: `${custom.id}_test` }, credentials: rejected },
+      401,
+    );
+    expect(refusedConnection.json().error).toBe('wholesaler_credentials_rejected');
+    const refusedOrder = await ok(
+      {
+        url: '/v1/orders',
+        body: { ...order, wholesaler: `${custom.id}_test` },
+        credentials: rejected,
+        headers: { 'idempotency-key': 'flow-order-refused' },
+      },
+      401,
+    );
+    expect(refusedOrder.json().error).toBe('wholesaler_credentials_rejected');
+    const refusedAvailability = await ok(
+      {
+        url: '/v1/availability',
+        body: { wholesaler: 'phoenix', items: [{ pzn: '4114918', quantity: 1 }] },
+        credentials: { username: USERNAME, password: WRONG_PASSWORD },
+      },
+      401,
+    );
+    expect(refusedAvailability.json().error).toBe('wholesaler_credentials_rejected');
+
+    // The outbox's deliveries, sent and logged: none of them carries a password either.
+    expect(await gw.deps.webhooks.worker.drain()).toBeGreaterThanOrEqual(2);
+    const events = receiver.requests.map((r) => JSON.parse(r.body).type);
+    expect(events).toEqual(expect.arrayContaining(['delivery.received', 'delivery.shortage']));
+    const payloads = receiver.requests.map((r) => JSON.stringify(r.headers) + r.body).join('\n');
+    expect(payloads).toContain(notice.tracking_number);
+    for (const secret of SECRETS) expect(payloads.includes(secret), `webhook contains ${secret}`).toBe(false);
+  });
+
   it('left no password in the database', async () => {
     const stored = await storedText(gw.database, dialect);
     // Proof that the search looks at real data: the notices and the order are there.
     expect(stored).toContain('LS');
     expect(stored).toContain('delivery.received');
+    expect(stored).toContain('custom-flow-hausgrosshandel-');
+    expect(stored).toContain('flowpharmacy1');
     for (const secret of SECRETS) expect(stored.includes(secret), `database contains ${secret}`).toBe(false);
   });
 
   it('left no password in the logs', () => {
     const logs = logLines.join('');
     expect(logs).toContain('/v1/returns/announce');
+    expect(logs).toContain('/v1/wholesalers/custom');
     for (const secret of SECRETS) expect(logs.includes(secret), `logs contain ${secret}`).toBe(false);
   });
 });

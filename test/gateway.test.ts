@@ -7,7 +7,7 @@ import { SCENARIO_PZNS } from '../src/mock/index.js';
 import { lieferavisAbfrageNeu } from '../src/msv3/operations/lieferavis-abfrage-neu.js';
 import { callWholesaler } from '../src/services/wholesaler-call.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from './db.js';
-import { type Gateway, type GatewayRequest, type Mocks, startGateway } from './gateway.js';
+import { type Gateway, type GatewayRequest, type Mocks, startGateway, TEST_CREDENTIALS } from './gateway.js';
 
 /** Every wholesaler endpoint of issue #4's core, with the MSV3 operation it must reach. */
 const ENDPOINTS: { name: string; operation: string; request: (wholesaler: string) => GatewayRequest }[] = [
@@ -107,6 +107,296 @@ describeEachDialect('sandbox routing (SPEC §5 rule 6) for every wholesaler endp
     expect(v2.statusCode).toBe(200);
   });
 });
+
+/** A route of SPEC §5 rule 6: which key and wholesaler id, and where the SOAP call must land. */
+interface Route {
+  name: string;
+  key: 'test' | 'live';
+  wholesaler: string;
+  mock: keyof Mocks;
+  tenant: string;
+  msv3: 1 | 2;
+}
+
+const SANDBOX_PHOENIX: Route = {
+  name: 'a test key with a plain id → the built-in sandbox',
+  key: 'test',
+  wholesaler: 'phoenix',
+  mock: 'sandbox',
+  tenant: 'sandbox/phoenix',
+  msv3: 2,
+};
+const SANDBOX_AEP: Route = {
+  name: 'a test key with a sandbox-only id → the built-in sandbox',
+  key: 'test',
+  wholesaler: 'aep',
+  mock: 'sandbox',
+  tenant: 'sandbox/aep',
+  msv3: 2,
+};
+const TEST_SERVER_PHOENIX: Route = {
+  name: "a test key with `<id>_test` → that wholesaler's test server",
+  key: 'test',
+  wholesaler: 'phoenix_test',
+  mock: 'testServer',
+  tenant: 'test/phoenix',
+  msv3: 2,
+};
+const LIVE_PHOENIX: Route = {
+  name: "a live key → the wholesaler's live server",
+  key: 'live',
+  wholesaler: 'phoenix',
+  mock: 'live',
+  tenant: 'live/phoenix',
+  msv3: 2,
+};
+/** MSV3 v2 (phoenix, aep): every endpoint. */
+const V2_ROUTES = [SANDBOX_PHOENIX, SANDBOX_AEP, TEST_SERVER_PHOENIX, LIVE_PHOENIX];
+/** MSV3 v1 (gehe): orders, status, dry run and take-back offers exist in v1 too. */
+const V1_ROUTES: Route[] = [
+  { ...SANDBOX_PHOENIX, wholesaler: 'gehe', tenant: 'sandbox/gehe', msv3: 1 },
+  { ...TEST_SERVER_PHOENIX, wholesaler: 'gehe_test', tenant: 'test/gehe', msv3: 1 },
+  { ...LIVE_PHOENIX, wholesaler: 'gehe', tenant: 'live/gehe', msv3: 1 },
+];
+
+/** What an endpoint needs on the route's mock: an order placed through the gateway, (v2) its notice. */
+interface Seed {
+  orderId: string;
+  notice?: { tracking_number: string; barcode: string; document_id: string };
+}
+
+async function noticeOf(seed: () => Promise<Seed>): Promise<NonNullable<Seed['notice']>> {
+  const { notice } = await seed();
+  if (notice === undefined) throw new Error('MSV3 v1 has no delivery notices');
+  return notice;
+}
+
+/**
+ * The endpoints that need state at the wholesaler (an order, a delivery notice, a document), each with the
+ * MSV3 operations it must send to the route's mock and no other (`absent`: sent to no mock at all).
+ */
+const STATEFUL_ENDPOINTS: {
+  name: string;
+  operations: string[];
+  absent?: string[];
+  routes: Route[];
+  request: (route: Route, seed: () => Promise<Seed>) => Promise<GatewayRequest>;
+}[] = [
+  {
+    name: 'POST /v1/orders',
+    operations: ['bestellen'],
+    routes: [...V2_ROUTES, ...V1_ROUTES],
+    request: async (route) => ({
+      url: '/v1/orders',
+      body: { wholesaler: route.wholesaler, items: [{ pzn: '4114918', quantity: 2 }] },
+    }),
+  },
+  {
+    name: 'POST /v1/orders?dry_run=true',
+    operations: ['vertragsdatenAbfragen', 'verfuegbarkeitAnfragen'],
+    absent: ['bestellen'],
+    routes: [...V2_ROUTES, ...V1_ROUTES],
+    request: async (route) => ({
+      url: '/v1/orders',
+      query: { dry_run: 'true' },
+      body: { wholesaler: route.wholesaler, items: [{ pzn: '4114918', quantity: 2 }] },
+    }),
+  },
+  {
+    name: 'GET /v1/orders/{order_id}/status',
+    operations: ['bestellstatusAbfragen'],
+    routes: [...V2_ROUTES, ...V1_ROUTES],
+    request: async (route, seed) => ({
+      url: `/v1/orders/${(await seed()).orderId}/status`,
+      query: { wholesaler: route.wholesaler },
+    }),
+  },
+  {
+    name: 'GET /v1/deliveries',
+    operations: ['lieferavisAbfrageNeu'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => {
+      await seed();
+      return { url: '/v1/deliveries', query: { wholesaler: route.wholesaler } };
+    },
+  },
+  {
+    name: 'POST /v1/deliveries/confirm',
+    operations: ['lieferavisBestaetigen'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => ({
+      url: '/v1/deliveries/confirm',
+      body: { wholesaler: route.wholesaler, tracking_numbers: [(await noticeOf(seed)).tracking_number] },
+    }),
+  },
+  {
+    name: 'GET /v1/deliveries/history?tracking_number=…',
+    operations: ['lieferavisAbfrageHist'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => ({
+      url: '/v1/deliveries/history',
+      query: { wholesaler: route.wholesaler, tracking_number: (await noticeOf(seed)).tracking_number },
+    }),
+  },
+  {
+    name: 'GET /v1/deliveries/history?barcode=…',
+    operations: ['lieferavisAbfrageHist'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => ({
+      url: '/v1/deliveries/history',
+      query: { wholesaler: route.wholesaler, barcode: (await noticeOf(seed)).barcode },
+    }),
+  },
+  {
+    name: 'GET /v1/deliveries/history (the stored list, after a credential check)',
+    operations: ['verbindungTesten'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => {
+      await seed();
+      return { url: '/v1/deliveries/history', query: { wholesaler: route.wholesaler } };
+    },
+  },
+  {
+    name: 'POST /v1/returns',
+    operations: ['retourenavisAnfragen'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => ({
+      url: '/v1/returns',
+      body: { wholesaler: route.wholesaler, items: await returnItems(seed) },
+    }),
+  },
+  {
+    name: 'POST /v1/returns/announce',
+    operations: ['retourenavisAnkuendigen'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => ({
+      url: '/v1/returns/announce',
+      body: {
+        wholesaler: route.wholesaler,
+        items: await returnItems(seed),
+        company: { iban: 'DE02120300000000202051' },
+      },
+    }),
+  },
+  {
+    name: 'POST /v1/returns/offers',
+    operations: ['ruecknahmeangebotAnfordern'],
+    routes: [...V2_ROUTES, ...V1_ROUTES],
+    request: async (route) => ({
+      url: '/v1/returns/offers',
+      body: { wholesaler: route.wholesaler, items: [{ pzn: '4114918', quantity: 2 }] },
+    }),
+  },
+  {
+    name: 'GET /v1/documents/{id}',
+    operations: ['dokumentAbfragen'],
+    routes: V2_ROUTES,
+    request: async (route, seed) => ({
+      url: `/v1/documents/${(await noticeOf(seed)).document_id}`,
+      query: { wholesaler: route.wholesaler },
+    }),
+  },
+];
+
+async function returnItems(seed: () => Promise<Seed>) {
+  const notice = await noticeOf(seed);
+  return [{ tracking_number: notice.tracking_number, pzn: '4114918', quantity: 1, reason: 'damaged' }];
+}
+
+/**
+ * The rest of the wholesaler endpoints, route by route: each request must land, with every MSV3 operation
+ * it needs, on the route's mock and no other (no other mock sees any SOAP call). What an endpoint needs
+ * (an order, its delivery notice and delivery-note document) is placed through the API on that same route.
+ */
+describeEachDialect(
+  'sandbox routing (SPEC §5 rule 6) for orders, deliveries, returns and documents',
+  (getDatabase) => {
+    let gw: Gateway;
+    beforeAll(async () => {
+      gw = await startGateway({ database: getDatabase() });
+    });
+    afterAll(() => gw.close());
+
+    /**
+     * Places an order through the gateway on the route (once per route) and reads its delivery notice: the
+     * state that status, deliveries, returns and documents need, on the mock that the route reaches.
+     */
+    const seeds = new Map<string, Promise<Seed>>();
+    const seedFor = (route: Route) => () => {
+      const id = `${route.key}/${route.wholesaler}`;
+      let seed = seeds.get(id);
+      if (seed === undefined) {
+        seed = placeAndList(route);
+        seeds.set(id, seed);
+      }
+      return seed;
+    };
+    async function placeAndList(route: Route): Promise<Seed> {
+      const placed = await gw.inject({
+        key: route.key,
+        url: '/v1/orders',
+        body: { wholesaler: route.wholesaler, items: [{ pzn: '4114918', quantity: 3 }] },
+      });
+      expect(placed.statusCode, placed.body).toBe(200);
+      const { order_id: orderId, request_id: requestId } = placed.json();
+      // The order is held by the route's mock, in the route's tenant.
+      expect(gw.mocks[route.mock].orders(route.tenant, TEST_CREDENTIALS.username).map((o) => o.id)).toContain(
+        requestId,
+      );
+      if (route.msv3 === 1) return { orderId };
+      const listed = await gw.inject({
+        key: route.key,
+        url: '/v1/deliveries',
+        query: { wholesaler: route.wholesaler },
+      });
+      expect(listed.statusCode, listed.body).toBe(200);
+      const notice = listed
+        .json()
+        .deliveries.find((d: { tracking_number: string }) =>
+          gw.mocks[route.mock]
+            .deliveryNotices(route.tenant, TEST_CREDENTIALS.username)
+            .some((n) => n.notice.deliveryNoteNumber === d.tracking_number),
+        );
+      expect(notice, listed.body).toBeDefined();
+      return { orderId, notice };
+    }
+
+    for (const endpoint of STATEFUL_ENDPOINTS) {
+      describe(endpoint.name, () => {
+        for (const route of endpoint.routes) {
+          it(`sends ${route.name} (${route.key} key, ${route.wholesaler})`, async () => {
+            const request = { ...(await endpoint.request(route, seedFor(route))), key: route.key };
+            const names = Object.keys(gw.mocks) as (keyof Mocks)[];
+            const operations = [...endpoint.operations, ...(endpoint.absent ?? [])];
+            const count = () => ({
+              total: names.map((n) => gw.mocks[n].requestCount()),
+              byOperation: operations.map((op) => names.map((n) => gw.mocks[n].requestCount(op))),
+            });
+            const before = count();
+            const response = await gw.inject(request);
+            expect(response.statusCode, response.body).toBe(200);
+            const after = count();
+            const reached = Object.fromEntries(
+              operations.map((op, i) => [
+                op,
+                names.filter((_, j) => after.byOperation[i]![j]! > before.byOperation[i]![j]!),
+              ]),
+            );
+            expect(reached).toEqual({
+              ...Object.fromEntries(endpoint.operations.map((op) => [op, [route.mock]])),
+              ...Object.fromEntries((endpoint.absent ?? []).map((op) => [op, []])),
+            });
+            // No other mock received any SOAP call at all.
+            const others = names.filter((n) => n !== route.mock);
+            expect(others.map((n) => after.total[names.indexOf(n)])).toEqual(
+              others.map((n) => before.total[names.indexOf(n)]),
+            );
+          });
+        }
+      });
+    }
+  },
+);
 
 describe('the wholesaler endpoints over a real socket', () => {
   let database: TestDatabase;
