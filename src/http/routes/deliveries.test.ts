@@ -3,11 +3,14 @@ import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, type GatewayRequest, startGateway } from '../../../test/gateway.js';
 import { placeSandboxOrder } from '../../../test/sandbox-orders.js';
 import { SCENARIO_PASSWORDS, SCENARIO_PZNS } from '../../mock/index.js';
+import { startReceiver } from '../../webhooks/test-support/receiver.js';
+import { verifyWebhook } from '../../webhooks/verify.js';
 
 describeEachDialect('delivery notice endpoints', (getDatabase) => {
   let gw: Gateway;
   beforeAll(async () => {
-    gw = await startGateway({ database: getDatabase() });
+    // Private endpoints: a webhook receiver on 127.0.0.1 (the worker is never started; tests drain it).
+    gw = await startGateway({ database: getDatabase(), env: { ALLOW_PRIVATE_ENDPOINTS: 'true' } });
   });
   afterAll(() => gw.close());
 
@@ -148,6 +151,92 @@ describeEachDialect('delivery notice endpoints', (getDatabase) => {
     });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toMatchObject({ error: 'delivery_not_found', wholesaler: 'phoenix' });
+  });
+
+  it('records and delivers delivery.received and delivery.shortage once for a notice first seen in a history lookup', async () => {
+    // Its own account, so the subscription sees only this test's events; its own pharmacy.
+    const key = await gw.createKey('test');
+    const pharmacy = newPharmacy();
+    const as = { key: key.secret, credentials: pharmacy };
+    const receiver = await startReceiver();
+    try {
+      const created = await gw.inject({
+        ...as,
+        url: '/v1/webhooks',
+        body: {
+          url: receiver.url,
+          wholesaler: 'phoenix',
+          events: ['delivery.received', 'delivery.shortage'],
+        },
+      });
+      expect(created.statusCode).toBe(201);
+      const secret: string = created.json().signing_secret;
+      // Placed straight at the sandbox: the gateway has never listed this notice.
+      await placeSandboxOrder(gw, [{ pzn: SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn, quantity: 4 }], {
+        key,
+        credentials: pharmacy,
+      });
+      const [issued] = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username);
+      const { deliveryNoteNumber, barcodeReference } = issued!.notice;
+      const eventsOfPharmacy = () =>
+        gw.database.db
+          .selectFrom('webhook_events')
+          .select(['id', 'type', 'payload'])
+          .where('account_id', '=', key.accountId)
+          .where('customer_id', '=', pharmacy.username)
+          .orderBy('type')
+          .execute();
+      expect(await eventsOfPharmacy()).toEqual([]);
+
+      const lookup = (query: Record<string, string>) =>
+        gw.inject({ ...as, url: '/v1/deliveries/history', query: { wholesaler: 'phoenix', ...query } });
+      const found = await lookup({ tracking_number: deliveryNoteNumber });
+      expect(found.statusCode).toBe(200);
+      const [entry] = found.json().deliveries;
+      expect(entry).toMatchObject({
+        tracking_number: deliveryNoteNumber,
+        has_shortages: true,
+        items: [{ pzn: SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn, quantity_delivered: 2, shortages: 2 }],
+        confirmed_at: null,
+      });
+      const events = await eventsOfPharmacy();
+      expect(events.map((e) => e.type)).toEqual(['delivery.received', 'delivery.shortage']);
+
+      // The event carries the notice as GET /v1/deliveries shows it: the history entry without its
+      // history fields. Listing it now and looking it up again (by number, by barcode) adds nothing.
+      const { first_seen_at, last_seen_at, confirmed_at, ...notice } = entry;
+      expect([first_seen_at, last_seen_at]).toEqual([
+        expect.stringMatching(/Z$/),
+        expect.stringMatching(/Z$/),
+      ]);
+      for (const event of events) {
+        expect(JSON.parse(event.payload)).toMatchObject({
+          id: event.id,
+          type: event.type,
+          wholesaler: 'phoenix',
+          livemode: false,
+          customer_id: pharmacy.username,
+          data: notice,
+        });
+      }
+      expect((await lookup({ barcode: barcodeReference })).statusCode).toBe(200);
+      expect((await lookup({ tracking_number: deliveryNoteNumber })).statusCode).toBe(200);
+      const listed = await gw.inject({ ...as, url: '/v1/deliveries', query: { wholesaler: 'phoenix' } });
+      expect(listed.json().deliveries).toEqual([notice]);
+      expect(await eventsOfPharmacy()).toEqual(events);
+
+      // Delivered: exactly these two, signed with the subscription's secret; a second drain sends nothing.
+      expect(await gw.deps.webhooks.worker.drain()).toBe(2);
+      const delivered = receiver.requests.map((r) =>
+        verifyWebhook(r.body, r.headers, secret, { scheme: 'both' }),
+      );
+      expect(delivered.map((e) => [e.type, e.id]).sort()).toEqual(events.map((e) => [e.type, e.id]).sort());
+      for (const event of delivered) expect(event.data).toEqual(notice);
+      expect(await gw.deps.webhooks.worker.drain()).toBe(0);
+      expect(receiver.requests).toHaveLength(2);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('pages through the stored history with limit and starting_after', async () => {
