@@ -140,6 +140,152 @@ describe('wholesaler.status_changed from the credential-free probe', () => {
   });
 });
 
+describe('wholesaler.status_changed from the circuit breaker over real calls', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-breaker-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('announces down when failing calls open the circuit and up when a call after the cool-down succeeds; no probes', async () => {
+    const THRESHOLD = 3;
+    const COOLDOWN_MS = 500;
+    const log: string[] = [];
+    const mockOptions = { log: (line: string) => log.push(line) };
+    const mocks: Record<'sandbox' | 'custom', MockWholesaler> = {
+      sandbox: await startMockWholesaler(mockOptions),
+      custom: await startMockWholesaler(mockOptions),
+    };
+    const receiver = await startReceiver();
+    const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
+    const lines: string[] = [];
+    const server = await startServer({
+      config: loadConfig({
+        PORT: '0',
+        DATABASE_URL: databaseUrl,
+        SANDBOX_URL: mocks.sandbox.url,
+        ALLOW_PRIVATE_ENDPOINTS: 'true',
+        // Only real calls count: no probes.
+        WHOLESALER_PROBE_INTERVAL_MS: '0',
+        BREAKER_FAILURE_THRESHOLD: String(THRESHOLD),
+        BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
+        WEBHOOK_POLL_INTERVAL_MS: '100',
+      }),
+      logger: createLogger({ level: 'silent' }),
+      print: (line) => lines.push(line),
+    });
+    const database = await openDatabase(databaseUrl);
+    try {
+      const testKey = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)![0];
+      const { id: accountId } = await database.db
+        .selectFrom('accounts')
+        .select('id')
+        .executeTakeFirstOrThrow();
+      const liveKey = (
+        await createApiKey(database.db, systemClock, { accountId, name: 'live', mode: 'live' })
+      ).secret;
+      const call = async (key: string, path: string, body: unknown) => {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json', ...CREDENTIALS },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as Answer & { error?: string } };
+      };
+      const subscribe = (key: string, wholesaler: string) =>
+        call(key, '/v1/webhooks', { url: receiver.url, wholesaler, events: ['wholesaler.status_changed'] });
+      const registered = await call(liveKey, '/v1/wholesalers/custom', {
+        name: 'Hausapotheke Süd',
+        endpoint: mocks.custom.baseUrl({ tenant: 'live/sued', version: 2 }),
+      });
+      expect(registered.status).toBe(200);
+      const customId = registered.body.wholesaler.id;
+      // The sandbox through the trusted transport, the custom endpoint through the address-restricted one.
+      const targets = [
+        { which: 'sandbox', key: testKey, wholesaler: 'phoenix' },
+        { which: 'custom', key: liveKey, wholesaler: customId },
+      ] as const;
+      const secrets = {
+        sandbox: (await subscribe(testKey, 'phoenix')).body.signing_secret,
+        custom: (await subscribe(liveKey, customId)).body.signing_secret,
+      };
+      const connectionTest = (target: (typeof targets)[number]) =>
+        call(target.key, '/v1/connection/test', { wholesaler: target.wholesaler });
+
+      for (const target of targets) expect((await connectionTest(target)).status).toBe(200);
+      const ports = { sandbox: mocks.sandbox.port, custom: mocks.custom.port };
+      await Promise.all([mocks.sandbox.close(), mocks.custom.close()]);
+
+      // THRESHOLD refused calls open each circuit; the next call is not even tried.
+      for (const target of targets) {
+        for (let i = 0; i < THRESHOLD; i++) {
+          const failed = await connectionTest(target);
+          expect([failed.status, failed.body.error]).toEqual([502, 'wholesaler_unreachable']);
+        }
+        const paused = await connectionTest(target);
+        expect([paused.status, paused.body.error]).toEqual([503, 'wholesaler_circuit_open']);
+      }
+      await receiver.waitFor(2, 5_000);
+
+      mocks.sandbox = await startMockWholesaler({ ...mockOptions, port: ports.sandbox });
+      mocks.custom = await startMockWholesaler({ ...mockOptions, port: ports.custom });
+      // Until the cool-down is over the circuit stays open; then the trial call succeeds and closes it.
+      for (const target of targets) {
+        const deadline = Date.now() + COOLDOWN_MS + 5_000;
+        for (;;) {
+          const answer = await connectionTest(target);
+          if (answer.status === 200) break;
+          expect(answer.body.error).toBe('wholesaler_circuit_open');
+          if (Date.now() > deadline) throw new Error(`${target.which}: the circuit did not close`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      await receiver.waitFor(4, 5_000);
+
+      const seen = receiver.requests.map((request) => {
+        const which = (['sandbox', 'custom'] as const).find((w) => {
+          try {
+            return verifyWebhook(request.body, request.headers, secrets[w], { scheme: 'both' }) !== undefined;
+          } catch {
+            return false;
+          }
+        });
+        const event = JSON.parse(request.body);
+        expect(request.headers).toMatchObject({
+          'x-msv3-event': 'wholesaler.status_changed',
+          'webhook-id': event.id,
+          'x-msv3-request-id': event.id,
+        });
+        return { which, livemode: event.livemode, wholesaler: event.wholesaler, ...event.data };
+      });
+      const expected = (which: 'sandbox' | 'custom', status: string, reason: string) => ({
+        which,
+        livemode: which === 'custom',
+        wholesaler: which === 'custom' ? customId : 'phoenix',
+        status,
+        reason,
+        changed_at: expect.any(String),
+      });
+      const byWhich = (a: { which?: string }, b: { which?: string }) =>
+        String(a.which).localeCompare(String(b.which));
+      expect(seen.slice(0, 2).sort(byWhich)).toEqual([
+        expected('custom', 'down', 'unreachable: ECONNREFUSED'),
+        expected('sandbox', 'down', 'unreachable: ECONNREFUSED'),
+      ]);
+      expect(seen.slice(2).sort(byWhich)).toEqual([
+        expected('custom', 'up', 'answers again'),
+        expected('sandbox', 'up', 'answers again'),
+      ]);
+      // Exactly four events, and the mocks never saw an anonymous probe: the breakers alone reported.
+      expect(await database.db.selectFrom('webhook_events').select('id').execute()).toHaveLength(4);
+      expect(log.filter((line) => line.includes('/verbindungTesten → 401'))).toEqual([]);
+      expect(log.filter((line) => / verbindungTesten /.test(line)).length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await database.close();
+      await server.close();
+      await receiver.close();
+      await Promise.all([mocks.sandbox.close(), mocks.custom.close()]);
+    }
+  });
+});
+
 async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
