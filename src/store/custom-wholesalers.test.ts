@@ -69,11 +69,9 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
     expect(again.version).toBe(2);
   });
 
-  // Found while writing these tests: on a conflict the upsert overwrites `name`
-  // (`doUpdateSet({ name })`), so "returns the existing registration" does not hold for the name. The
-  // service (`registerCustomWholesaler`) calls the upsert and only then notices an id collision with
-  // another endpoint and answers 409 — by then the other registration has already been renamed.
-  it.fails('leaves the existing registration’s name alone when the same id arrives with another endpoint', async () => {
+  // The service answers 409 for an id collision with another endpoint only after the upsert, so the
+  // upsert must leave the existing registration exactly as it was.
+  it('leaves the existing registration’s name alone when the same id arrives with another endpoint', async () => {
     const { db } = getDatabase();
     const owner = await newOwner();
     await upsertCustomWholesaler(db, clock, owner, { ...registration('custom-d'), name: 'Original' });

@@ -46,7 +46,7 @@ export async function upsertCustomWholesaler(
       created_at: clock.now(),
       verified_at: null,
     })
-    .onConflict((oc) => oc.columns(['account_id', 'mode', 'id']).doUpdateSet({ name: input.name }))
+    .onConflict((oc) => oc.columns(['account_id', 'mode', 'id']).doNothing())
     .execute();
   const saved = await findCustomWholesaler(db, owner, input.id);
   if (saved === undefined) throw new Error(`custom wholesaler ${input.id} vanished after insert`);

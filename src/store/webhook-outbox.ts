@@ -83,7 +83,12 @@ async function claimIds(db: Kysely<Tables>, dialect: Dialect, input: ClaimInput)
   const claimed = await db
     .updateTable('webhook_deliveries')
     .set((eb) => ({ locked_by: token, locked_until: now + leaseMs, attempts: eb('attempts', '+', 1) }))
-    .where('id', 'in', picked)
+    // PostgreSQL may plan `id IN (subquery)` as a semi-join that runs the LIMIT … SKIP LOCKED subquery
+    // again for every outer row, each run skipping the rows just locked, so the limit would not hold.
+    // An array subquery is evaluated once.
+    .where((eb) =>
+      dialect === 'postgres' ? eb('id', '=', sql<string>`any(array(${picked}))`) : eb('id', 'in', picked),
+    )
     .where('status', '=', 'pending')
     .where(unleased(now))
     .returning('id')
