@@ -78,6 +78,37 @@ describe('toLocalDateTime fast path', () => {
     }
   });
 
+  it('agrees with Intl on every day of 1980 to 2199 (the day count of the fast path)', () => {
+    const first = Date.UTC(1980, 0, 1, 12);
+    const last = Date.UTC(2199, 11, 31, 12);
+    for (let at = first; at <= last; at += 86_400_000) {
+      const wall = new Date(at).toISOString().slice(0, 19);
+      for (const value of [`${wall}Z`, `${wall}+01:00`, `${wall}-03:30`]) {
+        const fast = toLocalDateTime(value);
+        const general = toLocalDateTimeViaIntl(value);
+        if (fast.local !== general.local || fast.offset !== general.offset)
+          expect(fast, value).toEqual(general);
+      }
+    }
+  });
+
+  it('agrees with Intl when any one character of a usual value is changed', () => {
+    const alphabet = fc.constantFrom(...'0123456789+-:TZtz .x/\u0660'.split(''));
+    const base = fc.constantFrom(
+      '2025-03-18T14:30:00+01:00',
+      '2025-07-01T23:30:00Z',
+      '2024-02-29T09:05:59-11:45',
+    );
+    fc.assert(
+      fc.property(base, fc.nat(), alphabet, (value, position, replacement) => {
+        const at = position % value.length;
+        const changed = value.slice(0, at) + replacement + value.slice(at + 1);
+        expect(toLocalDateTime(changed)).toEqual(toLocalDateTimeViaIntl(changed));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('keeps the odd inputs of the general path', () => {
     expect(toLocalDateTime('2025-02-30T10:00:00+01:00').local).toBe('2025-03-02T10:00:00');
     expect(toLocalDateTime('2025-03-18T24:00:00+01:00').local).toBe('2025-03-19T00:00:00');

@@ -50,40 +50,72 @@ export function toLocalDateTime(value: string): LocalDateTime {
 }
 
 /**
- * The usual shape, `YYYY-MM-DDThh:mm:ss+hh:mm` or `…Z` with ordinary fields, without regex: when the
- * offset written is Berlin's own at that instant, the local time is the written wall time as it stands.
+ * The usual shape, `YYYY-MM-DDThh:mm:ss+hh:mm` or `…Z` with ordinary fields (the checks of `fastInstant`),
+ * read in one pass without regex, substrings or Date: when the offset written is Berlin's own at that
+ * instant, the local time is the written wall time as it stands.
  */
 function plainWithOffset(value: string): LocalDateTime | undefined {
   const length = value.length;
   if (length !== 25 && length !== 20) return undefined;
-  for (let i = 0; i < 19; i++) {
-    const c = value.charCodeAt(i);
-    const expected = SHAPE.charCodeAt(i);
-    if (expected === DIGIT ? c < 48 || c > 57 : c !== expected) return undefined;
-  }
-  const offset = value.slice(19);
+  if (
+    value.charCodeAt(4) !== 45 || // -
+    value.charCodeAt(7) !== 45 ||
+    value.charCodeAt(10) !== 84 || // T
+    value.charCodeAt(13) !== 58 || // :
+    value.charCodeAt(16) !== 58
+  )
+    return undefined;
+  const year = fourDigits(value, 0);
+  const month = twoDigits(value, 5);
+  const day = twoDigits(value, 8);
+  const hour = twoDigits(value, 11);
+  const minute = twoDigits(value, 14);
+  const second = twoDigits(value, 17);
+  // NaN (a non-digit) fails every comparison below, so `!(… <= …)` also refuses it.
+  if (!(year >= FIRST_FAST_YEAR && year <= LAST_FAST_YEAR && month >= 1 && month <= 12 && day >= 1))
+    return undefined;
+  if (!(day <= daysInMonth(year, month) && hour <= 23 && minute <= 59 && second <= 59)) return undefined;
+  let written = 0;
   if (length === 25) {
     const sign = value.charCodeAt(19);
     if ((sign !== 43 && sign !== 45) || value.charCodeAt(22) !== 58) return undefined;
-    if (!isDigit(value, 20) || !isDigit(value, 21) || !isDigit(value, 23) || !isDigit(value, 24))
-      return undefined;
-  } else if (offset !== 'Z') return undefined;
-  const wallTime = value.slice(0, 19);
-  const instant = fastInstant(wallTime, offset);
-  if (instant === undefined) return undefined;
+    const offsetHours = twoDigits(value, 20);
+    const offsetMinutes = twoDigits(value, 23);
+    if (!(offsetHours <= 23 && offsetMinutes <= 59)) return undefined;
+    written = (offsetHours * 60 + offsetMinutes) * MINUTE_MS;
+    if (sign === 45) written = -written;
+  } else if (value.charCodeAt(19) !== 90) return undefined; // Z
+  const instant =
+    daysSinceEpoch(year, month, day) * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 - written;
   const berlinOffset = berlinOffsetMs(instant);
-  const written = offset === 'Z' ? 0 : writtenOffsetMs(offset);
   const local =
-    berlinOffset === written ? wallTime : new Date(instant + berlinOffset).toISOString().slice(0, 19);
-  return { local, offset };
+    berlinOffset === written
+      ? value.slice(0, 19)
+      : new Date(instant + berlinOffset).toISOString().slice(0, 19);
+  return { local, offset: value.slice(19) };
 }
 
-const SHAPE = '0000-00-00T00:00:00';
-const DIGIT = 48;
+/** The number of `text[at]`, `text[at + 1]` when both are ASCII digits, else NaN. */
+function twoDigits(text: string, at: number): number {
+  const a = text.charCodeAt(at) - 48;
+  const b = text.charCodeAt(at + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : Number.NaN;
+}
 
-function writtenOffsetMs(offset: string): number {
-  const ms = (digits(offset, 1, 3) * 60 + digits(offset, 4, 6)) * MINUTE_MS;
-  return offset.charCodeAt(0) === 45 ? -ms : ms;
+function fourDigits(text: string, at: number): number {
+  return twoDigits(text, at) * 100 + twoDigits(text, at + 2);
+}
+
+const DAY_MS = 86_400_000;
+
+/** Days from 1970-01-01 to a proleptic Gregorian date (what Date.UTC counts), for years ≥ 1. */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 /** The general conversion (Date parsing, Intl formatting), for values outside the fast path and tests. */
@@ -135,11 +167,6 @@ function digits(text: string, from: number, to: number): number {
   let n = 0;
   for (let i = from; i < to; i++) n = n * 10 + (text.charCodeAt(i) - 48);
   return n;
-}
-
-function isDigit(text: string, at: number): boolean {
-  const c = text.charCodeAt(at);
-  return c >= 48 && c <= 57;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
