@@ -22,6 +22,7 @@ import { registerOrderRoutes } from './http/routes/orders.js';
 import { registerReturnRoutes } from './http/routes/returns.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
+import { buildSerializer } from './http/serializer.js';
 import type { GatewayApp } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import type { Clock } from './lib/clock.js';
@@ -85,6 +86,8 @@ export async function buildApp(
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     return503OnClosing: false,
     clientErrorHandler: answerClientError,
+    // fast-json-stringify with a faster path that writes the same bytes (http/serializer.ts).
+    schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain'); // JSON only: anything else is 415
