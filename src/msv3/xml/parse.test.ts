@@ -185,6 +185,46 @@ describe('parseXml name memo', () => {
     expect(() => parseXml('<r><Menge>1</Menge2></r>')).toThrow(/expected <\/Menge>/);
   });
 
+  it('reads leaves read at once (text, then their own end tag) exactly like any other element', () => {
+    // Leaf contents that the one-step leaf reading takes (plain text) and ones it must hand back to
+    // the general loop (references, comments, CDATA, child elements, a spaced or mismatched end tag).
+    const leaf = fc.record({
+      name: fc.constantFrom('a', 'ab', 'p:a', 'p:Lieferzeitpunkt'),
+      content: fc.constantFrom<[string, string | null]>(
+        ['', ''],
+        ['42', '42'],
+        [' x y ', ' x y '],
+        ['a&amp;b', 'a&b'],
+        ['v<!-- c -->w', 'vw'],
+        ['<![CDATA[<x>]]>', '<x>'],
+        ['<?pi x?>z', 'z'],
+        ['<c>1</c>', null],
+      ),
+      spacedEnd: fc.boolean(),
+      mismatched: fc.constantFrom(false, false, false, true),
+    });
+    fc.assert(
+      fc.property(fc.array(leaf, { minLength: 1, maxLength: 10 }), fc.constantFrom('', '\n  '), (ls, ws) => {
+        const xml = `<r xmlns:p="${NS}">${ws}${ls
+          .map(
+            (l) =>
+              `<${l.name}>${l.content[0]}</${l.name}${l.mismatched ? 'x' : ''}${l.spacedEnd ? ' ' : ''}>`,
+          )
+          .join(ws)}${ws}</r>`;
+        const broken = ls.find((l) => l.mismatched);
+        if (broken !== undefined) {
+          expect(() => parseXml(xml)).toThrow(new XmlError(`expected </${broken.name}>`));
+          return;
+        }
+        const root = parseXml(xml);
+        expect(
+          root.children.map((e) => [e.local, e.children.length === 0 ? e.text() : e.children.length]),
+        ).toEqual(ls.map((l) => [l.name.replace('p:', ''), l.content[1] ?? 1]));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('exposes plain text as a range of the source and decoded text only through text()', () => {
     const root = parseXml('<r><a> 42 </a><b>x&amp;y</b><c><![CDATA[z]]></c></r>');
     const [a, b, c] = root.children;

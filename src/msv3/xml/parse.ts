@@ -509,8 +509,12 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
   // Position of the next '&' at or after the current text (found once, reused: linear overall).
   let nextAmpersand = -1;
 
+  // Where the next '<' is when the leaf fast path below already found it (-1: search from pos).
+  let foundLt = -1;
+
   for (;;) {
-    const lt = src.indexOf('<', pos);
+    const lt = foundLt === -1 ? src.indexOf('<', pos) : foundLt;
+    foundLt = -1;
     if (lt === -1) {
       if (current !== null) throw new XmlError(`element <${current.qname}> is not closed`);
       if (!isBlank(src, pos, src.length)) throw new XmlError('text after the root element');
@@ -635,6 +639,27 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
     if (!selfClosing) {
       if (stack.length >= limits.maxDepth)
         throw new XmlError(`nesting deeper than ${limits.maxDepth} levels`);
+      // A leaf: plain text (no markup, no '&') and then its own end tag `</name>`, read at once. Any
+      // other content (children, comments, CDATA, references, a mismatched or spaced end tag) goes
+      // the general way below, from the '<' found here.
+      const lt2 = src.indexOf('<', end);
+      if (lt2 !== -1 && src.charCodeAt(lt2 + 1) === 47) {
+        const gt = lt2 + 2 + rawName.length;
+        if (src.charCodeAt(gt) === 62 && holdsAt(src, lt2 + 2, rawName)) {
+          if (nextAmpersand < end) {
+            const at = src.indexOf('&', end);
+            nextAmpersand = at === -1 ? src.length : at;
+          }
+          if (nextAmpersand > lt2) {
+            el.setTextRange(end, lt2);
+            follows = followsSibling(slot);
+            pos = gt + 1;
+            textStart = pos;
+            continue;
+          }
+        }
+      }
+      foundLt = lt2;
       stack.push(el);
       slots.push(slot);
       current = el;
