@@ -1,5 +1,6 @@
 import { type DecodeResult, fault, invalid, type Msv3Fault, type Msv3FaultKind, ok } from './result.js';
 import { type ParseLimits, parseXml, type XmlElement, XmlError } from './xml/parse.js';
+import { declare, INITIAL_BINDINGS, type PlainBindings, PlainShape, resolveName } from './xml/plain.js';
 import { DecodeFailure, XSI_NS } from './xml/read.js';
 import { escapeText } from './xml/write.js';
 
@@ -87,6 +88,57 @@ export function decodePayload<T>(
       `cannot decode ${expectedLocalName}: ${error instanceof Error ? error.message : 'unknown error'}`,
     );
   }
+}
+
+/** The head of an envelope in its plain form, read by `openPlainEnvelope`, up to the payload. */
+export interface PlainPayload {
+  version: Msv3Version;
+  /** The wrapper's prefix, bound to the version namespace; the payload's qualified elements use it. */
+  prefix: string;
+  /** A prefix bound to the XSI namespace, for `xsi:nil` ('' when there is none). */
+  xsiPrefix: string;
+  /** The end tags that close the payload: the wrapper's, the Body's and the Envelope's. */
+  ends: [string, string, string];
+}
+
+/**
+ * The plain head of an envelope for a fast path (`xml/plain.ts`): the Envelope, its Body (no Header
+ * before it) and, as the Body's first element, the wrapper `wrapperLocal` with a prefix bound to an
+ * MSV3 namespace, no attributes and no default namespace in scope (so `return` is unqualified).
+ * Namespace declarations on these three are read; anything else gives up.
+ */
+export function openPlainEnvelope(shape: PlainShape, wrapperLocal: string): PlainPayload {
+  const envelope = shape.startTag();
+  let bindings = declare(INITIAL_BINDINGS as PlainBindings, envelope);
+  const envelopeName = resolveName(envelope.qname, bindings);
+  if (envelope.selfClosing || envelopeName?.ns !== SOAP12_NS || envelopeName.local !== 'Envelope')
+    PlainShape.giveUp();
+  const body = shape.startTag();
+  bindings = declare(bindings, body);
+  const bodyName = resolveName(body.qname, bindings);
+  if (body.selfClosing || bodyName?.ns !== SOAP12_NS || bodyName.local !== 'Body') PlainShape.giveUp();
+  const wrapper = shape.startTag();
+  bindings = declare(bindings, wrapper);
+  const wrapperName = resolveName(wrapper.qname, bindings);
+  if (wrapper.selfClosing || wrapper.attrs !== null || wrapperName === undefined) PlainShape.giveUp();
+  const version = versionOfNamespace(wrapperName.ns);
+  if (version === undefined || wrapperName.local !== wrapperLocal || wrapperName.prefix === '')
+    PlainShape.giveUp();
+  if ((bindings.get('') ?? '') !== '') PlainShape.giveUp();
+  let xsiPrefix = '';
+  for (const [prefix, uri] of bindings) if (uri === XSI_NS && prefix !== '') xsiPrefix = prefix;
+  return {
+    version,
+    prefix: wrapperName.prefix,
+    xsiPrefix,
+    ends: [`</${wrapper.qname}>`, `</${body.qname}>`, `</${envelope.qname}>`],
+  };
+}
+
+/** After the payload: the end tags of `openPlainEnvelope`'s head, then only whitespace. */
+export function closePlainEnvelope(shape: PlainShape, payload: PlainPayload): void {
+  for (const end of payload.ends) shape.expect(end);
+  if (!shape.atEnd()) PlainShape.giveUp();
 }
 
 const FAULT_BEANS: Record<string, Msv3FaultKind> = {

@@ -290,9 +290,14 @@ export function readNillableDateTime(el: XmlElement, local: string): string | nu
     start = 0;
     end = s.length;
   }
+  return dateTimeAt(s, start, end, local);
+}
+
+/** An xs:dateTime in `s[start, end)`, returned as written without surrounding whitespace. */
+export function dateTimeAt(s: string, start: number, end: number, path: string): string {
   while (start < end && isSpace(s.charCodeAt(start))) start++;
   while (end > start && isSpace(s.charCodeAt(end - 1))) end--;
-  if (!isDateTimeAt(s, start, end)) fail(local, `'${clip(s.slice(start, end))}' is not an xs:dateTime`);
+  if (!isDateTimeAt(s, start, end)) fail(path, `'${clip(s.slice(start, end))}' is not an xs:dateTime`);
   return s.slice(start, end);
 }
 

@@ -1,5 +1,5 @@
 import { decodePayload, type Msv3Version } from '../envelope.js';
-import type { DecodeResult } from '../result.js';
+import { type DecodeResult, ok } from '../result.js';
 import type { XmlElement } from '../xml/parse.js';
 import { DecodeFailure } from '../xml/read.js';
 import { checkVersion, soapActionFor } from './fields.js';
@@ -60,6 +60,12 @@ export interface OperationCodec<Req, Res> {
   encodeResponse(version: Msv3Version, response: Res): string;
   /** Reads the response wrapper element (throws `DecodeFailure`, which becomes `invalid`). */
   readResponse(wrapper: XmlElement, version: Msv3Version): Res;
+  /**
+   * Optional fast path for the answer in its plain form (`xml/plain.ts`): the decoded answer, or
+   * undefined to let `parseXml` and `readResponse` decide. It must never return a value that they
+   * would not return for the same document and `expectedVersion`.
+   */
+  readResponsePlain?(xml: string, expectedVersion: Msv3Version | undefined): Res | undefined;
 }
 
 /** Operations that exist only in v2 refuse a v1 wrapper (and encoders refuse to write one). */
@@ -81,7 +87,7 @@ const V2_ONLY: readonly Msv3Version[] = [2];
  * encode, or name the soapAction of, v1 (`assertEncodable`).
  */
 export function defineOperation<Req, Res>(codec: OperationCodec<Req, Res>): Msv3Operation<Req, Res> {
-  const { name, readRequest, readResponse } = codec;
+  const { name, readRequest, readResponse, readResponsePlain } = codec;
   const responseName = `${name}Response`;
   const v2Only = codec.v2Only === true;
   const versions = v2Only ? V2_ONLY : BOTH_VERSIONS;
@@ -115,11 +121,14 @@ export function defineOperation<Req, Res>(codec: OperationCodec<Req, Res>): Msv3
           return codec.encodeResponse(version, response);
         }
       : codec.encodeResponse,
-    decodeResponse: (xml, expectedVersion) =>
-      decodePayload(xml, responseName, (wrapper, version) => {
+    decodeResponse: (xml, expectedVersion) => {
+      const plain = readResponsePlain?.(xml, expectedVersion);
+      if (plain !== undefined) return ok(plain);
+      return decodePayload(xml, responseName, (wrapper, version) => {
         checkVersion(version, expectedVersion);
         if (v2Only) requireV2(responseName, version);
         return readResponse(wrapper, version);
-      }),
+      });
+    },
   };
 }

@@ -22,7 +22,7 @@ export interface ParseLimits {
 
 export const DEFAULT_LIMITS: ParseLimits = { maxLength: 4 * 1024 * 1024, maxDepth: 64 };
 
-const XML_NS = 'http://www.w3.org/XML/1998/namespace';
+export const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 // Shared by every leaf element; never mutated (addChild replaces it).
 const NO_CHILDREN: XmlElement[] = [];
 
@@ -118,7 +118,7 @@ export function holdsAt(src: string, at: number, s: string): boolean {
 }
 
 /** The internalized copy of a string (V8 internalizes property keys). */
-function internalize(s: string): string {
+export function internalize(s: string): string {
   const holder: Record<string, number> = Object.create(null);
   holder[s] = 0;
   return Object.keys(holder)[0] ?? s;
@@ -321,7 +321,7 @@ function isBlank(s: string, from: number, to: number): boolean {
   return true;
 }
 
-interface ParsedTag {
+export interface ParsedTag {
   qname: string;
   /** The name's memo slot, or -1 for a name too long to remember. */
   slot: number;
@@ -454,9 +454,11 @@ function knownTagWithAttributes(src: string, lt: number, slot: number): ParsedTa
 
 /**
  * Any start tag. Without whitespace inside the tag there are no attributes, so the name is all of it
- * and usually a remembered one; otherwise the tag is read by `parseTagWithAttributes`.
+ * and usually a remembered one; otherwise the tag is read by `parseTagWithAttributes`. Also used by
+ * the plain-shape readers (`plain.ts`), so that they read a tag exactly as `parseXml` does.
+ * @throws XmlError as `parseXml` would for this tag
  */
-function readStartTag(src: string, lt: number): ParsedTag {
+export function readStartTag(src: string, lt: number): ParsedTag {
   const nameStart = lt + 1;
   const gt = src.indexOf('>', nameStart);
   if (gt === -1) throw new XmlError('unterminated start tag');

@@ -1,0 +1,172 @@
+import { DEFAULT_LIMITS, holdsAt, type ParsedTag, readStartTag, XML_NS } from './parse.js';
+
+/**
+ * A forward-only reader for the fast paths of typed decoders (`operations/*-fast.ts`).
+ *
+ * A fast path reads a document of the one shape its decoder expects, in its plain form: every tag is
+ * matched literally (`<m:Menge>`, `</m:Menge>`) at the next '<', leaf text is taken as a source range.
+ * Anything else gives up (`PlainShape.giveUp`): comments, CDATA, processing instructions or any '&'
+ * in the document, namespace declarations below the payload wrapper, attributes the fast path does not
+ * expect, whitespace inside tags, other prefixes for the same namespace, and every value the decoder
+ * would refuse. The caller then runs `parseXml` and the general decoder, which decide: the fast path
+ * never produces an error of its own, and it only accepts documents that the general path decodes to
+ * the same value (the fast paths' property tests compare the two).
+ *
+ * What the general path does not look at, the fast path ignores too: text between child elements.
+ * Every '<' is read, so no markup is skipped unchecked.
+ */
+export class PlainShape {
+  /** Where reading continues. */
+  pos: number;
+  /** The text range of the last leaf read. */
+  textStart = 0;
+  textEnd = 0;
+  /** The position of the next '<' at or after `pos`, once searched (-2: not yet). */
+  private nextLt = -2;
+
+  constructor(
+    readonly src: string,
+    pos: number,
+  ) {
+    this.pos = pos;
+  }
+
+  /** Thrown to give up; caught by `tryPlain`. */
+  static readonly GIVE_UP: unique symbol = Symbol('give up the plain shape');
+
+  static giveUp(): never {
+    throw PlainShape.GIVE_UP;
+  }
+
+  private peek(): number {
+    if (this.nextLt === -2) this.nextLt = this.src.indexOf('<', this.pos);
+    return this.nextLt;
+  }
+
+  private moveTo(pos: number): void {
+    this.pos = pos;
+    this.nextLt = -2;
+  }
+
+  /** Whether the next tag is exactly `tag` (e.g. `<m:Tour>` or `</m:Artikel>`); if so, moves past it. */
+  at(tag: string): boolean {
+    const lt = this.peek();
+    if (lt === -1 || !holdsAt(this.src, lt, tag)) return false;
+    this.moveTo(lt + tag.length);
+    return true;
+  }
+
+  expect(tag: string): void {
+    if (!this.at(tag)) PlainShape.giveUp();
+  }
+
+  /** The leaf `open` text `close` next: its text is then `textStart`..`textEnd`. */
+  leaf(open: string, close: string): void {
+    this.expect(open);
+    this.leafRest(close);
+  }
+
+  /** After a leaf's start tag: its text (no markup, so up to the next '<') and its end tag `close`. */
+  leafRest(close: string): void {
+    const src = this.src;
+    const lt = src.indexOf('<', this.pos);
+    if (lt === -1 || !holdsAt(src, lt, close)) PlainShape.giveUp();
+    this.textStart = this.pos;
+    this.textEnd = lt;
+    this.moveTo(lt + close.length);
+  }
+
+  /**
+   * A nillable leaf: the exact empty form `nil` (`<m:Menge xsi:nil="true"/>`, '' when the document
+   * binds no prefix to XSI) gives false; otherwise the leaf `open` text `close` gives true.
+   */
+  nillableLeaf(open: string, close: string, nil: string): boolean {
+    if (nil.length !== 0 && this.at(nil)) return false;
+    this.leaf(open, close);
+    return true;
+  }
+
+  /** The next start tag, read as `parseXml` reads it (attributes and declarations included). */
+  startTag(): ParsedTag {
+    const lt = this.peek();
+    if (lt === -1) PlainShape.giveUp();
+    const c = this.src.charCodeAt(lt + 1);
+    if (c === 47 || c === 33 || c === 63) PlainShape.giveUp();
+    const tag = readStartTag(this.src, lt);
+    this.moveTo(tag.end);
+    return tag;
+  }
+
+  /** The rest of the document is whitespace. */
+  atEnd(): boolean {
+    const src = this.src;
+    for (let i = this.pos; i < src.length; i++) {
+      const c = src.charCodeAt(i);
+      if (c !== 32 && c !== 10 && c !== 9 && c !== 13) return false;
+    }
+    return true;
+  }
+}
+
+/** Runs a fast path; undefined when it gave up (or anything in it threw). */
+export function tryPlain<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Prefix → namespace bindings of the plain envelope head (no scope chain: nothing deeper declares). */
+export type PlainBindings = Map<string, string>;
+
+/** The name of a tag read by `startTag`, resolved in `bindings`; undefined for an undeclared prefix. */
+export function resolveName(
+  qname: string,
+  bindings: PlainBindings,
+): { prefix: string; local: string; ns: string } | undefined {
+  const colon = qname.indexOf(':');
+  const prefix = colon === -1 ? '' : qname.slice(0, colon);
+  const local = colon === -1 ? qname : qname.slice(colon + 1);
+  const ns = bindings.get(prefix);
+  if (ns === undefined && colon !== -1) return undefined;
+  return { prefix, local, ns: ns ?? '' };
+}
+
+/** Adds a tag's namespace declarations to a copy of `bindings`. */
+export function declare(bindings: PlainBindings, tag: ParsedTag): PlainBindings {
+  if (tag.declares === null) return bindings;
+  const out = new Map(bindings);
+  for (const [prefix, uri] of tag.declares) out.set(prefix, uri);
+  return out;
+}
+
+/**
+ * The prolog, as `parseXml` reads it: a byte order mark, whitespace, processing instructions
+ * (`<?xml …?>`) and comments up to the root element's '<'. Gives up on a DOCTYPE, text, an oversized
+ * document or any '&' in the document.
+ */
+export function plainProlog(src: string): PlainShape {
+  if (src.length > DEFAULT_LIMITS.maxLength || src.indexOf('&') !== -1) PlainShape.giveUp();
+  let pos = src.charCodeAt(0) === 0xfeff ? 1 : 0;
+  for (;;) {
+    const lt = src.indexOf('<', pos);
+    if (lt === -1) PlainShape.giveUp();
+    for (let i = pos; i < lt; i++) {
+      const c = src.charCodeAt(i);
+      if (c !== 32 && c !== 10 && c !== 9 && c !== 13) PlainShape.giveUp();
+    }
+    const c = src.charCodeAt(lt + 1);
+    if (c === 63) {
+      const end = src.indexOf('?>', lt + 2);
+      if (end === -1) PlainShape.giveUp();
+      pos = end + 2;
+    } else if (c === 33 && src.startsWith('<!--', lt)) {
+      const end = src.indexOf('-->', lt + 4);
+      if (end === -1) PlainShape.giveUp();
+      pos = end + 3;
+    } else return new PlainShape(src, lt);
+  }
+}
+
+export const INITIAL_BINDINGS: ReadonlyMap<string, string> = new Map([['xml', XML_NS]]);
