@@ -233,14 +233,21 @@ function compileObject(schema: Schema, v: string, strict: boolean, functions: st
     const known = keys.map((key) => `key === ${JSON.stringify(key)}`).join(' || ') || 'false';
     lines.push(`  for (const key in ${v}) if (!(${known})) return undefined;`);
   }
-  lines.push(`  let comma = false;`, `  json += '{';`);
+  // Required properties come first: once the first is written, every later one follows a comma.
+  const firstRequired = keys.length > 0 && required.includes(keys[0]);
+  if (!firstRequired) lines.push(`  let comma = false;`, `  json += '{';`);
   keys.forEach((key, i) => {
     const p = `p${i}`;
     const isRequired = required.includes(key);
-    const name = JSON.stringify(`${JSON.stringify(key)}:`);
+    const name = `${JSON.stringify(key)}:`;
     lines.push(`  const ${p} = ${v}[${JSON.stringify(key)}];`);
     lines.push(`  if (${p} !== undefined) {`);
-    lines.push(`    json += comma ? ',' + ${name} : ${name};`, '    comma = true;');
+    if (!firstRequired)
+      lines.push(
+        `    json += comma ? ${JSON.stringify(`,${name}`)} : ${JSON.stringify(name)};`,
+        '    comma = true;',
+      );
+    else lines.push(`    json += ${JSON.stringify(i === 0 ? `{${name}` : `,${name}`)};`);
     lines.push(indent(compileValue(properties[key], p, strict, functions)));
     lines.push(isRequired ? '  } else return undefined;' : '  }');
   });

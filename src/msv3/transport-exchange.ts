@@ -96,7 +96,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       status: this.status,
       contentType: this.contentType,
       challenge: this.challenge,
-      body: Buffer.concat(this.chunks, this.received),
+      // Usually one chunk (undici hands out views of socket reads, not reused buffers): no copy then.
+      body: this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received),
     });
   }
 

@@ -131,6 +131,8 @@ export function createTransport(
   const dispatchers = new Map<string, Dispatcher>();
   const breakers = new Map<string, Breaker<UpstreamError>>();
   const limiters = new Map<string, ConcurrencyLimiter>();
+  const endpoints = new Map<string, Endpoint>();
+  const contentTypes = new Map<string, string>();
   let closed = false;
 
   function dispatcherFor(origin: string): Dispatcher {
@@ -178,7 +180,7 @@ export function createTransport(
   }
 
   function send(
-    url: URL,
+    url: Endpoint,
     headers: Record<string, string>,
     body: string,
     limits: ExchangeLimits,
@@ -187,7 +189,7 @@ export function createTransport(
     if (closed) return Promise.resolve<RawOutcome>({ kind: 'closed' });
     const request: Dispatcher.DispatchOptions = {
       origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+      path: url.path,
       method: 'POST',
       headers: { ...headers, accept: ACCEPT, 'user-agent': userAgent },
       body: Buffer.from(body, 'utf8'),
@@ -198,9 +200,10 @@ export function createTransport(
   async function call<T>(input: CallInput, decode: (xml: string) => DecodeResult<T>): Promise<CallResult<T>> {
     const started = performance.now();
     const { target, operation, signal } = input;
-    const url = parseEndpoint(input.url);
+    const url = remembered(endpoints, input.url, parseEndpoint);
     const authorization = basicAuthorization(input.credentials);
-    const headers = { 'content-type': soapContentType(input.action), authorization };
+    const contentType = remembered(contentTypes, input.action, soapContentType);
+    const headers = { 'content-type': contentType, authorization };
     const context: CallContext = { target, operation, secrets: secretsOf(input.credentials, authorization) };
     const fail = (fields: UpstreamErrorFields): CallResult<T> => ({
       ok: false,
@@ -248,7 +251,7 @@ export function createTransport(
 
   async function probe(input: { target: string; url: string }): Promise<ProbeResult> {
     const started = performance.now();
-    const url = parseEndpoint(input.url);
+    const url = remembered(endpoints, input.url, parseEndpoint);
     const limits = { maxBytes: PROBE_MAX_BYTES, totalTimeoutMs: config.probeTimeoutMs };
     const outcome = await send(url, { 'content-type': soapContentType() }, PROBE_ENVELOPE, limits);
     const context: CallContext = { target: input.target, operation: 'probe', secrets: [] };
@@ -268,7 +271,34 @@ export function createTransport(
   };
 }
 
-function parseEndpoint(raw: string): URL {
+/** Where a service URL's requests go: its origin and its path with query. */
+interface Endpoint {
+  origin: string;
+  path: string;
+}
+
+const MAX_REMEMBERED = 1_000;
+
+/**
+ * `compute(key)`, remembered in `map` (at most MAX_REMEMBERED entries): a transport's few service URLs
+ * and SOAP actions are checked once, not on every call. A key that throws is not remembered.
+ */
+function remembered<T>(map: Map<string, T>, key: string, compute: (key: string) => T): T {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = compute(key);
+    if (map.size >= MAX_REMEMBERED) map.clear();
+    map.set(key, value);
+  }
+  return value;
+}
+
+function parseEndpoint(raw: string): Endpoint {
+  const url = checkEndpoint(raw);
+  return { origin: url.origin, path: `${url.pathname}${url.search}` };
+}
+
+function checkEndpoint(raw: string): URL {
   let url: URL;
   try {
     url = new URL(raw);

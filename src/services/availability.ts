@@ -89,7 +89,8 @@ export async function checkAvailability(
     })),
   });
 
-  const byPzn = new Map(value.articles.map((article) => [article.requestedPzn, article]));
+  const byPzn = new Map<string, AvailabilityArticle>();
+  for (const article of value.articles) byPzn.set(article.requestedPzn, article);
   return {
     wholesaler: input.wholesaler,
     response_type: value.responseType === 'Spezifisch' ? 'standard' : 'unspecific',
@@ -110,11 +111,17 @@ export async function checkAvailability(
 function toItem(pzn: string, article: AvailabilityArticle): AvailabilityItem {
   const bindingSubstitution =
     article.substitution !== undefined && article.substitution.reason !== 'Vorschlag';
+  let available = !bindingSubstitution;
+  const deliveries: DeliveryPortion[] = [];
+  for (const part of article.parts) {
+    if (available && !AVAILABLE_TYPES.has(part.type)) available = false;
+    deliveries.push(toDeliveryPortion(part));
+  }
   return {
     pzn,
     quantity_requested: article.requestedQuantity,
-    available: !bindingSubstitution && article.parts.every((part) => AVAILABLE_TYPES.has(part.type)),
-    deliveries: article.parts.map((part) => toDeliveryPortion(part)),
+    available,
+    deliveries,
     substitution: toSubstitution(article.substitution),
   };
 }
