@@ -7,17 +7,22 @@
  * gateway's own answer to the same request, so both send the same bytes back.
  * It does no auth, rate limiting, credential handling, XML encoding or decoding, mapping or logging:
  * the gateway's overhead is what it adds on top of this.
+ * With the third argument `decode` it is the "decode-only" reference: the same, plus our typed decode of
+ * the SOAP answer (`verfuegbarkeitAnfragen.decodeResponse`, the answer is still the fixed JSON). No
+ * gateway that reads the wholesaler's answer can do less work per request than this.
  * IPC: ← {answer: json} → {answerSet}; → {ready, port}; ← {stop: true} closes and exits.
- * argv: the upstream URL (…/msv3/v2.0/verfuegbarkeitAnfragen).
+ * argv: the upstream URL (…/msv3/v2.0/verfuegbarkeitAnfragen), upstream connections, [decode].
  */
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { AvailabilityBody } from '../../src/http/routes/availability.js';
+import { verfuegbarkeitAnfragen } from '../../src/msv3/operations/verfuegbarkeit-anfragen.js';
 import { va50Request } from '../codec/envelopes.js';
 
 const target = new URL(process.argv[2]!);
 const connections = Number(process.argv[3] ?? 16);
+const decode = process.argv[4] === 'decode';
 const soapBody = Buffer.from(va50Request(), 'utf8');
 const soapHeaders = {
   'content-type': 'application/soap+xml; charset=utf-8; action="urn:msv3:v2:Msv3:verfuegbarkeitAnfragen"',
@@ -35,8 +40,10 @@ app.post('/v1/availability', { schema: { body: AvailabilityBody } }, async (_req
     headers: soapHeaders,
     body: soapBody,
   });
-  await response.body.text();
+  const xml = await response.body.text();
   if (response.statusCode !== 200) throw new Error(`upstream answered ${response.statusCode}`);
+  if (decode && verfuegbarkeitAnfragen.decodeResponse(xml).kind !== 'ok')
+    throw new Error('undecodable answer');
   return reply.type('application/json; charset=utf-8').send(answer);
 });
 

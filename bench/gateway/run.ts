@@ -10,9 +10,11 @@
  *    (the in-memory limiter still counts every request), LOG_LEVEL=info (the default: one JSON line per
  *    request, as in production; stdout goes to /dev/null), everything else at its defaults;
  *  - the pass-through baseline (bench/gateway/baseline.ts): Fastify validating the same body schema,
- *    forwarding a fixed SOAP body with undici, answering a fixed JSON (the gateway's own answer).
+ *    forwarding a fixed SOAP body with undici, answering a fixed JSON (the gateway's own answer);
+ *  - a decode-only reference (the same baseline, plus our typed decode of the SOAP answer): how close
+ *    any gateway that reads the wholesaler's answer can come to the baseline on this machine.
  * Both get the identical request (same headers and body). Warm-up 5 s each, then BENCH_RUNS (3) runs of
- * BENCH_SECONDS (10) s each, the two servers alternating (G B, B G, G B); medians are reported.
+ * BENCH_SECONDS (10) s each, the servers alternating (G B F, F B G, G B F); medians are reported.
  * Also recorded: server CPU time per request (/proc), the 1-minute load average at each run's start.
  * Targets (issue 4): gateway ≥ 80 % of the baseline's req/s, and at most +1 ms p50, at 32 connections.
  * BENCH_CPU_PROF=<dir> starts the gateway with `--cpu-prof` (the profile is written when it stops).
@@ -41,7 +43,8 @@ const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 /** The whole benchmark stops itself after this, whatever happens. */
 const WATCHDOG_MS = 15 * 60_000;
 
-type Target = 'gateway' | 'baseline';
+type Target = 'gateway' | 'baseline' | 'floor';
+const TARGETS: readonly Target[] = ['gateway', 'baseline', 'floor'];
 
 interface WrkResult {
   requests: number;
@@ -85,15 +88,19 @@ async function main(): Promise<void> {
     const upstream = await forkChild('upstream', []);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
     const gateway = await startGateway(folder, upstreamBase);
-    const baseline = await forkChild('baseline', [
-      `${upstreamBase}/verfuegbarkeitAnfragen`,
-      String(UPSTREAM_CONNECTIONS),
-    ]);
+    const upstreamArgs = [`${upstreamBase}/verfuegbarkeitAnfragen`, String(UPSTREAM_CONNECTIONS)];
+    const baseline = await forkChild('baseline', upstreamArgs);
+    const floor = await forkChild('baseline', [...upstreamArgs, 'decode']);
     const baseUrls: Record<Target, string> = {
       gateway: gateway.url,
       baseline: `http://127.0.0.1:${baseline.port}`,
+      floor: `http://127.0.0.1:${floor.port}`,
     };
-    const pids: Record<Target, number> = { gateway: gateway.child.pid!, baseline: baseline.child.pid! };
+    const pids: Record<Target, number> = {
+      gateway: gateway.child.pid!,
+      baseline: baseline.child.pid!,
+      floor: floor.child.pid!,
+    };
 
     const body = JSON.stringify({
       wholesaler: 'bench',
@@ -114,24 +121,28 @@ async function main(): Promise<void> {
     const answer = await post(`${baseUrls.gateway}/v1/availability`, headers, body);
     const parsed = JSON.parse(answer) as { items: unknown[] };
     if (parsed.items.length !== 50) throw new Error(`the gateway answered ${parsed.items.length} items`);
-    baseline.child.send({ answer });
-    await baseline.when('answerSet');
-    if ((await post(`${baseUrls.baseline}/v1/availability`, headers, body)) !== answer)
-      throw new Error('the baseline does not answer the fixed JSON');
+    for (const [name, reference] of [
+      ['baseline', baseline],
+      ['floor', floor],
+    ] as const) {
+      reference.child.send({ answer });
+      await reference.when('answerSet');
+      if ((await post(`${baseUrls[name]}/v1/availability`, headers, body)) !== answer)
+        throw new Error(`the ${name} server does not answer the fixed JSON`);
+    }
 
-    const scripts: Record<Target, string> = {
-      gateway: writeWrkScript(folder, 'gateway', headers, body),
-      baseline: writeWrkScript(folder, 'baseline', headers, body),
-    };
+    const scripts = Object.fromEntries(
+      TARGETS.map((t) => [t, writeWrkScript(folder, t, headers, body)]),
+    ) as Record<Target, string>;
     const wrkFor = (target: Target, seconds: number) =>
       wrk(`${baseUrls[target]}/v1/availability`, scripts[target], seconds);
 
     console.log(`[bench] warm-up: ${WARMUP_SECONDS} s each`);
-    for (const target of ['gateway', 'baseline'] as const) await wrkFor(target, WARMUP_SECONDS);
+    for (const target of TARGETS) await wrkFor(target, WARMUP_SECONDS);
 
-    const runs: Record<Target, RunResult[]> = { gateway: [], baseline: [] };
+    const runs: Record<Target, RunResult[]> = { gateway: [], baseline: [], floor: [] };
     for (let run = 1; run <= RUNS; run++) {
-      const order: Target[] = run % 2 === 1 ? ['gateway', 'baseline'] : ['baseline', 'gateway'];
+      const order = run % 2 === 1 ? TARGETS : [...TARGETS].reverse();
       for (const target of order) {
         await sleep(500);
         const load = Math.round(loadavg()[0]! * 100) / 100;
@@ -166,10 +177,22 @@ async function main(): Promise<void> {
 
     upstream.child.send({ report: true });
     const { requests: upstreamRequests } = await upstream.when('requests');
-    const median = { gateway: medians(runs.gateway), baseline: medians(runs.baseline) };
+    const median = {
+      gateway: medians(runs.gateway),
+      baseline: medians(runs.baseline),
+      floor: medians(runs.floor),
+    };
     const ratios = {
       throughput_gateway_over_baseline: round(
         median.gateway.requests_per_second / median.baseline.requests_per_second,
+        3,
+      ),
+      throughput_floor_over_baseline: round(
+        median.floor.requests_per_second / median.baseline.requests_per_second,
+        3,
+      ),
+      throughput_gateway_over_floor: round(
+        median.gateway.requests_per_second / median.floor.requests_per_second,
         3,
       ),
       p50_added_us: median.gateway.p50_us - median.baseline.p50_us,
@@ -191,6 +214,8 @@ async function main(): Promise<void> {
         upstream: `node:http on 127.0.0.1 in its own process, ${upstream.bytes} B canned v2 verfuegbarkeitAnfragen answer`,
         gateway: `node dist/cli.js serve, own process; SQLite; catalogue wholesaler "bench" live → canned upstream; live key; LOG_LEVEL=${LOG_LEVEL} to /dev/null; RATE_LIMIT_LIVE_POINTS=1000000 (memory limiter); defaults otherwise (UPSTREAM_MAX_CONCURRENCY ${UPSTREAM_CONNECTIONS})`,
         baseline: `Fastify 5 (logger off) validating the same body schema (Ajv), undici Pool (${UPSTREAM_CONNECTIONS} connections) POSTing a fixed SOAP body, fixed JSON answer`,
+        floor:
+          'the baseline plus verfuegbarkeitAnfragen.decodeResponse of the SOAP answer (decode-only reference; same fixed JSON answer)',
         cpu_profile: CPU_PROF_DIR ?? null,
       },
       upstream_requests: upstreamRequests,
@@ -206,6 +231,7 @@ async function main(): Promise<void> {
 
     await stopGateway(gateway.child);
     baseline.child.send({ stop: true });
+    floor.child.send({ stop: true });
     upstream.child.send({ stop: true });
   } finally {
     clearTimeout(watchdog);
@@ -401,15 +427,20 @@ function medians(runs: RunResult[]): RunResult {
 
 function printTable(
   median: Record<Target, RunResult>,
-  ratios: { throughput_gateway_over_baseline: number; p50_added_us: number; p99_added_us: number },
+  ratios: {
+    throughput_gateway_over_baseline: number;
+    throughput_floor_over_baseline: number;
+    p50_added_us: number;
+    p99_added_us: number;
+  },
   targets: { throughput_at_least_80_percent: boolean; p50_added_at_most_1_ms: boolean },
   runs: Record<Target, RunResult[]>,
 ): void {
   const n = (v: number | null) => (v === null ? '-' : v.toLocaleString('en-US'));
   const rows = [
     ['', 'req/s', 'p50 µs', 'p99 µs', 'server CPU µs/req', 'req/s of each run'],
-    ...(['baseline', 'gateway'] as const).map((t) => [
-      t === 'baseline' ? 'pass-through baseline' : 'gateway',
+    ...(['baseline', 'floor', 'gateway'] as const).map((t) => [
+      { baseline: 'pass-through baseline', floor: 'baseline + decode only', gateway: 'gateway' }[t],
       n(median[t].requests_per_second),
       n(median[t].p50_us),
       n(median[t].p99_us),
@@ -421,6 +452,14 @@ function printTable(
       `${(ratios.throughput_gateway_over_baseline * 100).toFixed(1)} %`,
       `${ratios.p50_added_us >= 0 ? '+' : ''}${n(ratios.p50_added_us)}`,
       `${ratios.p99_added_us >= 0 ? '+' : ''}${n(ratios.p99_added_us)}`,
+      '',
+      '',
+    ],
+    [
+      'decode-only vs baseline',
+      `${(ratios.throughput_floor_over_baseline * 100).toFixed(1)} %`,
+      '',
+      '',
       '',
       '',
     ],
