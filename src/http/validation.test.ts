@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { describeSchemaErrors, pointerToPath, type SchemaError } from './validation.js';
+import { describeSchemaErrors, pointerToPath, type SchemaError, stringsOnlyCheck } from './validation.js';
 
 const Order = Type.Object(
   {
@@ -60,5 +62,61 @@ describe('describing schema errors', () => {
       param: 'wholesaler',
     });
     expect(describeSchemaErrors(errors, 'headers').message).toBe('header wholesaler is required');
+  });
+});
+
+describe('skipping Value.Convert for string-only header schemas', () => {
+  const Headers = Type.Object({
+    'x-msv3-username': Type.Optional(Type.String()),
+    'x-msv3-password': Type.Optional(Type.String({ description: 'secret' })),
+    'idempotency-key': Type.Optional(Type.String()),
+  });
+
+  it('only says "unchanged" when Value.Convert would change nothing', () => {
+    const check = stringsOnlyCheck(Headers);
+    expect(check).toBeDefined();
+    const headerValue = fc.oneof(
+      fc.string(),
+      fc.constant(undefined),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.string(), { maxLength: 2 }),
+      fc.bigInt(),
+    );
+    const headers = fc.dictionary(
+      fc.constantFrom(
+        'x-msv3-username',
+        'x-msv3-password',
+        'idempotency-key',
+        'x-api-key',
+        'host',
+        'x-msv3-passwordx',
+      ),
+      headerValue,
+    );
+    fc.assert(
+      fc.property(headers, (input) => {
+        if (check!(input)) {
+          const copy = structuredClone(input);
+          expect(Value.Convert(Headers, copy)).toEqual(input);
+          expect(copy).toEqual(input);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    expect(check!({ 'x-msv3-username': 'a', host: 'h' })).toBe(true);
+    expect(check!({ 'x-msv3-username': ['a', 'b'] })).toBe(false);
+  });
+
+  it('is not used for schemas Convert would change strings of, or with pattern characters in names', () => {
+    expect(stringsOnlyCheck(Type.Object({ page: Type.Integer() }))).toBeUndefined();
+    expect(
+      stringsOnlyCheck(Type.Object({ kind: Type.Union([Type.Literal('a'), Type.String()]) })),
+    ).toBeUndefined();
+    expect(stringsOnlyCheck(Type.Object({ 'a.b': Type.String() }))).toBeUndefined();
+    expect(
+      stringsOnlyCheck(Type.Object({ a: Type.String() }, { additionalProperties: Type.Number() })),
+    ).toBeUndefined();
   });
 });

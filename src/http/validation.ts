@@ -12,13 +12,45 @@ import { compileDefaults } from './schema-defaults.js';
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   const convert = httpPart !== 'body';
+  const alreadyConverted = convert ? stringsOnlyCheck(schema) : undefined;
   const fillDefaults = compileDefaults(schema); // Value.Default, specialised to this schema
   return (input: unknown) => {
-    let value = convert ? Value.Convert(schema, input) : input;
+    let value = convert && alreadyConverted?.(input) !== true ? Value.Convert(schema, input) : input;
     if (fillDefaults !== undefined) value = fillDefaults(value);
     return check.Check(value) ? { value } : { error: check.Errors(value) as never };
   };
 };
+
+/**
+ * For an object schema whose properties are all plain strings (the header schemas), a test for inputs
+ * `Value.Convert` would leave as they are: an object with a string, or nothing, under each of those
+ * names (Convert turns only non-strings into strings, and only under the schema's names, which it
+ * matches as `^name$` patterns: hence names without pattern characters). Undefined for other schemas.
+ */
+export function stringsOnlyCheck(schema: TSchema): ((input: unknown) => boolean) | undefined {
+  const { type, properties, additionalProperties } = schema as {
+    type?: unknown;
+    properties?: Record<string, Record<string, unknown>>;
+    additionalProperties?: unknown;
+  };
+  if (type !== 'object' || typeof properties !== 'object' || properties === null) return undefined;
+  if (typeof additionalProperties === 'object' && additionalProperties !== null) return undefined;
+  const names = Object.keys(properties);
+  for (const name of names) {
+    const property = properties[name]!;
+    if (!/^[A-Za-z0-9_-]+$/.test(name) || property.type !== 'string') return undefined;
+    if (property.anyOf !== undefined || property.enum !== undefined || property.const !== undefined)
+      return undefined;
+  }
+  return (input) => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
+    for (const name of names) {
+      const value = (input as Record<string, unknown>)[name];
+      if (value !== undefined && typeof value !== 'string') return false;
+    }
+    return true;
+  };
+}
 
 /** One validation error as TypeBox (and Ajv) report it. */
 export interface SchemaError {

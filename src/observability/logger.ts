@@ -69,29 +69,60 @@ export function redactSecrets<T>(value: T, depth = 0): T {
 /**
  * Values our serializers produced. pino applies `serializers` after `formatters.log` (and Fastify's
  * request loggers inherit them), so a value serialized and redacted in `formatLogObject` must pass the
- * second application unchanged.
+ * second application unchanged. `req` and `res` (one of each per request) come out as instances of
+ * the classes below, recognised by their prototype (redaction's copies keep it) and written by JSON
+ * like plain objects; other values (`err`) are remembered in a WeakSet.
  */
 const serializedValues = new WeakSet<object>();
 
+class LoggedRequest {
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+  readonly route: string | undefined;
+  readonly remote_address: string | undefined;
+
+  constructor(request: { method?: string; url?: string; ip?: string; routeOptions?: { url?: string } }) {
+    this.method = request.method;
+    this.url = request.url;
+    this.route = request.routeOptions?.url;
+    this.remote_address = request.ip;
+  }
+}
+
+class LoggedReply {
+  readonly status: number | undefined;
+
+  constructor(reply: { statusCode?: number }) {
+    this.status = reply.statusCode;
+  }
+}
+
 function markSerialized<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) serializedValues.add(value);
+  if (typeof value === 'object' && value !== null && !isSerializedInstance(value))
+    serializedValues.add(value);
   return value;
+}
+
+function isSerializedInstance(value: object): boolean {
+  return value instanceof LoggedRequest || value instanceof LoggedReply;
 }
 
 function once<T>(serialize: (value: T) => unknown): (value: T) => unknown {
   return (value) =>
-    typeof value === 'object' && value !== null && serializedValues.has(value) ? value : serialize(value);
+    typeof value === 'object' &&
+    value !== null &&
+    (isSerializedInstance(value) || serializedValues.has(value))
+      ? value
+      : serialize(value);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: pino's SerializerFn takes any
 const serializers: Record<string, (value: any) => unknown> = {
-  req: once((request: { method?: string; url?: string; ip?: string; routeOptions?: { url?: string } }) => ({
-    method: request.method,
-    url: request.url,
-    route: request.routeOptions?.url,
-    remote_address: request.ip,
-  })),
-  res: once((reply: { statusCode?: number }) => ({ status: reply.statusCode })),
+  req: once(
+    (request: { method?: string; url?: string; ip?: string; routeOptions?: { url?: string } }) =>
+      new LoggedRequest(request),
+  ),
+  res: once((reply: { statusCode?: number }) => new LoggedReply(reply)),
   err: once(pino.stdSerializers.err),
 };
 
