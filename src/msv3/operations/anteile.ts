@@ -9,15 +9,23 @@ import {
   type VerfuegbarkeitTyp,
 } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
+import { PlainShape, type PlainTags, tagIndex } from '../xml/plain.js';
 import { escapeText } from '../xml/write.js';
 import {
+  booleanAt,
   checkAttributes,
   checkCount,
+  checkLength,
   countRun,
+  dateTimeAt,
   defektgrundForVersion,
+  enumAt,
   expectAt,
   expectEnd,
+  intAt,
   isAt,
+  isDruckbareKennung,
+  pznAt,
   pznToWireText,
   readBoolean,
   readEnum,
@@ -144,6 +152,121 @@ export function readSubstitution(el: XmlElement, ctx: WireContext, forOrders: bo
   } catch (error) {
     return rethrowWithin('Substitution', error);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fast path (xml/plain.ts): the same elements in their plain form, read straight from the text.
+
+/**
+ * The element names that `readPlainParts` and `readPlainSubstitution` read: the `PlainTags` passed to
+ * them must be made from a list of names that begins with these (an operation appends its own).
+ */
+export const PLAIN_PART_NAMES = [
+  'Anteile',
+  'Menge',
+  'Typ',
+  'Lieferzeitpunkt',
+  'Tour',
+  'Grund',
+  'TourId',
+  'Tourabweichung',
+  'Substitution',
+  'Substitutionsgrund',
+  'LieferPzn',
+] as const;
+
+const ANTEILE = tagIndex(PLAIN_PART_NAMES, 'Anteile');
+const MENGE = tagIndex(PLAIN_PART_NAMES, 'Menge');
+const TYP = tagIndex(PLAIN_PART_NAMES, 'Typ');
+const LIEFERZEITPUNKT = tagIndex(PLAIN_PART_NAMES, 'Lieferzeitpunkt');
+const TOUR = tagIndex(PLAIN_PART_NAMES, 'Tour');
+const GRUND = tagIndex(PLAIN_PART_NAMES, 'Grund');
+const TOUR_ID = tagIndex(PLAIN_PART_NAMES, 'TourId');
+const TOURABWEICHUNG = tagIndex(PLAIN_PART_NAMES, 'Tourabweichung');
+const SUBSTITUTION = tagIndex(PLAIN_PART_NAMES, 'Substitution');
+const SUBSTITUTIONSGRUND = tagIndex(PLAIN_PART_NAMES, 'Substitutionsgrund');
+const LIEFER_PZN = tagIndex(PLAIN_PART_NAMES, 'LieferPzn');
+
+function readPlainPart(shape: PlainShape, t: PlainTags, ctx: WireContext, forOrders: boolean): OrderPart {
+  const src = shape.src;
+  const quantity = shape.nillableLeaf(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!)
+    ? intAt(src, shape.textStart, shape.textEnd, 'Menge', 1, ctx.maxQuantity)
+    : null;
+  shape.leaf(t[TYP]!, t[TYP + 1]!);
+  const type = enumAt<BestellungTyp>(
+    src,
+    shape.textStart,
+    shape.textEnd,
+    forOrders ? BESTELLUNG_TYPEN : VERFUEGBARKEIT_TYPEN,
+    'Typ',
+  );
+  const deliveryTime = shape.nillableLeaf(
+    t[LIEFERZEITPUNKT]!,
+    t[LIEFERZEITPUNKT + 1]!,
+    t[LIEFERZEITPUNKT + 2]!,
+  )
+    ? dateTimeAt(src, shape.textStart, shape.textEnd, 'Lieferzeitpunkt')
+    : null;
+  let tour: string | undefined;
+  if (shape.at(t[TOUR]!)) {
+    shape.leafRest(t[TOUR + 1]!);
+    tour = src.slice(shape.textStart, shape.textEnd);
+    checkLength(tour, 'Tour', 1, 80);
+  }
+  shape.leaf(t[GRUND]!, t[GRUND + 1]!);
+  const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
+  const defectReason = enumAt(src, shape.textStart, shape.textEnd, reasons, 'Grund');
+  let tourId: string | undefined;
+  if (forOrders && shape.at(t[TOUR_ID]!)) {
+    shape.leafRest(t[TOUR_ID + 1]!);
+    tourId = src.slice(shape.textStart, shape.textEnd);
+    if (!isDruckbareKennung(tourId)) PlainShape.giveUp();
+  }
+  let tourDeviation: boolean | undefined;
+  if (ctx.version === 2) {
+    shape.leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!);
+    tourDeviation = booleanAt(src, shape.textStart, shape.textEnd, 'Tourabweichung');
+  }
+  shape.expect(t[ANTEILE + 1]!);
+  return forOrders
+    ? { quantity, type, deliveryTime, tour, defectReason, tourId, tourDeviation }
+    : { quantity, type, deliveryTime, tour, defectReason, tourDeviation };
+}
+
+/** `readParts` for the plain form: the run of 1..max `Anteile` next. */
+export function readPlainParts(
+  shape: PlainShape,
+  t: PlainTags,
+  ctx: WireContext,
+  forOrders: boolean,
+  max: number,
+): OrderPart[] {
+  const parts: OrderPart[] = [];
+  while (shape.at(t[ANTEILE]!)) {
+    if (parts.length === max) PlainShape.giveUp();
+    parts.push(readPlainPart(shape, t, ctx, forOrders));
+  }
+  if (parts.length === 0) PlainShape.giveUp();
+  return parts;
+}
+
+/** `readSubstitution` for the plain form, after its start tag. */
+export function readPlainSubstitution(
+  shape: PlainShape,
+  t: PlainTags,
+  ctx: WireContext,
+  forOrders: boolean,
+): Substitution {
+  const src = shape.src;
+  shape.leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!);
+  const reason = enumAt(src, shape.textStart, shape.textEnd, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
+  shape.leaf(t[GRUND]!, t[GRUND + 1]!);
+  const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
+  const defectReason = enumAt(src, shape.textStart, shape.textEnd, reasons, 'Grund');
+  shape.leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!);
+  const deliveredPzn = pznAt(src, shape.textStart, shape.textEnd, 'LieferPzn');
+  shape.expect(t[SUBSTITUTION + 1]!);
+  return { reason, defectReason, deliveredPzn };
 }
 
 export function writePart(p: OrderPart | AvailabilityPart, ctx: WireContext, forOrders: boolean): string {

@@ -1,11 +1,14 @@
-import { type Msv3Version, wrapEnvelope } from '../envelope.js';
+import { closePlainEnvelope, type Msv3Version, openPlainEnvelope, wrapEnvelope } from '../envelope.js';
 import { LIEFERVORGABEN, type Liefervorgabe, type Msv3FaultInfo, type Pzn } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
+import { PlainShape, plainProlog, plainTags, tryPlain } from '../xml/plain.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   MAX_POSITIONS,
   MAX_SUB_ORDERS,
+  PLAIN_SUB_ORDER_NAMES,
   type PositionAnswer,
+  readPlainSubOrderAnswers,
   readSubOrderAnswers,
   readSubOrderHeader,
   type SubOrderAnswer,
@@ -15,6 +18,7 @@ import {
 } from './bestellung-antwort.js';
 import {
   booleanAttribute,
+  booleanValue,
   checkAttributes,
   checkCount,
   countRun,
@@ -23,6 +27,8 @@ import {
   expectEnd,
   fail,
   intAttribute,
+  intValue,
+  isUuid,
   pznToWireText,
   readEnum,
   readInt,
@@ -35,7 +41,7 @@ import {
   type WireContext,
   wireContext,
 } from './fields.js';
-import { defineOperation } from './operation.js';
+import { defineOperation, type OperationCodec } from './operation.js';
 
 /** bestellen (PROTOCOL.md §2.4): place an order of one or more sub-orders. */
 
@@ -186,14 +192,54 @@ function readResponse(wrapper: XmlElement, version: Msv3Version): OrderResponse 
   }
 }
 
-export const bestellen = defineOperation({
+/** `readResponse` for the answer in its plain form (xml/plain.ts); undefined leaves it to readResponse. */
+function readResponsePlain(xml: string, expectedVersion: Msv3Version | undefined): OrderResponse | undefined {
+  return tryPlain(() => {
+    const shape = plainProlog(xml);
+    const head = openPlainEnvelope(shape, 'bestellenResponse');
+    if (expectedVersion !== undefined && head.version !== expectedVersion) PlainShape.giveUp();
+    const ret = shape.startTag();
+    const a = ret.attrs;
+    if (ret.qname !== 'return' || ret.declares !== null || a === null || a.length !== 6) PlainShape.giveUp();
+    let id: string | undefined;
+    let supportId: string | undefined;
+    let nightMode: string | undefined;
+    for (let k = 0; k < 6; k += 2) {
+      if (a[k] === 'Id') id = a[k + 1];
+      else if (a[k] === 'BestellSupportId') supportId = a[k + 1];
+      else if (a[k] === 'NachtBetrieb') nightMode = a[k + 1];
+    }
+    if (id === undefined || supportId === undefined || nightMode === undefined || !isUuid(id))
+      PlainShape.giveUp();
+    const response: OrderResponse = {
+      id,
+      supportId: intValue(supportId, '@BestellSupportId', 1, SUPPORT_ID_MAX),
+      nightMode: booleanValue(nightMode, '@NachtBetrieb'),
+      subOrders: [],
+    };
+    if (!ret.selfClosing) {
+      const t = plainTags('bestellen', PLAIN_SUB_ORDER_NAMES, head.prefix, head.xsiPrefix);
+      const ctx = wireContext(head.version);
+      response.subOrders = readPlainSubOrderAnswers(shape, t, ctx, `${head.prefix}:Auftraege`);
+      shape.expect('</return>');
+    }
+    closePlainEnvelope(shape, head);
+    return response;
+  });
+}
+
+/** The codec of `bestellen` (exported so that tests can run it without the fast path). */
+export const bestellenCodec: OperationCodec<OrderRequest, OrderResponse> = {
   name: 'bestellen',
   service: 'bestellen',
   encodeRequest,
   readRequest,
   encodeResponse,
   readResponse,
-});
+  readResponsePlain,
+};
+
+export const bestellen = defineOperation(bestellenCodec);
 
 // ---------------------------------------------------------------------------------------------------
 // Matching answers to requests (PROTOCOL.md §2.4, §8 client 6): by sub-order Id and BestellPzn, never by index.

@@ -6,11 +6,15 @@ import {
   type Msv3FaultInfo,
   type Pzn,
 } from '../model.js';
-import type { XmlElement } from '../xml/parse.js';
+import type { ParsedTag, XmlElement } from '../xml/parse.js';
+import { PlainShape, type PlainTags, tagIndex } from '../xml/plain.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   type OrderPart,
+  PLAIN_PART_NAMES,
   readParts,
+  readPlainParts,
+  readPlainSubstitution,
   readSubstitution,
   type Substitution,
   writePart,
@@ -20,12 +24,19 @@ import {
   checkAttributes,
   checkCount,
   countRun,
+  enumAt,
   enumAttribute,
+  enumValue,
   expectAt,
   expectEnd,
+  intAt,
   intAttribute,
+  intValue,
   isAt,
+  isDruckbareKennung,
+  isUuid,
   kennungAttribute,
+  pznAt,
   pznToWireText,
   readEnum,
   readInt,
@@ -188,6 +199,127 @@ export function readSubOrderAnswers(children: XmlElement[], i: number, ctx: Wire
     } catch (error) {
       rethrowWithin(`Auftraege[${k + 1}]`, error);
     }
+  }
+  return answers;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fast path (xml/plain.ts): answered sub-orders in their plain form, without Auftragsfehler.
+
+/** The names of `readPlainSubOrderAnswers`; its `PlainTags` must be made from a list beginning with them. */
+export const PLAIN_SUB_ORDER_NAMES = [
+  ...PLAIN_PART_NAMES,
+  'Auftraege',
+  'Positionen',
+  'BestellPzn',
+  'BestellMenge',
+  'BestellLiefervorgabe',
+];
+
+const AUFTRAEGE = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Auftraege');
+const POSITIONEN = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Positionen');
+const BESTELL_PZN = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellPzn');
+const BESTELL_MENGE = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellMenge');
+const BESTELL_LIEFERVORGABE = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellLiefervorgabe');
+const SUBSTITUTION = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Substitution');
+
+/** `readSubOrderHeader` for a start tag read by `PlainShape.startTag`: only the attributes it allows. */
+function readPlainSubOrderHeader(tag: ParsedTag): SubOrderHeader {
+  const a = tag.attrs;
+  if (a === null || tag.declares !== null) PlainShape.giveUp();
+  let id: string | undefined;
+  let orderType: string | undefined;
+  let orderLabel: string | undefined;
+  let containerId: string | undefined;
+  let supportId: string | undefined;
+  for (let k = 0; k < a.length; k += 2) {
+    const value = a[k + 1]!;
+    switch (a[k]) {
+      case 'Id':
+        id = value;
+        break;
+      case 'Auftragsart':
+        orderType = value;
+        break;
+      case 'Auftragskennung':
+        orderLabel = value;
+        break;
+      case 'GebindeId':
+        containerId = value;
+        break;
+      case 'AuftragsSupportID':
+        supportId = value;
+        break;
+      default:
+        PlainShape.giveUp();
+    }
+  }
+  if (id === undefined || orderType === undefined || orderLabel === undefined || supportId === undefined)
+    PlainShape.giveUp();
+  if (!isUuid(id) || !isDruckbareKennung(orderLabel)) PlainShape.giveUp();
+  if (containerId !== undefined && !isDruckbareKennung(containerId)) PlainShape.giveUp();
+  return {
+    id,
+    orderType: enumValue(orderType, AUFTRAGSARTEN, '@Auftragsart'),
+    orderLabel,
+    containerId,
+    supportId: intValue(supportId, '@AuftragsSupportID', 1, SUPPORT_ID_MAX),
+  };
+}
+
+function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): PositionAnswer {
+  const src = shape.src;
+  shape.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!);
+  const pzn = pznAt(src, shape.textStart, shape.textEnd, 'BestellPzn');
+  shape.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!);
+  const quantity = intAt(src, shape.textStart, shape.textEnd, 'BestellMenge', 1, ctx.maxQuantity);
+  shape.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!);
+  const deliveryInstruction = enumAt(
+    src,
+    shape.textStart,
+    shape.textEnd,
+    LIEFERVORGABEN,
+    'BestellLiefervorgabe',
+  );
+  const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, true) : undefined;
+  const parts = readPlainParts(shape, t, ctx, true, 9);
+  shape.expect(t[POSITIONEN + 1]!);
+  return { pzn, quantity, deliveryInstruction, substitution, parts };
+}
+
+/**
+ * `readSubOrderAnswers` for the plain form: the run of answered `Auftraege` next (with attributes, so
+ * `qname` is the start tag's name, `<p:Auftraege`), each without `Auftragsfehler` (which gives up).
+ */
+export function readPlainSubOrderAnswers(
+  shape: PlainShape,
+  t: PlainTags,
+  ctx: WireContext,
+  qname: string,
+): SubOrderAnswer[] {
+  const answers: SubOrderAnswer[] = [];
+  const open = `<${qname}`;
+  while (shape.nextIs(open)) {
+    const tag = shape.startTag();
+    if (tag.qname !== qname || answers.length === MAX_SUB_ORDERS) PlainShape.giveUp();
+    const header = readPlainSubOrderHeader(tag);
+    const positions: PositionAnswer[] = [];
+    if (!tag.selfClosing) {
+      while (shape.at(t[POSITIONEN]!)) {
+        if (positions.length === MAX_POSITIONS) PlainShape.giveUp();
+        positions.push(readPlainPosition(shape, t, ctx));
+      }
+      shape.expect(t[AUFTRAEGE + 1]!);
+    }
+    answers.push({
+      id: header.id,
+      orderType: header.orderType,
+      orderLabel: header.orderLabel,
+      containerId: header.containerId,
+      supportId: header.supportId,
+      positions,
+      error: undefined,
+    });
   }
   return answers;
 }

@@ -1,26 +1,25 @@
 import { closePlainEnvelope, type Msv3Version, openPlainEnvelope, wrapEnvelope } from '../envelope.js';
-import { type Pzn, SUBSTITUTIONSGRUENDE, VERFUEGBARKEIT_TYPEN } from '../model.js';
-import { internalize, type XmlElement } from '../xml/parse.js';
-import { PlainShape, plainProlog, tryPlain } from '../xml/plain.js';
+import type { Pzn } from '../model.js';
+import type { XmlElement } from '../xml/parse.js';
+import { PlainShape, type PlainTags, plainProlog, plainTags, tagIndex, tryPlain } from '../xml/plain.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   type AvailabilityPart,
+  PLAIN_PART_NAMES,
   readParts,
+  readPlainParts,
+  readPlainSubstitution,
   readSubstitution,
   type Substitution,
   writePart,
   writeSubstitution,
 } from './anteile.js';
 import {
-  booleanAt,
   booleanAttribute,
   checkAttributes,
   checkCount,
-  checkLength,
   countRun,
-  dateTimeAt,
   decodingContext,
-  enumAt,
   enumAttribute,
   enumValue,
   expectAt,
@@ -209,134 +208,21 @@ function readResponse(wrapper: XmlElement, version: Msv3Version): AvailabilityRe
 // Fast path: the answer in its plain form (xml/plain.ts), read straight from the text with the same
 // lexical readers; anything else (or anything wrong) is left to parseXml and readResponse.
 
-/** The tags of the payload for one wrapper prefix and XSI prefix, internalized. */
-interface AnswerTags {
-  artikel: string;
-  artikelEnd: string;
-  anfrageMenge: string;
-  anfrageMengeEnd: string;
-  anfragePzn: string;
-  anfragePznEnd: string;
-  substitution: string;
-  substitutionEnd: string;
-  substitutionsgrund: string;
-  substitutionsgrundEnd: string;
-  grund: string;
-  grundEnd: string;
-  lieferPzn: string;
-  lieferPznEnd: string;
-  anteile: string;
-  anteileEnd: string;
-  menge: string;
-  mengeEnd: string;
-  mengeNil: string;
-  typ: string;
-  typEnd: string;
-  lieferzeitpunkt: string;
-  lieferzeitpunktEnd: string;
-  lieferzeitpunktNil: string;
-  tour: string;
-  tourEnd: string;
-  tourabweichung: string;
-  tourabweichungEnd: string;
-}
+const PLAIN_NAMES = [...PLAIN_PART_NAMES, 'Artikel', 'AnfrageMenge', 'AnfragePzn'];
+const ARTIKEL = tagIndex(PLAIN_NAMES, 'Artikel');
+const ANFRAGE_MENGE = tagIndex(PLAIN_NAMES, 'AnfrageMenge');
+const ANFRAGE_PZN = tagIndex(PLAIN_NAMES, 'AnfragePzn');
+const SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
 
-const answerTagsCache = new Map<string, AnswerTags>();
-
-function answerTags(prefix: string, xsiPrefix: string): AnswerTags {
-  const key = `${prefix} ${xsiPrefix}`;
-  let tags = answerTagsCache.get(key);
-  if (tags !== undefined) return tags;
-  const open = (local: string) => internalize(`<${prefix}:${local}>`);
-  const end = (local: string) => internalize(`</${prefix}:${local}>`);
-  const nil = (local: string) =>
-    xsiPrefix === '' ? '' : internalize(`<${prefix}:${local} ${xsiPrefix}:nil="true"/>`);
-  tags = {
-    artikel: open('Artikel'),
-    artikelEnd: end('Artikel'),
-    anfrageMenge: open('AnfrageMenge'),
-    anfrageMengeEnd: end('AnfrageMenge'),
-    anfragePzn: open('AnfragePzn'),
-    anfragePznEnd: end('AnfragePzn'),
-    substitution: open('Substitution'),
-    substitutionEnd: end('Substitution'),
-    substitutionsgrund: open('Substitutionsgrund'),
-    substitutionsgrundEnd: end('Substitutionsgrund'),
-    grund: open('Grund'),
-    grundEnd: end('Grund'),
-    lieferPzn: open('LieferPzn'),
-    lieferPznEnd: end('LieferPzn'),
-    anteile: open('Anteile'),
-    anteileEnd: end('Anteile'),
-    menge: open('Menge'),
-    mengeEnd: end('Menge'),
-    mengeNil: nil('Menge'),
-    typ: open('Typ'),
-    typEnd: end('Typ'),
-    lieferzeitpunkt: open('Lieferzeitpunkt'),
-    lieferzeitpunktEnd: end('Lieferzeitpunkt'),
-    lieferzeitpunktNil: nil('Lieferzeitpunkt'),
-    tour: open('Tour'),
-    tourEnd: end('Tour'),
-    tourabweichung: open('Tourabweichung'),
-    tourabweichungEnd: end('Tourabweichung'),
-  };
-  if (answerTagsCache.size >= 16) answerTagsCache.clear();
-  answerTagsCache.set(key, tags);
-  return tags;
-}
-
-function readPlainPart(shape: PlainShape, t: AnswerTags, ctx: WireContext): AvailabilityPart {
+function readPlainArticle(shape: PlainShape, t: PlainTags, ctx: WireContext): AvailabilityArticle {
   const src = shape.src;
-  const quantity = shape.nillableLeaf(t.menge, t.mengeEnd, t.mengeNil)
-    ? intAt(src, shape.textStart, shape.textEnd, 'Menge', 1, ctx.maxQuantity)
-    : null;
-  shape.leaf(t.typ, t.typEnd);
-  const type = enumAt(src, shape.textStart, shape.textEnd, VERFUEGBARKEIT_TYPEN, 'Typ');
-  const deliveryTime = shape.nillableLeaf(t.lieferzeitpunkt, t.lieferzeitpunktEnd, t.lieferzeitpunktNil)
-    ? dateTimeAt(src, shape.textStart, shape.textEnd, 'Lieferzeitpunkt')
-    : null;
-  let tour: string | undefined;
-  if (shape.at(t.tour)) {
-    shape.leafRest(t.tourEnd);
-    tour = src.slice(shape.textStart, shape.textEnd);
-    checkLength(tour, 'Tour', 1, 80);
-  }
-  shape.leaf(t.grund, t.grundEnd);
-  const defectReason = enumAt(src, shape.textStart, shape.textEnd, ctx.availabilityReasons, 'Grund');
-  let tourDeviation: boolean | undefined;
-  if (ctx.version === 2) {
-    shape.leaf(t.tourabweichung, t.tourabweichungEnd);
-    tourDeviation = booleanAt(src, shape.textStart, shape.textEnd, 'Tourabweichung');
-  }
-  shape.expect(t.anteileEnd);
-  return { quantity, type, deliveryTime, tour, defectReason, tourDeviation };
-}
-
-function readPlainArticle(shape: PlainShape, t: AnswerTags, ctx: WireContext): AvailabilityArticle {
-  const src = shape.src;
-  shape.leaf(t.anfrageMenge, t.anfrageMengeEnd);
+  shape.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!);
   const requestedQuantity = intAt(src, shape.textStart, shape.textEnd, 'AnfrageMenge', 1, ctx.maxQuantity);
-  shape.leaf(t.anfragePzn, t.anfragePznEnd);
+  shape.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!);
   const requestedPzn = pznAt(src, shape.textStart, shape.textEnd, 'AnfragePzn');
-  let substitution: Substitution | undefined;
-  if (shape.at(t.substitution)) {
-    shape.leaf(t.substitutionsgrund, t.substitutionsgrundEnd);
-    const reason = enumAt(src, shape.textStart, shape.textEnd, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
-    shape.leaf(t.grund, t.grundEnd);
-    const defectReason = enumAt(src, shape.textStart, shape.textEnd, ctx.availabilityReasons, 'Grund');
-    shape.leaf(t.lieferPzn, t.lieferPznEnd);
-    const deliveredPzn = pznAt(src, shape.textStart, shape.textEnd, 'LieferPzn');
-    shape.expect(t.substitutionEnd);
-    substitution = { reason, defectReason, deliveredPzn };
-  }
-  const parts: AvailabilityPart[] = [];
-  while (shape.at(t.anteile)) {
-    if (parts.length === 5) PlainShape.giveUp();
-    parts.push(readPlainPart(shape, t, ctx));
-  }
-  if (parts.length === 0) PlainShape.giveUp();
-  shape.expect(t.artikelEnd);
+  const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, false) : undefined;
+  const parts = readPlainParts(shape, t, ctx, false, 5) as AvailabilityPart[];
+  shape.expect(t[ARTIKEL + 1]!);
   return { requestedQuantity, requestedPzn, substitution, parts };
 }
 
@@ -345,7 +231,7 @@ function readPlainResponse(xml: string, expectedVersion: Msv3Version | undefined
   const head = openPlainEnvelope(shape, 'verfuegbarkeitAnfragenResponse');
   if (expectedVersion !== undefined && head.version !== expectedVersion) PlainShape.giveUp();
   const ctx = wireContext(head.version);
-  const t = answerTags(head.prefix, head.xsiPrefix);
+  const t = plainTags('verfuegbarkeitAnfragen', PLAIN_NAMES, head.prefix, head.xsiPrefix);
   const ret = shape.startTag();
   const a = ret.attrs;
   if (ret.qname !== 'return' || ret.selfClosing || ret.declares !== null || a === null || a.length !== 4)
@@ -356,7 +242,7 @@ function readPlainResponse(xml: string, expectedVersion: Msv3Version | undefined
   const id = a[idAt]!;
   const responseType = enumValue(a[typeAt]!, ANTWORT_TYPEN, '@RTyp');
   const articles: AvailabilityArticle[] = [];
-  while (shape.at(t.artikel)) {
+  while (shape.at(t[ARTIKEL]!)) {
     if (articles.length === MAX_ARTICLES) PlainShape.giveUp();
     articles.push(readPlainArticle(shape, t, ctx));
   }

@@ -1,4 +1,4 @@
-import { DEFAULT_LIMITS, holdsAt, type ParsedTag, readStartTag, XML_NS } from './parse.js';
+import { DEFAULT_LIMITS, holdsAt, internalize, type ParsedTag, readStartTag, XML_NS } from './parse.js';
 
 /**
  * A forward-only reader for the fast paths of typed decoders (`operations/*-fast.ts`).
@@ -56,6 +56,12 @@ export class PlainShape {
     return true;
   }
 
+  /** Whether the next '<' begins `text` (e.g. `<m:Auftraege `), without moving. */
+  nextIs(text: string): boolean {
+    const lt = this.peek();
+    return lt !== -1 && holdsAt(this.src, lt, text);
+  }
+
   expect(tag: string): void {
     if (!this.at(tag)) PlainShape.giveUp();
   }
@@ -106,6 +112,45 @@ export class PlainShape {
     }
     return true;
   }
+}
+
+/**
+ * The literal tags of a list of element names, three per name in the list's order: `<p:Name>`,
+ * `</p:Name>` and `<p:Name xsi:nil="true"/>` ('' when the document binds no prefix to XSI). Readers
+ * index it with `tagIndex` constants (a flat array of internalized strings reads and compares fast).
+ */
+export type PlainTags = readonly string[];
+
+/** Where the tags of `local` begin in a `PlainTags` made from `locals`. */
+export function tagIndex(locals: readonly string[], local: string): number {
+  const k = locals.indexOf(local);
+  if (k === -1) throw new RangeError(`no tags for ${local}`);
+  return 3 * k;
+}
+
+const tagTables = new Map<string, PlainTags>();
+
+/** The `PlainTags` of `locals` for a payload prefix and an XSI prefix, made once per `table` and prefixes. */
+export function plainTags(
+  table: string,
+  locals: readonly string[],
+  prefix: string,
+  xsiPrefix: string,
+): PlainTags {
+  const key = `${table} ${prefix} ${xsiPrefix}`;
+  const known = tagTables.get(key);
+  if (known !== undefined) return known;
+  const tags: string[] = [];
+  for (const local of locals) {
+    tags.push(
+      internalize(`<${prefix}:${local}>`),
+      internalize(`</${prefix}:${local}>`),
+      xsiPrefix === '' ? '' : internalize(`<${prefix}:${local} ${xsiPrefix}:nil="true"/>`),
+    );
+  }
+  if (tagTables.size >= 64) tagTables.clear();
+  tagTables.set(key, tags);
+  return tags;
 }
 
 /** Runs a fast path; undefined when it gave up (or anything in it threw). */

@@ -1,21 +1,81 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Msv3Version } from '../envelope.js';
-import { availabilityResponse } from '../test-support/arbitraries/ordering.js';
+import { availabilityResponse, orderResponse } from '../test-support/arbitraries/ordering.js';
 import { samplesUnavailableReason } from '../test-support/codec-test-kit.js';
 import { SAMPLES_DIR } from '../test-support/xsd.js';
-import { defineOperation } from './operation.js';
-import { verfuegbarkeitAnfragen, verfuegbarkeitAnfragenCodec } from './verfuegbarkeit-anfragen.js';
+import { bestellen, bestellenCodec, type OrderResponse } from './bestellen.js';
+import { type AnyMsv3Operation, defineOperation } from './operation.js';
+import {
+  type AvailabilityResponse,
+  verfuegbarkeitAnfragen,
+  verfuegbarkeitAnfragenCodec,
+} from './verfuegbarkeit-anfragen.js';
 
 /**
- * The fast path for answers in their plain form (`readResponsePlain`) must decode exactly as
- * `parseXml` + `readResponse` do, and leave everything else to them: `decodeResponse` with it has to
- * give the same outcome (value, fault or error message) as without it, for any document.
+ * The fast paths for answers in their plain form (`readResponsePlain`) must decode exactly as
+ * `parseXml` + `readResponse` do, and leave everything else to them: `decodeResponse` with a fast path
+ * has to give the same outcome (value, fault or error message) as without it, for any document.
  */
-const general = defineOperation({ ...verfuegbarkeitAnfragenCodec, readResponsePlain: undefined });
-const fast = verfuegbarkeitAnfragenCodec.readResponsePlain!;
+
+/** Tour texts without characters that are written as references (which make the fast path give up). */
+const plainTour = <P extends { tour?: string }>(p: P): P =>
+  p.tour === undefined ? p : { ...p, tour: p.tour.replace(/[^\p{L}\p{N} .-]/gu, '-') };
+
+interface Subject {
+  name: string;
+  operation: AnyMsv3Operation;
+  general: AnyMsv3Operation;
+  fast: (xml: string, expectedVersion: Msv3Version | undefined) => unknown;
+  answer: (v: Msv3Version) => fc.Arbitrary<unknown>;
+  /** Small answers (so that changes land on every kind of element) with plain tours. */
+  smallAnswer: (v: Msv3Version) => fc.Arbitrary<unknown>;
+  /** Whether the fast path reads this answer itself. */
+  isPlain: (answer: never, xml: string) => boolean;
+  sample: string;
+}
+
+const subjects: Subject[] = [
+  {
+    name: 'verfuegbarkeitAnfragen',
+    operation: verfuegbarkeitAnfragen,
+    general: defineOperation({ ...verfuegbarkeitAnfragenCodec, readResponsePlain: undefined }),
+    fast: verfuegbarkeitAnfragenCodec.readResponsePlain!,
+    answer: availabilityResponse,
+    smallAnswer: (v) =>
+      availabilityResponse(v).map((a) => ({
+        ...a,
+        articles: a.articles
+          .slice(0, 3)
+          .map((article) => ({ ...article, parts: article.parts.map(plainTour) })),
+      })),
+    // Tours with '<', '&' … are written with references, which the fast path leaves alone.
+    isPlain: (_answer: AvailabilityResponse, xml: string) => !xml.includes('&'),
+    sample: 'verfuegbarkeitAnfragen.response.xml',
+  },
+  {
+    name: 'bestellen',
+    operation: bestellen,
+    general: defineOperation({ ...bestellenCodec, readResponsePlain: undefined }),
+    fast: bestellenCodec.readResponsePlain!,
+    answer: orderResponse,
+    smallAnswer: (v) =>
+      orderResponse(v).map((r) => ({
+        ...r,
+        subOrders: r.subOrders.slice(0, 2).map((o, k) => ({
+          ...o,
+          // Auftragsfehler is left to the general path: keep it in one sub-order in four.
+          error: k === 0 && r.supportId % 4 === 0 ? o.error : undefined,
+          positions: o.positions.slice(0, 3).map((p) => ({ ...p, parts: p.parts.map(plainTour) })),
+        })),
+      })),
+    isPlain: (answer: OrderResponse, xml: string) =>
+      !xml.includes('&') && answer.subOrders.every((o) => o.error === undefined),
+    sample: 'bestellen.response.xml',
+  },
+];
 
 const version = fc.constantFrom<Msv3Version>(1, 2);
 
@@ -26,7 +86,7 @@ const PLAIN_FORMS: Record<string, (xml: string) => string> = {
   'another prefix': (xml) => xml.replace(/(<\/?)m:/g, '$1ns2:').replace('xmlns:m=', 'xmlns:ns2='),
   'declared on the wrapper (JAX-WS style)': (xml) => {
     const decl = / xmlns:m="([^"]+)"/.exec(xml)![0];
-    return xml.replace(decl, '').replace(/<m:(verfuegbarkeitAnfragenResponse)>/, `<m:$1${decl}>`);
+    return xml.replace(decl, '').replace(/<m:(\w+Response)>/, `<m:$1${decl}>`);
   },
   'a comment before the root': (xml) => xml.replace('<env:Envelope', '<!-- sample -->\n<env:Envelope'),
   'another XSI prefix, a BOM, no declaration': (xml) =>
@@ -60,6 +120,11 @@ const SNIPPETS = [
   '</m:Anteile>',
   '</m:Artikel><m:Artikel>',
   '<env:Header/>',
+  '<m:TourId>T1</m:TourId>',
+  ' GebindeId="G1"',
+  '<m:Positionen>',
+  '</m:Positionen>',
+  '<m:Auftragsfehler><m:ErrorCode>1</m:ErrorCode><m:EndanwenderFehlertext>x</m:EndanwenderFehlertext><m:TechnischerFehlertext>y</m:TechnischerFehlertext></m:Auftragsfehler>',
 ];
 
 /** Text values that each reader must refuse, or read exactly like the general path. */
@@ -90,6 +155,14 @@ const VALUES = [
   'x'.repeat(81),
   '3f2b8c1e-6a7d-4e0f-9b1a-2c3d4e5f6a7b',
   'Spezifisch',
+  'NORMAL',
+  'VERSAND',
+  'MaxDispo',
+  'KeineLieferungAberDispoMoeglich',
+  'AB-12_+',
+  'ab',
+  '999999',
+  '1000000',
 ];
 
 /**
@@ -145,42 +218,25 @@ function mutate(xml: string, m: Mutation): string {
   return xml.slice(0, at) + m.text.charAt(0) + xml.slice(at + 1);
 }
 
-/**
- * A small answer (up to three articles, so that changes land on every kind of element), with tours
- * that need no references (a reference anywhere makes the fast path leave the document alone).
- */
-const smallAnswer = version.chain((v) =>
-  fc.tuple(
-    fc.constant(v),
-    availabilityResponse(v).map((a) => ({
-      ...a,
-      articles: a.articles.slice(0, 3).map((article) => ({
-        ...article,
-        parts: article.parts.map((p) =>
-          p.tour === undefined ? p : { ...p, tour: p.tour.replace(/[^\p{L}\p{N} .-]/gu, '-') },
-        ),
-      })),
-    })),
-  ),
-);
-
 /** Mostly the answer's own version or none, sometimes the other one. */
 const expectedFor = (v: Msv3Version) =>
   fc.constantFrom<Msv3Version | undefined>(v, v, undefined, undefined, v === 1 ? 2 : 1);
 
-describe('verfuegbarkeitAnfragen answers in plain form (fast path)', () => {
+describe.each(subjects)('$name answers in plain form (fast path)', (subject) => {
+  const { operation, general, fast } = subject;
+
   it('decodes every plain form of an answer itself, to exactly what the general path decodes', () => {
     fc.assert(
       fc.property(
-        version.chain((v) => fc.tuple(fc.constant(v), availabilityResponse(v))),
+        version.chain((v) => fc.tuple(fc.constant(v), subject.answer(v))),
         fc.constantFrom(...Object.keys(PLAIN_FORMS)),
         ([v, answer], form) => {
-          const xml = PLAIN_FORMS[form]!(verfuegbarkeitAnfragen.encodeResponse(v, answer));
+          const xml = PLAIN_FORMS[form]!(operation.encodeResponse(v, answer));
           const reference = general.decodeResponse(xml, v);
           expect(reference.kind).toBe('ok');
-          // Tours with '<', '&' … are written with references, which the fast path leaves alone.
-          if (!xml.includes('&')) expect(fast(xml, v)).toStrictEqual((reference as { value: unknown }).value);
-          expect(verfuegbarkeitAnfragen.decodeResponse(xml, v)).toStrictEqual(reference);
+          if (subject.isPlain(answer as never, xml))
+            expect(fast(xml, v)).toStrictEqual((reference as { value: unknown }).value);
+          expect(operation.decodeResponse(xml, v)).toStrictEqual(reference);
         },
       ),
       { numRuns: 300 },
@@ -190,14 +246,14 @@ describe('verfuegbarkeitAnfragen answers in plain form (fast path)', () => {
   it('gives the same outcome as the general path for damaged and unusual documents', () => {
     fc.assert(
       fc.property(
-        smallAnswer.chain(([v, answer]) => fc.tuple(fc.constant(v), fc.constant(answer), expectedFor(v))),
+        version.chain((v) => fc.tuple(fc.constant(v), subject.smallAnswer(v), expectedFor(v))),
         fc.constantFrom(...Object.keys(PLAIN_FORMS)),
         fc.array(mutation, { minLength: 1, maxLength: 2 }),
         ([v, answer, expectedVersion], form, mutations) => {
-          let xml = PLAIN_FORMS[form]!(verfuegbarkeitAnfragen.encodeResponse(v, answer));
+          let xml = PLAIN_FORMS[form]!(operation.encodeResponse(v, answer));
           for (const m of mutations) xml = mutate(xml, m);
           const reference = general.decodeResponse(xml, expectedVersion);
-          expect(verfuegbarkeitAnfragen.decodeResponse(xml, expectedVersion)).toStrictEqual(reference);
+          expect(operation.decodeResponse(xml, expectedVersion)).toStrictEqual(reference);
           const value = fast(xml, expectedVersion);
           if (value !== undefined) expect(reference).toStrictEqual({ kind: 'ok', value });
         },
@@ -208,12 +264,18 @@ describe('verfuegbarkeitAnfragen answers in plain form (fast path)', () => {
 
   it.skipIf(samplesUnavailableReason !== null)('reads the shared samples itself', () => {
     for (const v of [1, 2] as const) {
-      const xml = readFileSync(join(SAMPLES_DIR, `v${v}`, 'verfuegbarkeitAnfragen.response.xml'), 'utf8');
+      const file = join(SAMPLES_DIR, `v${v}`, subject.sample);
+      if (!existsSync(file)) continue;
+      const xml = readFileSync(file, 'utf8');
       const reference = general.decodeResponse(xml, v);
       expect(reference.kind).toBe('ok');
       expect(fast(xml, v)).toStrictEqual((reference as { value: unknown }).value);
     }
   });
+});
+
+describe('verfuegbarkeitAnfragen fast path', () => {
+  const { general, fast } = subjects[0]!;
 
   it('leaves other shapes to the general path', () => {
     const xml = verfuegbarkeitAnfragen.encodeResponse(2, {
@@ -256,5 +318,61 @@ describe('verfuegbarkeitAnfragen answers in plain form (fast path)', () => {
     }
     expect(fast(xml, 1)).toBeUndefined();
     expect(verfuegbarkeitAnfragen.decodeResponse(xml, 1)).toStrictEqual(general.decodeResponse(xml, 1));
+  });
+});
+
+describe('bestellen fast path', () => {
+  const { general, fast } = subjects[1]!;
+
+  it('leaves other shapes to the general path', () => {
+    const position = {
+      pzn: '04114918',
+      quantity: 2,
+      deliveryInstruction: 'Normal' as const,
+      parts: [
+        {
+          quantity: 2,
+          type: 'Normal' as const,
+          deliveryTime: '2025-03-18T14:30:00+01:00',
+          tour: 'Mittagstour',
+          defectReason: 'KeineAngabe' as const,
+          tourId: 'T1',
+          tourDeviation: false,
+        },
+      ],
+    };
+    const xml = bestellen.encodeResponse(2, {
+      id: '3f2b8c1e-6a7d-4e0f-9b1a-2c3d4e5f6a7b',
+      supportId: 4711,
+      nightMode: false,
+      subOrders: [
+        {
+          id: '4f2b8c1e-6a7d-4e0f-9b1a-2c3d4e5f6a7b',
+          orderType: 'NORMAL',
+          orderLabel: 'K1',
+          supportId: 4712,
+          positions: [position, { ...position, pzn: '01234567' }],
+        },
+      ],
+    });
+    expect(fast(xml, 2)).toBeDefined();
+    for (const other of [
+      xml.replace('</m:Positionen></m:Auftraege>', '</m:Positionen>'),
+      xml.replace('BestellSupportId="4711"', 'BestellSupportId="0"'),
+      xml.replace('AuftragsSupportID="4712"', 'AuftragsSupportID="1000000"'),
+      xml.replace('NachtBetrieb="false"', 'NachtBetrieb="no"'),
+      xml.replace('Auftragskennung="K1"', 'Auftragskennung="k1"'),
+      xml.replace('Auftragskennung="K1"', 'Auftragskennung="K1" xsi:type="x"'),
+      xml.replace('Auftragskennung="K1"', 'Auftragskennung="K1" xmlns:a="urn:a"'),
+      xml.replace(
+        '</m:Positionen></m:Auftraege>',
+        '</m:Positionen><m:Auftragsfehler><m:ErrorCode>1</m:ErrorCode><m:EndanwenderFehlertext>x</m:EndanwenderFehlertext><m:TechnischerFehlertext>y</m:TechnischerFehlertext></m:Auftragsfehler></m:Auftraege>',
+      ),
+      xml.replace('<m:TourId>T1</m:TourId>', '<m:TourId>t1</m:TourId>'),
+      xml.replace('<m:BestellLiefervorgabe>Normal', '<m:BestellLiefervorgabe>Sofort'),
+    ]) {
+      expect(fast(other, 2)).toBeUndefined();
+      expect(bestellen.decodeResponse(other, 2)).toStrictEqual(general.decodeResponse(other, 2));
+    }
   });
 });
