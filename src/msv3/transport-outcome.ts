@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { Credentials } from './credentials.js';
 import type { DecodeResult, Msv3Fault } from './result.js';
 import type { RawFailure, RawOutcome, RawResponse } from './transport-exchange.js';
@@ -49,7 +50,7 @@ export function interpretResponse<T>(
       ...challenge,
     });
   }
-  const text = utf8(response.body);
+  const text = bodyText(response.body);
   const success = status >= 200 && status < 300;
   // SOAP 1.2 servers send faults with 400 or 500; a non-2xx answer is decoded only if it is an envelope.
   if (success || looksLikeSoap(response.contentType, text)) {
@@ -86,7 +87,7 @@ export function interpretProbe(
 ): { up: boolean; status?: number; error?: UpstreamError } {
   if (outcome.kind === 'too_large') return { up: true, status: outcome.status };
   if (outcome.kind !== 'response') return { up: false, error: failureToError(outcome, context, timeouts) };
-  const text = utf8(outcome.body);
+  const text = bodyText(outcome.body);
   if (outcome.status < 500 || looksLikeSoap(outcome.contentType, text))
     return { up: true, status: outcome.status };
   return { up: false, status: outcome.status, error: httpStatusError(outcome, text, context) };
@@ -202,7 +203,10 @@ function looksLikeSoap(contentType: string | undefined, text: string): boolean {
   return ENVELOPE_START.test(text.slice(0, 2_000));
 }
 
-function utf8(body: Buffer): string {
+/** The body as text: UTF-8, without a leading byte order mark. */
+export function bodyText(body: Buffer): string {
+  // ASCII (the usual SOAP answer) reads the same as Latin-1, which is a plain copy (~25 % faster).
+  if (isAscii(body)) return body.toString('latin1');
   const text = body.toString('utf8');
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
