@@ -3,6 +3,9 @@
  * availability answer and the 500-position order answer against a generic fast-xml-parser 5.12.1
  * parse and node-soap 1.13.0's WSDL-typed `xmlToObject` of the same bytes. All cases run in one process,
  * interleaved run by run, after a warm-up; each figure is the median of 3 runs (µs per operation).
+ * `ours decodeResponse` takes the fast path for answers in plain form (xml/plain.ts), which both
+ * generated answers are; `ours general path` is the same decoder without it (parseXml + readResponse),
+ * as every answer that is not in plain form is decoded.
  *
  * Run with `npm run bench:codec` (compiles with tsc first: tsx's module wrappers would distort the
  * figures). Writes bench/results/codec.json.
@@ -12,8 +15,12 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import soap from 'soap';
-import { bestellen } from '../../src/msv3/operations/bestellen.js';
-import { verfuegbarkeitAnfragen } from '../../src/msv3/operations/verfuegbarkeit-anfragen.js';
+import { bestellen, bestellenCodec } from '../../src/msv3/operations/bestellen.js';
+import { defineOperation } from '../../src/msv3/operations/operation.js';
+import {
+  verfuegbarkeitAnfragen,
+  verfuegbarkeitAnfragenCodec,
+} from '../../src/msv3/operations/verfuegbarkeit-anfragen.js';
 import type { DecodeResult } from '../../src/msv3/result.js';
 import { validateEnvelopes, XSD_DIR, xsdUnavailableReason } from '../../src/msv3/test-support/xsd.js';
 import { be500Request, be500Response, va50Request, va50Response } from './envelopes.js';
@@ -93,6 +100,19 @@ async function main(): Promise<void> {
     },
   };
 
+  // The same decoders without their fast path for plain answers (parseXml + readResponse), which
+  // every answer that is not in plain form (comments, references, other declarations …) takes.
+  const vaGeneral = defineOperation({ ...verfuegbarkeitAnfragenCodec, readResponsePlain: undefined });
+  const beGeneral = defineOperation({ ...bestellenCodec, readResponsePlain: undefined });
+  if (
+    JSON.stringify(okValue(vaGeneral.decodeResponse(xml.va50Response), 'va50 general')) !==
+      JSON.stringify(va50Answer) ||
+    JSON.stringify(okValue(beGeneral.decodeResponse(xml.be500Response), 'be500 general')) !==
+      JSON.stringify(be500Answer)
+  ) {
+    throw new Error('the general path and the fast path decode differently');
+  }
+
   const fxp = new XMLParser({ removeNSPrefix: true, ignoreAttributes: false, parseTagValue: false });
   const wsdl = join(XSD_DIR, 'v2');
   const soapVa = await soap.createClientAsync(join(wsdl, 'Msv3VerfuegbarkeitAnfragenService.wsdl'));
@@ -106,6 +126,11 @@ async function main(): Promise<void> {
       iterations: VA,
       run: () => verfuegbarkeitAnfragen.decodeResponse(xml.va50Response),
     },
+    {
+      name: 'ours general path va50',
+      iterations: VA / 2,
+      run: () => vaGeneral.decodeResponse(xml.va50Response),
+    },
     { name: 'fast-xml-parser parse va50', iterations: VA / 5, run: () => fxp.parse(xml.va50Response) },
     {
       name: 'node-soap xmlToObject va50',
@@ -116,6 +141,11 @@ async function main(): Promise<void> {
       name: 'ours decodeResponse be500',
       iterations: BE,
       run: () => bestellen.decodeResponse(xml.be500Response),
+    },
+    {
+      name: 'ours general path be500',
+      iterations: BE / 2,
+      run: () => beGeneral.decodeResponse(xml.be500Response),
     },
     { name: 'fast-xml-parser parse be500', iterations: BE / 5, run: () => fxp.parse(xml.be500Response) },
     {
