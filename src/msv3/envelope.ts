@@ -125,6 +125,7 @@ export function openPlainEnvelope(shape: PlainShape, wrapperLocal: string): Plai
   if (version === undefined || wrapperName.local !== wrapperLocal || wrapperName.prefix === '')
     PlainShape.giveUp();
   if ((bindings.get('') ?? '') !== '') PlainShape.giveUp();
+  shape.bindings = bindings;
   let xsiPrefix = '';
   for (const [prefix, uri] of bindings) if (uri === XSI_NS && prefix !== '') xsiPrefix = prefix;
   return {

@@ -88,6 +88,15 @@ const PLAIN_FORMS: Record<string, (xml: string) => string> = {
     const decl = / xmlns:m="([^"]+)"/.exec(xml)![0];
     return xml.replace(decl, '').replace(/<m:(\w+Response)>/, `<m:$1${decl}>`);
   },
+  'xsi declared on each nil element (JAXB style)': (xml) =>
+    xml
+      .replace(' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"', '')
+      .replace(
+        / xsi:nil="true"\/>/g,
+        ' xsi:nil="true" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"/>',
+      ),
+  'nil as "1" under another prefix, declared first': (xml) =>
+    xml.replace(/ xsi:nil="true"\/>/g, ' xmlns:n="http://www.w3.org/2001/XMLSchema-instance" n:nil="1"/>'),
   'a comment before the root': (xml) => xml.replace('<env:Envelope', '<!-- sample -->\n<env:Envelope'),
   'another XSI prefix, a BOM, no declaration': (xml) =>
     `\uFEFF${xml
@@ -110,6 +119,11 @@ const SNIPPETS = [
   ' xmlns:m="urn:msv3:v1"',
   ' xmlns="urn:msv3:v2"',
   ' xsi:nil="true"',
+  ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"',
+  ' xmlns:m="http://www.w3.org/2001/XMLSchema-instance"',
+  ' m:nil="true"',
+  ' xsi:nil="false"',
+  ' xsi:nil=" true"',
   ' a="1"',
   '/',
   '<m:Tour>T</m:Tour>',
@@ -312,6 +326,10 @@ describe('verfuegbarkeitAnfragen fast path', () => {
       xml.replace(/^<\?xml[^>]*\?>/, '<!DOCTYPE a>'),
       xml.replace('<env:Envelope ', '<env:Envelope xmlns="urn:msv3:v2" '),
       xml.replace(/<m:Artikel>.*<\/m:Artikel>/, ''),
+      xml.replace('xsi:nil="true"/>', 'm:nil="true" xmlns:m="http://www.w3.org/2001/XMLSchema-instance"/>'),
+      xml.replace('xsi:nil="true"/>', 'xsi:nil="false"/>'),
+      xml.replace('xsi:nil="true"/>', 'xsi:nil="true" a="1"/>'),
+      xml.replace('xsi:nil="true"/>', 'xsi:nil="true" xmlns:a="urn:a"/>'),
     ]) {
       expect(fast(other, 2)).toBeUndefined();
       expect(verfuegbarkeitAnfragen.decodeResponse(other, 2)).toStrictEqual(general.decodeResponse(other, 2));

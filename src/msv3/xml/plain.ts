@@ -1,4 +1,5 @@
 import { DEFAULT_LIMITS, holdsAt, internalize, type ParsedTag, readStartTag, XML_NS } from './parse.js';
+import { XSI_NS } from './read.js';
 
 /**
  * A forward-only reader for the fast paths of typed decoders (`operations/*-fast.ts`).
@@ -18,6 +19,8 @@ import { DEFAULT_LIMITS, holdsAt, internalize, type ParsedTag, readStartTag, XML
 export class PlainShape {
   /** Where reading continues. */
   pos: number;
+  /** The namespace bindings in scope for the payload (set by `openPlainEnvelope`). */
+  bindings: ReadonlyMap<string, string> = INITIAL_BINDINGS;
   /** The text range of the last leaf read. */
   textStart = 0;
   textEnd = 0;
@@ -83,13 +86,35 @@ export class PlainShape {
   }
 
   /**
-   * A nillable leaf: the exact empty form `nil` (`<m:Menge xsi:nil="true"/>`, '' when the document
-   * binds no prefix to XSI) gives false; otherwise the leaf `open` text `close` gives true.
+   * A nillable leaf: the usual empty form `nil` (`<m:Menge xsi:nil="true"/>`, '' when the document
+   * binds no prefix to XSI) gives false, and so does an empty element whose only attribute is
+   * `nil="true"` or `"1"` with a prefix bound to XSI there or above (`<m:Menge xsi:nil="true"
+   * xmlns:xsi="…"/>`, as JAXB writes it); the leaf `open` text `close` gives true.
    */
   nillableLeaf(open: string, close: string, nil: string): boolean {
     if (nil.length !== 0 && this.at(nil)) return false;
-    this.leaf(open, close);
-    return true;
+    if (this.at(open)) {
+      this.leafRest(close);
+      return true;
+    }
+    if (!this.nextIs(`${open.slice(0, -1)} `)) PlainShape.giveUp();
+    const tag = this.startTag();
+    const a = tag.attrs;
+    if (!tag.selfClosing || a === null || a.length !== 2) PlainShape.giveUp();
+    const name = a[0]!;
+    const colon = name.indexOf(':');
+    if (colon === -1 || name.slice(colon + 1) !== 'nil') PlainShape.giveUp();
+    const prefix = name.slice(0, colon);
+    if (tag.declares !== null) {
+      // Only the attribute's prefix may be declared here, to XSI, and not the element's own prefix.
+      const own = tag.qname.slice(0, tag.qname.indexOf(':'));
+      for (const [declared, uri] of tag.declares)
+        if (declared !== prefix || declared === own || uri !== XSI_NS) PlainShape.giveUp();
+    }
+    const uri = tag.declares?.get(prefix) ?? this.bindings.get(prefix);
+    const value = a[1]!;
+    if (uri !== XSI_NS || (value !== 'true' && value !== '1')) PlainShape.giveUp();
+    return false;
   }
 
   /** The next start tag, read as `parseXml` reads it (attributes and declarations included). */
