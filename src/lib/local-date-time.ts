@@ -130,11 +130,13 @@ export function toLocalDateTimeViaIntl(value: string): LocalDateTime {
 function viaIntl(wallTime: string, offset: string): LocalDateTime {
   const instant = new Date(`${wallTime}${offset}`);
   if (Number.isNaN(instant.getTime())) return { local: wallTime, offset };
-  const parts = Object.fromEntries(berlin.formatToParts(instant).map((p) => [p.type, p.value]));
-  return {
-    local: `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`,
-    offset,
-  };
+  return { local: germanWallTime(instant.getTime()), offset };
+}
+
+/** `YYYY-MM-DDThh:mm:ss` of an instant in German local time. */
+export function germanWallTime(epochMs: number): string {
+  const p = Object.fromEntries(berlin.formatToParts(new Date(epochMs)).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`;
 }
 
 const HOUR_MS = 3_600_000;

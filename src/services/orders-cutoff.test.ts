@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { germanWallTime } from '../lib/local-date-time.js';
 import type {
   ContractDataResponse,
   OrderWindow,
   SpecialDay,
 } from '../msv3/operations/vertragsdaten-abfragen.js';
-import { cutoffOutlook, localNow } from './orders-cutoff.js';
+import { cutoffOutlook } from './orders-cutoff.js';
 
 /** Monday 5 January 2026 (winter: Berlin is UTC+1). */
 const at = (localTime: string, date = '2026-01-05') => Date.parse(`${date}T${localTime}+01:00`);
@@ -37,8 +38,8 @@ const WEEK = contract([
 
 describe('cutoffOutlook', () => {
   it('reads local time in Germany', () => {
-    expect(localNow(Date.UTC(2026, 0, 5, 9, 0, 0))).toBe('2026-01-05T10:00:00');
-    expect(localNow(Date.UTC(2026, 6, 6, 9, 0, 0))).toBe('2026-07-06T11:00:00');
+    expect(germanWallTime(Date.UTC(2026, 0, 5, 9, 0, 0))).toBe('2026-01-05T10:00:00');
+    expect(germanWallTime(Date.UTC(2026, 6, 6, 9, 0, 0))).toBe('2026-07-06T11:00:00');
   });
 
   it('finds the next window of today with its main order time', () => {

@@ -1,4 +1,4 @@
-import { LOCAL_TIME_ZONE } from '../lib/local-date-time.js';
+import { germanWallTime } from '../lib/local-date-time.js';
 import type { ContractDataResponse, VertragsdatenTag } from '../msv3/operations/vertragsdaten-abfragen.js';
 
 /**
@@ -28,23 +28,6 @@ export interface CutoffOutlook {
 const WEEKDAYS: readonly VertragsdatenTag[] = ['So', 'Mo', 'Di', 'Mi', 'Do', 'Fr', 'Sa'];
 /** How many days ahead to look; a contract with no window in two weeks has none at all. */
 const HORIZON_DAYS = 14;
-
-const localParts = new Intl.DateTimeFormat('en-CA', {
-  timeZone: LOCAL_TIME_ZONE,
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** `YYYY-MM-DDThh:mm:ss` of an instant in German local time. */
-export function localNow(epochMs: number): string {
-  const p = Object.fromEntries(localParts.formatToParts(new Date(epochMs)).map((x) => [x.type, x.value]));
-  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`;
-}
 
 function addDays(date: string, days: number): string {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
@@ -90,7 +73,7 @@ function graceEnd(date: string, cutoff: string): string {
 }
 
 export function cutoffOutlook(contract: ContractDataResponse, nowEpochMs: number): CutoffOutlook {
-  const now = localNow(nowEpochMs);
+  const now = germanWallTime(nowEpochMs);
   const today = now.slice(0, 10);
   const todays = windowsOn(contract, today);
   let next: NextCutoff | null = null;
