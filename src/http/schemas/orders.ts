@@ -253,6 +253,7 @@ export const OrderStatusParamsSchema = Type.Object(
   {
     order_id: Type.String({
       maxLength: 64,
+      examples: ['GW-4fJ8kQ2mN7pR1sT5vX9zA3'],
       description:
         'Gateway order id (`order_id` of the order result), `GW-` and 22 letters and digits; any other value is 404 `order_not_found`.',
     }),
