@@ -1,13 +1,23 @@
-import { type Msv3Version, wrapEnvelope } from '../envelope.js';
+import { closePlainEnvelope, type Msv3Version, openPlainEnvelope, wrapEnvelope } from '../envelope.js';
 import type { XmlElement } from '../xml/parse.js';
+import { PlainShape, plainProlog, plainTags, tagIndex, tryPlain } from '../xml/plain.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
-import { readSubOrderAnswers, type SubOrderAnswer, writeSubOrderAnswers } from './bestellung-antwort.js';
+import {
+  PLAIN_SUB_ORDER_NAMES,
+  readPlainSubOrderAnswers,
+  readSubOrderAnswers,
+  type SubOrderAnswer,
+  writeSubOrderAnswers,
+} from './bestellung-antwort.js';
 import {
   checkAttributes,
   decodingContext,
   enumAttribute,
+  enumValue,
   expectAt,
   expectEnd,
+  intAt,
+  isUuid,
   leafText,
   readClientSoftwareId,
   readNillableInt,
@@ -18,7 +28,7 @@ import {
   uuidAttribute,
   wireContext,
 } from './fields.js';
-import { defineOperation } from './operation.js';
+import { defineOperation, type OperationCodec } from './operation.js';
 
 /** bestellstatusAbfragen (PROTOCOL.md §2.5): fetch the answer of an earlier order (e.g. after night mode). */
 
@@ -100,7 +110,45 @@ function readResponse(wrapper: XmlElement, version: Msv3Version): OrderStatusRes
   }
 }
 
-export const bestellstatusAbfragen = defineOperation({
+const PLAIN_NAMES = [...PLAIN_SUB_ORDER_NAMES, 'BestellSupportId'];
+const BESTELL_SUPPORT_ID = tagIndex(PLAIN_NAMES, 'BestellSupportId');
+
+/** `readResponse` for the answer in its plain form (xml/plain.ts); undefined leaves it to readResponse. */
+function readResponsePlain(
+  xml: string,
+  expectedVersion: Msv3Version | undefined,
+): OrderStatusResponse | undefined {
+  return tryPlain(() => {
+    const shape = plainProlog(xml);
+    const head = openPlainEnvelope(shape, 'bestellstatusAbfragenResponse');
+    if (expectedVersion !== undefined && head.version !== expectedVersion) PlainShape.giveUp();
+    const ret = shape.startTag();
+    const a = ret.attrs;
+    if (ret.qname !== 'return' || ret.selfClosing || ret.declares !== null || a === null || a.length !== 4)
+      PlainShape.giveUp();
+    const idAt = a[0] === 'Id' ? 1 : 3;
+    const statusAt = a[0] === 'Status' ? 1 : 3;
+    if (a[idAt - 1] !== 'Id' || a[statusAt - 1] !== 'Status' || !isUuid(a[idAt]!)) PlainShape.giveUp();
+    const id = a[idAt]!;
+    const status = enumValue(a[statusAt]!, BESTELLSTATUS_WERTE, '@Status');
+    const t = plainTags('bestellstatusAbfragen', PLAIN_NAMES, head.prefix, head.xsiPrefix);
+    const ctx = wireContext(head.version);
+    const supportId = shape.nillableLeaf(
+      t[BESTELL_SUPPORT_ID]!,
+      t[BESTELL_SUPPORT_ID + 1]!,
+      t[BESTELL_SUPPORT_ID + 2]!,
+    )
+      ? intAt(shape.src, shape.textStart, shape.textEnd, 'BestellSupportId', 1, SUPPORT_ID_MAX)
+      : null;
+    const subOrders = readPlainSubOrderAnswers(shape, t, ctx, `${head.prefix}:Auftraege`);
+    shape.expect('</return>');
+    closePlainEnvelope(shape, head);
+    return { id, status, supportId, subOrders };
+  });
+}
+
+/** The codec of `bestellstatusAbfragen` (exported so that tests can run it without the fast path). */
+export const bestellstatusAbfragenCodec: OperationCodec<OrderStatusRequest, OrderStatusResponse> = {
   name: 'bestellstatusAbfragen',
   service: 'bestellstatusAbfragen',
   /** v2's WSDL says `bestellantwortAbfragen` (sic, PROTOCOL.md §1.3). */
@@ -110,4 +158,7 @@ export const bestellstatusAbfragen = defineOperation({
   readRequest,
   encodeResponse,
   readResponse,
-});
+  readResponsePlain,
+};
+
+export const bestellstatusAbfragen = defineOperation(bestellstatusAbfragenCodec);

@@ -3,10 +3,19 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Msv3Version } from '../envelope.js';
-import { availabilityResponse, orderResponse } from '../test-support/arbitraries/ordering.js';
+import {
+  availabilityResponse,
+  orderResponse,
+  orderStatusResponse,
+} from '../test-support/arbitraries/ordering.js';
 import { samplesUnavailableReason } from '../test-support/codec-test-kit.js';
 import { SAMPLES_DIR } from '../test-support/xsd.js';
 import { bestellen, bestellenCodec, type OrderResponse } from './bestellen.js';
+import {
+  bestellstatusAbfragen,
+  bestellstatusAbfragenCodec,
+  type OrderStatusResponse,
+} from './bestellstatus-abfragen.js';
 import { type AnyMsv3Operation, defineOperation } from './operation.js';
 import {
   type AvailabilityResponse,
@@ -74,6 +83,25 @@ const subjects: Subject[] = [
     isPlain: (answer: OrderResponse, xml: string) =>
       !xml.includes('&') && answer.subOrders.every((o) => o.error === undefined),
     sample: 'bestellen.response.xml',
+  },
+  {
+    name: 'bestellstatusAbfragen',
+    operation: bestellstatusAbfragen,
+    general: defineOperation({ ...bestellstatusAbfragenCodec, readResponsePlain: undefined }),
+    fast: bestellstatusAbfragenCodec.readResponsePlain!,
+    answer: orderStatusResponse,
+    smallAnswer: (v) =>
+      orderStatusResponse(v).map((r) => ({
+        ...r,
+        subOrders: r.subOrders.slice(0, 2).map((o, k) => ({
+          ...o,
+          error: k === 0 && r.id.endsWith('0') ? o.error : undefined,
+          positions: o.positions.slice(0, 3).map((p) => ({ ...p, parts: p.parts.map(plainTour) })),
+        })),
+      })),
+    isPlain: (answer: OrderStatusResponse, xml: string) =>
+      !xml.includes('&') && answer.subOrders.every((o) => o.error === undefined),
+    sample: 'bestellstatusAbfragen.response.verfuegbar.xml',
   },
 ];
 
