@@ -41,6 +41,17 @@ export function buildSerializer(externalSchemas?: unknown, serializerOptions?: u
   };
 }
 
+/** True when JSON writes `text` as it is between quotes (no control character, quote, backslash or surrogate; a valid surrogate pair answers false too, and JSON.stringify is asked). */
+export function isPlain(text: string): boolean {
+  const length = text.length;
+  if (length >= 64) return !NEEDS_ESCAPE.test(text);
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+
 /** The same as `JSON.stringify(text)` for every string (and as FJS's string serializer). */
 export function quote(text: string): string {
   const length = text.length;
@@ -109,7 +120,7 @@ export function compileFastSerializer(schema: unknown, fallback: Serialize): Ser
     throw error;
   }
   const source = `${functions.join('\n')}\nreturn function serialize(input) {\n  const json = ${root}(input);\n  return json === undefined ? fallback(input) : json;\n};`;
-  return new Function('quote', 'fallback', source)(quote, fallback) as Serialize;
+  return new Function('quote', 'isPlain', 'fallback', source)(quote, isPlain, fallback) as Serialize;
 }
 
 /**
@@ -133,12 +144,26 @@ function checkKeywords(schema: Schema, strict: boolean): void {
   }
 }
 
-/** Statements appending the JSON of `v` to `json`, or returning undefined. */
-function compileValue(raw: unknown, v: string, strict: boolean, functions: string[], inline = false): string {
+/**
+ * Statements appending `prefix` (constant JSON text, e.g. `,"tour":`) and then the JSON of `v` to
+ * `json`, or returning undefined. Constant values (null, booleans, enum members) are written together
+ * with the prefix as one literal: fewer, larger pieces for V8 to concatenate and later flatten.
+ */
+function compileValue(
+  raw: unknown,
+  v: string,
+  strict: boolean,
+  functions: string[],
+  inline = false,
+  prefix = '',
+): string {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Unsupported('schema');
   const schema = raw as Schema;
   checkKeywords(schema, strict);
   const { type } = schema;
+  const literal = (json: string) => JSON.stringify(prefix + json);
+  const append = (expression: string) =>
+    prefix === '' ? `json += ${expression};` : `json += ${JSON.stringify(prefix)} + ${expression};`;
 
   if (schema.anyOf !== undefined) {
     if (type !== undefined || schema.enum !== undefined || schema.properties !== undefined)
@@ -147,8 +172,8 @@ function compileValue(raw: unknown, v: string, strict: boolean, functions: strin
     if (!Array.isArray(branches) || branches.length !== 2) throw new Unsupported('anyOf');
     const nullAt = branches.findIndex(isNullSchema);
     if (nullAt === -1 || isNullSchema(branches[1 - nullAt])) throw new Unsupported('anyOf without null');
-    const other = compileValue(branches[1 - nullAt], v, true, functions);
-    return `  if (${v} === null) json += 'null';\n  else {\n${other}  }\n`;
+    const other = compileValue(branches[1 - nullAt], v, true, functions, false, prefix);
+    return `  if (${v} === null) json += ${literal('null')};\n  else {\n${other}  }\n`;
   }
 
   if (schema.enum !== undefined) {
@@ -156,30 +181,38 @@ function compileValue(raw: unknown, v: string, strict: boolean, functions: strin
     if (type !== undefined && type !== 'string') throw new Unsupported('enum type');
     if (!Array.isArray(values) || values.length === 0 || values.some((e) => typeof e !== 'string'))
       throw new Unsupported('enum');
+    const cases = [...new Set(values as string[])]
+      .map((e) => `    case ${JSON.stringify(e)}: json += ${literal(quote(e))}; break;\n`)
+      .join('');
     // Ajv refuses other values in an anyOf branch; FJS writes any string as it is elsewhere.
-    const allowed = strict ? ` || !(${values.map((e) => `${v} === ${JSON.stringify(e)}`).join(' || ')})` : '';
-    return `  if (typeof ${v} !== 'string'${allowed}) return undefined;\n  json += quote(${v});\n`;
+    const other = strict
+      ? '      return undefined;\n'
+      : `      if (typeof ${v} !== 'string') return undefined;\n      ${append(`quote(${v})`)}\n`;
+    return `  switch (${v}) {\n${cases}    default:\n${other}  }\n`;
   }
 
   switch (type) {
     case 'string':
-      return `  if (typeof ${v} !== 'string') return undefined;\n  json += quote(${v});\n`;
+      return `  if (typeof ${v} !== 'string') return undefined;\n  if (isPlain(${v})) json += ${JSON.stringify(`${prefix}"`)} + ${v} + '"';\n  else ${append(`JSON.stringify(${v})`)}\n`;
     case 'integer':
-      return `  if (!Number.isInteger(${v})) return undefined;\n  json += '' + ${v};\n`;
+      return `  if (!Number.isInteger(${v})) return undefined;\n  ${append(`('' + ${v})`)}\n`;
     case 'number':
-      return `  if (typeof ${v} !== 'number' || !Number.isFinite(${v})) return undefined;\n  json += '' + ${v};\n`;
+      return `  if (typeof ${v} !== 'number' || !Number.isFinite(${v})) return undefined;\n  ${append(`('' + ${v})`)}\n`;
     case 'boolean':
-      return `  if (${v} === true) json += 'true';\n  else if (${v} === false) json += 'false';\n  else return undefined;\n`;
+      return `  if (${v} === true) json += ${literal('true')};\n  else if (${v} === false) json += ${literal('false')};\n  else return undefined;\n`;
     case 'null':
-      return `  if (${v} !== null) return undefined;\n  json += 'null';\n`;
+      return `  if (${v} !== null) return undefined;\n  json += ${literal('null')};\n`;
     case 'array':
     case 'object': {
-      if (inline)
+      if (inline) {
+        if (prefix !== '') throw new Error('an inline object or array takes no prefix');
         return type === 'array'
           ? compileArray(schema, v, strict, functions)
           : compileObject(schema, v, strict, functions);
+      }
       const name = compileFunction(schema, strict, functions);
-      return `  const ${v}Json = ${name}(${v});\n  if (${v}Json === undefined) return undefined;\n  json += ${v}Json;\n`;
+      const open = prefix === '' ? '' : `  json += ${JSON.stringify(prefix)};\n`;
+      return `  const ${v}Json = ${name}(${v});\n  if (${v}Json === undefined) return undefined;\n${open}  json += ${v}Json;\n`;
     }
     default:
       throw new Unsupported(`type ${String(type)}`);
@@ -242,13 +275,14 @@ function compileObject(schema: Schema, v: string, strict: boolean, functions: st
     const name = `${JSON.stringify(key)}:`;
     lines.push(`  const ${p} = ${v}[${JSON.stringify(key)}];`);
     lines.push(`  if (${p} !== undefined) {`);
+    let prefix = '';
     if (!firstRequired)
       lines.push(
         `    json += comma ? ${JSON.stringify(`,${name}`)} : ${JSON.stringify(name)};`,
         '    comma = true;',
       );
-    else lines.push(`    json += ${JSON.stringify(i === 0 ? `{${name}` : `,${name}`)};`);
-    lines.push(indent(compileValue(properties[key], p, strict, functions)));
+    else prefix = i === 0 ? `{${name}` : `,${name}`;
+    lines.push(indent(compileValue(properties[key], p, strict, functions, false, prefix)));
     lines.push(isRequired ? '  } else return undefined;' : '  }');
   });
   lines.push(`  json += '}';`, '');
