@@ -92,11 +92,13 @@ export class PlainShape {
    * xmlns:xsi="…"/>`, as JAXB writes it); the leaf `open` text `close` gives true.
    */
   nillableLeaf(open: string, close: string, nil: string): boolean {
-    if (nil.length !== 0 && this.at(nil)) return false;
-    if (this.at(open)) {
-      this.leafRest(close);
+    // The character after the name tells the forms apart: '>' for text, ' ' for the empty form.
+    const lt = this.peek();
+    if (lt !== -1 && this.src.charCodeAt(lt + open.length - 1) === 62) {
+      this.leaf(open, close);
       return true;
     }
+    if (nil.length !== 0 && this.at(nil)) return false;
     if (!this.nextIs(`${open.slice(0, -1)} `)) PlainShape.giveUp();
     const tag = this.startTag();
     const a = tag.attrs;
