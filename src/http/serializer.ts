@@ -107,6 +107,33 @@ const STRUCTURE = new Set([
 type Schema = Record<string, unknown>;
 
 /**
+ * Constant JSON text written before a value: `plain`, or `afterComma` when the generated function's
+ * `lead` argument is true (an array item after the first one).
+ */
+interface Affix {
+  plain: string;
+  afterComma?: string;
+}
+
+const NO_AFFIX: Affix = { plain: '' };
+
+/** A JS expression for the constant text `affix` + `json` + `suffix`. */
+function literal(affix: Affix, json: string, suffix = ''): string {
+  const plain = JSON.stringify(affix.plain + json + suffix);
+  if (affix.afterComma === undefined) return plain;
+  return `(lead ? ${JSON.stringify(affix.afterComma + json + suffix)} : ${plain})`;
+}
+
+/** A JS expression for `affix` + `expression` + `suffix`, without empty pieces. */
+function around(affix: Affix, expression: string, suffix = ''): string {
+  const parts = [];
+  if (affix.afterComma !== undefined || affix.plain !== '') parts.push(literal(affix, ''));
+  parts.push(expression);
+  if (suffix !== '') parts.push(JSON.stringify(suffix));
+  return parts.join(' + ');
+}
+
+/**
  * A serializer equal to `fallback` (FJS compiled from `schema`) for every input, or undefined when
  * `schema` uses something this compiler does not handle.
  */
@@ -114,56 +141,69 @@ export function compileFastSerializer(schema: unknown, fallback: Serialize): Ser
   const functions: string[] = [];
   let root: string;
   try {
-    root = compileFunction(schema, false, functions);
+    root = compileFunction(schema, false, functions, NO_AFFIX, '');
   } catch (error) {
     if (error instanceof Unsupported) return undefined;
     throw error;
   }
-  const source = `${functions.join('\n')}\nreturn function serialize(input) {\n  const json = ${root}(input);\n  return json === undefined ? fallback(input) : json;\n};`;
+  const source = `${functions.join('\n')}\nreturn function serialize(input) {\n  const json = ${root}(input, false);\n  return json === undefined ? fallback(input) : json;\n};`;
   return new Function('quote', 'isPlain', 'fallback', source)(quote, isPlain, fallback) as Serialize;
 }
 
 /**
- * Compiles `schema` into a function `fN(value)` returning its JSON, or undefined when the value is not
- * certainly serialized the way FJS would. `strict`: inside an `anyOf` branch, where the value must also
- * pass Ajv's check of the branch for FJS to pick it.
+ * Compiles `schema` into a function `fN(value, lead)` returning `affix` + the value's JSON + `suffix`,
+ * or undefined when the value is not certainly serialized the way FJS would. Every generated function
+ * has one caller, so the text around the value is known here and written with the value's own
+ * constant pieces. `strict`: inside an `anyOf` branch, where the value must also pass Ajv's check of
+ * the branch for FJS to pick it.
  */
-function compileFunction(schema: unknown, strict: boolean, functions: string[]): string {
+function compileFunction(
+  schema: unknown,
+  strict: boolean,
+  functions: string[],
+  affix: Affix,
+  suffix: string,
+): string {
   const name = `f${functions.length}`;
   functions.push(''); // reserve the slot
-  const body = compileValue(schema, 'value', strict, functions, true);
-  functions[Number(name.slice(1))] = `function ${name}(value) {\n  let json = '';\n${body}  return json;\n}`;
+  const { type } = schema as Schema;
+  const body =
+    type === 'object' && (schema as Schema).anyOf === undefined && (schema as Schema).enum === undefined
+      ? compileObject(checked(schema, strict), 'value', strict, functions, affix, suffix)
+      : type === 'array' && (schema as Schema).anyOf === undefined && (schema as Schema).enum === undefined
+        ? compileArray(checked(schema, strict), 'value', strict, functions, affix, suffix)
+        : compileValue(schema, 'value', strict, functions, affix, suffix);
+  functions[Number(name.slice(1))] =
+    `function ${name}(value, lead) {\n  let json = '';\n${body}  return json;\n}`;
   return name;
 }
 
-function checkKeywords(schema: Schema, strict: boolean): void {
+function checked(raw: unknown, strict: boolean): Schema {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Unsupported('schema');
+  const schema = raw as Schema;
   for (const key of Object.keys(schema)) {
     if (key.startsWith('~') || ANNOTATIONS.has(key) || STRUCTURE.has(key)) continue;
     if (!strict && CONSTRAINTS.has(key)) continue;
     throw new Unsupported(key);
   }
+  return schema;
 }
 
 /**
- * Statements appending `prefix` (constant JSON text, e.g. `,"tour":`) and then the JSON of `v` to
- * `json`, or returning undefined. Constant values (null, booleans, enum members) are written together
- * with the prefix as one literal: fewer, larger pieces for V8 to concatenate and later flatten.
+ * Statements appending `affix`, the JSON of `v` and `suffix` to `json`, or returning undefined.
+ * Constant values (null, booleans, enum members) are written together with the text around them as
+ * one literal: fewer, larger pieces for V8 to concatenate and later flatten.
  */
 function compileValue(
   raw: unknown,
   v: string,
   strict: boolean,
   functions: string[],
-  inline = false,
-  prefix = '',
+  affix: Affix,
+  suffix: string,
 ): string {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Unsupported('schema');
-  const schema = raw as Schema;
-  checkKeywords(schema, strict);
+  const schema = checked(raw, strict);
   const { type } = schema;
-  const literal = (json: string) => JSON.stringify(prefix + json);
-  const append = (expression: string) =>
-    prefix === '' ? `json += ${expression};` : `json += ${JSON.stringify(prefix)} + ${expression};`;
 
   if (schema.anyOf !== undefined) {
     if (type !== undefined || schema.enum !== undefined || schema.properties !== undefined)
@@ -172,8 +212,8 @@ function compileValue(
     if (!Array.isArray(branches) || branches.length !== 2) throw new Unsupported('anyOf');
     const nullAt = branches.findIndex(isNullSchema);
     if (nullAt === -1 || isNullSchema(branches[1 - nullAt])) throw new Unsupported('anyOf without null');
-    const other = compileValue(branches[1 - nullAt], v, true, functions, false, prefix);
-    return `  if (${v} === null) json += ${literal('null')};\n  else {\n${other}  }\n`;
+    const other = compileValue(branches[1 - nullAt], v, true, functions, affix, suffix);
+    return `  if (${v} === null) json += ${literal(affix, 'null', suffix)};\n  else {\n${other}  }\n`;
   }
 
   if (schema.enum !== undefined) {
@@ -182,37 +222,41 @@ function compileValue(
     if (!Array.isArray(values) || values.length === 0 || values.some((e) => typeof e !== 'string'))
       throw new Unsupported('enum');
     const cases = [...new Set(values as string[])]
-      .map((e) => `    case ${JSON.stringify(e)}: json += ${literal(quote(e))}; break;\n`)
+      .map((e) => `    case ${JSON.stringify(e)}: json += ${literal(affix, quote(e), suffix)}; break;\n`)
       .join('');
     // Ajv refuses other values in an anyOf branch; FJS writes any string as it is elsewhere.
     const other = strict
       ? '      return undefined;\n'
-      : `      if (typeof ${v} !== 'string') return undefined;\n      ${append(`quote(${v})`)}\n`;
+      : `      if (typeof ${v} !== 'string') return undefined;\n      json += ${around(affix, `quote(${v})`, suffix)};\n`;
     return `  switch (${v}) {\n${cases}    default:\n${other}  }\n`;
   }
 
   switch (type) {
-    case 'string':
-      return `  if (typeof ${v} !== 'string') return undefined;\n  if (isPlain(${v})) json += ${JSON.stringify(`${prefix}"`)} + ${v} + '"';\n  else ${append(`JSON.stringify(${v})`)}\n`;
+    case 'string': {
+      const open = literal(
+        { plain: `${affix.plain}"`, afterComma: affix.afterComma && `${affix.afterComma}"` },
+        '',
+      );
+      return [
+        `  if (typeof ${v} !== 'string') return undefined;`,
+        `  if (isPlain(${v})) json += ${open} + ${v} + ${JSON.stringify(`"${suffix}`)};`,
+        `  else json += ${around(affix, `JSON.stringify(${v})`, suffix)};`,
+        '',
+      ].join('\n');
+    }
     case 'integer':
-      return `  if (!Number.isInteger(${v})) return undefined;\n  ${append(`('' + ${v})`)}\n`;
+      return `  if (!Number.isInteger(${v})) return undefined;\n  json += ${around(affix, `('' + ${v})`, suffix)};\n`;
     case 'number':
-      return `  if (typeof ${v} !== 'number' || !Number.isFinite(${v})) return undefined;\n  ${append(`('' + ${v})`)}\n`;
+      return `  if (typeof ${v} !== 'number' || !Number.isFinite(${v})) return undefined;\n  json += ${around(affix, `('' + ${v})`, suffix)};\n`;
     case 'boolean':
-      return `  if (${v} === true) json += ${literal('true')};\n  else if (${v} === false) json += ${literal('false')};\n  else return undefined;\n`;
+      return `  if (${v} === true) json += ${literal(affix, 'true', suffix)};\n  else if (${v} === false) json += ${literal(affix, 'false', suffix)};\n  else return undefined;\n`;
     case 'null':
-      return `  if (${v} !== null) return undefined;\n  json += ${literal('null')};\n`;
+      return `  if (${v} !== null) return undefined;\n  json += ${literal(affix, 'null', suffix)};\n`;
     case 'array':
     case 'object': {
-      if (inline) {
-        if (prefix !== '') throw new Error('an inline object or array takes no prefix');
-        return type === 'array'
-          ? compileArray(schema, v, strict, functions)
-          : compileObject(schema, v, strict, functions);
-      }
-      const name = compileFunction(schema, strict, functions);
-      const open = prefix === '' ? '' : `  json += ${JSON.stringify(prefix)};\n`;
-      return `  const ${v}Json = ${name}(${v});\n  if (${v}Json === undefined) return undefined;\n${open}  json += ${v}Json;\n`;
+      const name = compileFunction(schema, strict, functions, affix, suffix);
+      const lead = affix.afterComma === undefined ? 'false' : 'lead';
+      return `  const ${v}Json = ${name}(${v}, ${lead});\n  if (${v}Json === undefined) return undefined;\n  json += ${v}Json;\n`;
     }
     default:
       throw new Unsupported(`type ${String(type)}`);
@@ -225,24 +269,39 @@ function isNullSchema(schema: unknown): boolean {
   return keys.length === 1 && (schema as Schema).type === 'null';
 }
 
-function compileArray(schema: Schema, v: string, strict: boolean, functions: string[]): string {
+function compileArray(
+  schema: Schema,
+  v: string,
+  strict: boolean,
+  functions: string[],
+  affix: Affix,
+  suffix: string,
+): string {
   const items = schema.items;
   if (typeof items !== 'object' || items === null || Array.isArray(items)) throw new Unsupported('items');
-  const item = compileFunction(items, strict, functions);
+  // Items after the first one start with the comma.
+  const item = compileFunction(items, strict, functions, { plain: '', afterComma: ',' }, '');
   return [
     `  if (!Array.isArray(${v})) return undefined;`,
-    `  json += '[';`,
+    `  json += ${literal(affix, '[')};`,
     `  for (let i = 0; i < ${v}.length; i++) {`,
-    `    const item = ${item}(${v}[i]);`,
+    `    const item = ${item}(${v}[i], i > 0);`,
     '    if (item === undefined) return undefined;',
-    `    json += i === 0 ? item : ',' + item;`,
+    '    json += item;',
     '  }',
-    `  json += ']';`,
+    `  json += ${JSON.stringify(`]${suffix}`)};`,
     '',
   ].join('\n');
 }
 
-function compileObject(schema: Schema, v: string, strict: boolean, functions: string[]): string {
+function compileObject(
+  schema: Schema,
+  v: string,
+  strict: boolean,
+  functions: string[],
+  affix: Affix,
+  suffix: string,
+): string {
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
   if (typeof properties !== 'object' || properties === null || Array.isArray(properties))
     throw new Unsupported('properties');
@@ -266,26 +325,39 @@ function compileObject(schema: Schema, v: string, strict: boolean, functions: st
     const known = keys.map((key) => `key === ${JSON.stringify(key)}`).join(' || ') || 'false';
     lines.push(`  for (const key in ${v}) if (!(${known})) return undefined;`);
   }
-  // Required properties come first: once the first is written, every later one follows a comma.
-  const firstRequired = keys.length > 0 && required.includes(keys[0]);
-  if (!firstRequired) lines.push(`  let comma = false;`, `  json += '{';`);
+  if (keys.length === 0) {
+    lines.push(`  json += ${literal(affix, '{}', suffix)};`, '');
+    return lines.join('\n');
+  }
+  // Required properties come first: once the first is written, every later one follows a comma. The
+  // object's opening text goes with the first property and, if the last is required, its close with it.
+  const firstRequired = required.includes(keys[0]);
+  const lastRequired = firstRequired && required.includes(keys[keys.length - 1]);
+  if (!firstRequired) lines.push(`  let comma = false;`, `  json += ${literal(affix, '{')};`);
   keys.forEach((key, i) => {
     const p = `p${i}`;
     const isRequired = required.includes(key);
     const name = `${JSON.stringify(key)}:`;
     lines.push(`  const ${p} = ${v}[${JSON.stringify(key)}];`);
     lines.push(`  if (${p} !== undefined) {`);
-    let prefix = '';
+    let propertyAffix = NO_AFFIX;
     if (!firstRequired)
       lines.push(
         `    json += comma ? ${JSON.stringify(`,${name}`)} : ${JSON.stringify(name)};`,
         '    comma = true;',
       );
-    else prefix = i === 0 ? `{${name}` : `,${name}`;
-    lines.push(indent(compileValue(properties[key], p, strict, functions, false, prefix)));
+    else if (i === 0)
+      propertyAffix = {
+        plain: `${affix.plain}{${name}`,
+        ...(affix.afterComma === undefined ? {} : { afterComma: `${affix.afterComma}{${name}` }),
+      };
+    else propertyAffix = { plain: `,${name}` };
+    const propertySuffix = lastRequired && i === keys.length - 1 ? `}${suffix}` : '';
+    lines.push(indent(compileValue(properties[key], p, strict, functions, propertyAffix, propertySuffix)));
     lines.push(isRequired ? '  } else return undefined;' : '  }');
   });
-  lines.push(`  json += '}';`, '');
+  if (!lastRequired) lines.push(`  json += ${JSON.stringify(`}${suffix}`)};`);
+  lines.push('');
   return lines.join('\n');
 }
 
