@@ -2,7 +2,7 @@ import { DEFAULT_LIMITS, holdsAt, internalize, type ParsedTag, readStartTag, XML
 import { XSI_NS } from './read.js';
 
 /**
- * A forward-only reader for the fast paths of typed decoders (`operations/*-fast.ts`).
+ * A forward-only reader for the fast paths of typed decoders (their `readResponsePlain` hooks).
  *
  * A fast path reads a document of the one shape its decoder expects, in its plain form: every tag is
  * matched literally (`<m:Menge>`, `</m:Menge>`) at the next '<', leaf text is taken as a source range.
