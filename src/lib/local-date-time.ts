@@ -92,7 +92,14 @@ function plainWithOffset(value: string): LocalDateTime | undefined {
     berlinOffset === written
       ? value.slice(0, 19)
       : new Date(instant + berlinOffset).toISOString().slice(0, 19);
-  return { local, offset: value.slice(19) };
+  return { local, offset: length === 25 ? writtenOffset(value, written) : 'Z' };
+}
+
+/** The offset as written (`+01:00`); Germany's two offsets as constants, so most values copy nothing. */
+function writtenOffset(value: string, writtenMs: number): string {
+  if (writtenMs === HOUR_MS) return '+01:00';
+  if (writtenMs === 2 * HOUR_MS) return '+02:00';
+  return value.slice(19);
 }
 
 /** The number of `text[at]`, `text[at + 1]` when both are ASCII digits, else NaN. */

@@ -111,17 +111,12 @@ export async function checkAvailability(
 function toItem(pzn: string, article: AvailabilityArticle): AvailabilityItem {
   const bindingSubstitution =
     article.substitution !== undefined && article.substitution.reason !== 'Vorschlag';
-  let available = !bindingSubstitution;
-  const deliveries: DeliveryPortion[] = [];
-  for (const part of article.parts) {
-    if (available && !AVAILABLE_TYPES.has(part.type)) available = false;
-    deliveries.push(toDeliveryPortion(part));
-  }
   return {
     pzn,
     quantity_requested: article.requestedQuantity,
-    available,
-    deliveries,
+    available: !bindingSubstitution && article.parts.every((part) => AVAILABLE_TYPES.has(part.type)),
+    // map allocates the exact length; push would grow an empty array to 17 slots first.
+    deliveries: article.parts.map((part) => toDeliveryPortion(part)),
     substitution: toSubstitution(article.substitution),
   };
 }
