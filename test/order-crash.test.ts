@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/lib/clock.js';
 import { type MockWholesaler, SCENARIO_PZNS, startMockWholesaler } from '../src/mock/index.js';
@@ -12,6 +11,7 @@ import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
+import { startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
 
 /**
  * The gateway dies (SIGKILL) after sending `bestellen` and before storing the answer; restarted on the
@@ -21,7 +21,6 @@ import { migrateToLatest } from '../src/store/migrate.js';
  * it takes the order at once and holds the answer back (LATE_ANSWER).
  */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TENANT = 'crash/phoenix';
 const LOCK_MS = 1_500;
 
@@ -35,20 +34,7 @@ describe('an order interrupted by a gateway crash', () => {
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-crash-'));
     wholesaler = await startMockWholesaler({ lateAnswerMs: 60_000 });
-    const catalogueFile = join(folder, 'wholesalers.json');
-    writeFileSync(
-      catalogueFile,
-      JSON.stringify({
-        wholesalers: [
-          {
-            id: 'phoenix',
-            name: 'PHOENIX',
-            version: 2,
-            test: { baseUrl: wholesaler.baseUrl({ tenant: TENANT, version: 2 }) },
-          },
-        ],
-      }),
-    );
+    const catalogueFile = writePhoenixCatalogue(folder, wholesaler.baseUrl({ tenant: TENANT, version: 2 }));
     const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
     const database = await openDatabase(databaseUrl);
     await migrateToLatest(database);
@@ -74,30 +60,6 @@ describe('an order interrupted by a gateway crash', () => {
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   });
 
-  /** `node --import tsx` keeps the gateway one process, so SIGKILL really kills it. */
-  async function startGatewayProcess(): Promise<{ child: ChildProcess; url: string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 30_000);
-      child.stderr?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${output}`)));
-    });
-    return { child, url };
-  }
-
   function order(url: string, key: string): Promise<Response> {
     return fetch(`${url}/v1/orders`, {
       method: 'POST',
@@ -122,7 +84,7 @@ describe('an order interrupted by a gateway crash', () => {
     timeout: 90_000,
   }, async () => {
     const key = randomUUID();
-    const before = await startGatewayProcess();
+    const before = await startGatewayProcess(env, children);
     const lost = order(before.url, key).catch((error: unknown) => error);
     while (wholesaler.requestCount('bestellen') === 0) await sleep(20);
     // bestellen has reached the wholesaler, which took the order and holds the answer: kill the gateway now.
@@ -130,7 +92,7 @@ describe('an order interrupted by a gateway crash', () => {
     expect(await lost).toBeInstanceOf(Error);
     expect(wholesaler.placedOrderCount({ tenant: TENANT })).toBe(1);
 
-    const after = await startGatewayProcess();
+    const after = await startGatewayProcess(env, children);
     let response = await order(after.url, key);
     const started = Date.now();
     // The dead process's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_MS; until then: 409.

@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/lib/clock.js';
@@ -13,6 +12,12 @@ import { createApiKey } from '../src/store/api-keys.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js';
+import {
+  type GatewayProcess,
+  killAndWait,
+  startGatewayProcess,
+  writePhoenixCatalogue,
+} from './gateway-process.js';
 
 /**
  * SPEC §5 rule 7 across real processes: two `msv3-gateway serve` OS processes share one PostgreSQL
@@ -22,15 +27,9 @@ import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js
  * one `bestellen` and is stored once; every other answer is 409 or the replay of the identical body.
  */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TENANT = 'processes/phoenix';
 const SLOW_MS = 3_000;
 const CREDENTIALS = { username: 'apotheke1', password: 'two-processes-secret' };
-
-interface GatewayProcess {
-  child: ChildProcess;
-  url: string;
-}
 
 describe('one Idempotency-Key across two gateway processes on PostgreSQL', () => {
   if (postgresUrl() === undefined) {
@@ -50,20 +49,7 @@ describe('one Idempotency-Key across two gateway processes on PostgreSQL', () =>
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-processes-'));
     wholesaler = await startMockWholesaler({ slowAnswerMs: SLOW_MS });
-    const catalogueFile = join(folder, 'wholesalers.json');
-    writeFileSync(
-      catalogueFile,
-      JSON.stringify({
-        wholesalers: [
-          {
-            id: 'phoenix',
-            name: 'PHOENIX',
-            version: 2,
-            test: { baseUrl: wholesaler.baseUrl({ tenant: TENANT, version: 2 }) },
-          },
-        ],
-      }),
-    );
+    const catalogueFile = writePhoenixCatalogue(folder, wholesaler.baseUrl({ tenant: TENANT, version: 2 }));
     scratch = await createScratchPostgresDatabase();
     // Migrated and keyed before the processes start, so neither start-up races the other's migrations.
     database = await openDatabase(scratch.url, { maxConnections: 2 });
@@ -80,7 +66,7 @@ describe('one Idempotency-Key across two gateway processes on PostgreSQL', () =>
       LOG_LEVEL: 'warn',
       WHOLESALER_CATALOGUE: catalogueFile,
     };
-    gateways = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
+    gateways = await Promise.all([startGatewayProcess(env, children), startGatewayProcess(env, children)]);
   }, 60_000);
 
   afterAll(async () => {
@@ -90,33 +76,6 @@ describe('one Idempotency-Key across two gateway processes on PostgreSQL', () =>
     await wholesaler?.close();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   }, 30_000);
-
-  /** `node --import tsx` keeps each gateway one process, so killing it kills the gateway. */
-  async function startGatewayProcess(env: NodeJS.ProcessEnv): Promise<GatewayProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s:\n${output}`)), 30_000);
-      child.stderr?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output}`));
-      });
-    });
-    return { child, url };
-  }
 
   async function order(gateway: GatewayProcess, key: string) {
     const response = await fetch(`${gateway.url}/v1/orders`, {
@@ -200,16 +159,3 @@ describe('one Idempotency-Key across two gateway processes on PostgreSQL', () =>
     expect(Number(keys.rows[0]!.n)).toBe(1);
   });
 });
-
-/** SIGKILL, then wait for the exit (at most 5 s), so the database can be dropped afterwards. */
-function killAndWait(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGKILL');
-  });
-}

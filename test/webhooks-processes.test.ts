@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/lib/clock.js';
 import { createAccount } from '../src/store/accounts.js';
@@ -13,6 +12,7 @@ import { recordEvent } from '../src/webhooks/events.js';
 import { sampleNotice } from '../src/webhooks/test-support/fixtures.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
 import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js';
+import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
 
 /**
  * Webhook delivery across real processes: two `msv3-gateway serve` OS processes share one PostgreSQL
@@ -25,18 +25,11 @@ import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js
  *      correctly signed.
  */
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LEASE_MS = 3_000;
 const TIMEOUT_MS = 2_000;
 /** Attempts in flight per process; the receiver seeing more at once proves both processes send together. */
 const CONCURRENCY = 4;
 const CREDENTIALS = { 'x-msv3-username': 'apothekeprocs', 'x-msv3-password': 'sandbox-secret' };
-
-interface GatewayProcess {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
 
 interface Arrival {
   headers: IncomingHttpHeaders;
@@ -172,19 +165,6 @@ async function until<T>(
   }
 }
 
-/** SIGKILL, then wait for the exit (at most 5 s). */
-function killAndWait(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGKILL');
-  });
-}
-
 describe('webhook delivery by two gateway processes on one PostgreSQL database', () => {
   if (postgresUrl() === undefined) {
     warnSkipped('TEST_DATABASE_URL', 'PostgreSQL');
@@ -227,7 +207,7 @@ describe('webhook delivery by two gateway processes on one PostgreSQL database',
       RATE_LIMIT_TEST_POINTS: '100000',
       SHUTDOWN_TIMEOUT_MS: '500',
     };
-    gateways = await Promise.all([startGatewayProcess(), startGatewayProcess()]);
+    gateways = await Promise.all([startGatewayProcess(env, children), startGatewayProcess(env, children)]);
     const created = await fetch(`${gateways[0]!.url}/v1/webhooks`, {
       method: 'POST',
       headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
@@ -247,33 +227,6 @@ describe('webhook delivery by two gateway processes on one PostgreSQL database',
     await database?.close().catch(() => {});
     await scratch?.dispose().catch(() => {});
   }, 30_000);
-
-  /** `node --import tsx` keeps each gateway one process, so SIGKILL really kills it. */
-  async function startGatewayProcess(): Promise<GatewayProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s:\n${output}`)), 30_000);
-      child.stderr?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output}`));
-      });
-    });
-    return { child, url, output: () => output };
-  }
 
   async function placeOrder(gateway: GatewayProcess): Promise<string> {
     const response = await fetch(`${gateway.url}/v1/orders`, {
@@ -404,7 +357,7 @@ describe('webhook delivery by two gateway processes on one PostgreSQL database',
       survivor = gateways.find((g) => g !== victim)!;
     } else {
       await Promise.all(gateways.map((g) => killAndWait(g.child)));
-      survivor = await startGatewayProcess();
+      survivor = await startGatewayProcess(env, children);
     }
     expect(first.headers['x-msv3-attempt']).toBe('1');
 

@@ -1,0 +1,81 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Real gateway processes for tests that kill them or run two at once: `node --import tsx src/cli.ts
+ * serve` keeps each gateway one OS process, so SIGKILL really kills it.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything it wrote to stderr so far. */
+  output: () => string;
+}
+
+/**
+ * Starts `serve` with exactly `env` (no other variables) and resolves once it listens. The child is
+ * added to `started` at once, for the caller's clean-up.
+ */
+export async function startGatewayProcess(
+  env: NodeJS.ProcessEnv,
+  started: ChildProcess[],
+): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  started.push(child);
+  let output = '';
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s:\n${output}`)), 30_000);
+      child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output}`));
+      });
+    });
+    return { child, url, output: () => output };
+  } catch (error) {
+    await killAndWait(child);
+    throw error;
+  }
+}
+
+/** SIGKILL, then wait for the exit (at most 5 s), so its database can be dropped afterwards. */
+export function killAndWait(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGKILL');
+  });
+}
+
+/** A catalogue file in `folder` with one v2 wholesaler, `phoenix`, whose test server is `testBaseUrl`. */
+export function writePhoenixCatalogue(folder: string, testBaseUrl: string): string {
+  const file = join(folder, 'wholesalers.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      wholesalers: [{ id: 'phoenix', name: 'PHOENIX', version: 2, test: { baseUrl: testBaseUrl } }],
+    }),
+  );
+  return file;
+}
