@@ -2,8 +2,9 @@ import type { Selectable } from 'kysely';
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
-import { newEventId, newWebhookId, randomToken } from '../lib/ids.js';
+import { newEventId, randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
+import { sampleSubscription } from './test-support/subscription.js';
 import { findDelivery, listDeliveries } from './webhook-delivery-log.js';
 import { insertAttempts, insertEventWithDeliveries } from './webhook-outbox.js';
 import { insertSubscription, type Scope, type WebhookSubscription } from './webhook-subscriptions.js';
@@ -17,23 +18,7 @@ describeEachDialect('webhook delivery log', (getDatabase) => {
   async function newSubscription(scope?: Scope): Promise<WebhookSubscription> {
     const accountId =
       scope?.accountId ?? (await createAccount(getDatabase().db, clock, { name: 'Apotheke' })).id;
-    const s: WebhookSubscription = {
-      id: newWebhookId(),
-      accountId,
-      mode: scope?.mode ?? 'test',
-      url: 'https://receiver.example.com/hooks',
-      wholesaler: 'phoenix',
-      events: ['delivery.received', 'delivery.shortage'],
-      secret: `whsec_${randomToken(32)}`,
-      previousSecret: null,
-      previousSecretExpiresAt: null,
-      active: true,
-      disabledReason: null,
-      disabledAt: null,
-      failingSince: null,
-      createdAt: T0,
-      updatedAt: T0,
-    };
+    const s = sampleSubscription({ accountId, mode: scope?.mode ?? 'test' }, T0);
     await insertSubscription(getDatabase().db, s);
     return s;
   }

@@ -2,9 +2,10 @@ import type { Kysely, Selectable } from 'kysely';
 import { beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
-import { newEventId, newWebhookId, randomToken } from '../lib/ids.js';
+import { newEventId, randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
 import type { Tables } from './schema.js';
+import { sampleSubscription } from './test-support/subscription.js';
 import {
   claimDelivery,
   claimDueDeliveries,
@@ -38,24 +39,10 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
 
   async function newSubscription(overrides: Partial<WebhookSubscription> = {}): Promise<WebhookSubscription> {
     const account = await createAccount(getDatabase().db, clock, { name: 'Apotheke' });
-    const s: WebhookSubscription = {
-      id: newWebhookId(),
-      accountId: account.id,
-      mode: 'test',
-      url: 'https://receiver.example.com/hooks',
-      wholesaler: 'phoenix',
+    const s = sampleSubscription({ accountId: account.id, mode: 'test' }, T0, {
       events: ['delivery.received'],
-      secret: `whsec_${randomToken(32)}`,
-      previousSecret: null,
-      previousSecretExpiresAt: null,
-      active: true,
-      disabledReason: null,
-      disabledAt: null,
-      failingSince: null,
-      createdAt: T0,
-      updatedAt: T0,
       ...overrides,
-    };
+    });
     await insertSubscription(getDatabase().db, s);
     return s;
   }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
-import { newWebhookId, randomToken } from '../lib/ids.js';
+import { randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
+import { sampleSubscription } from './test-support/subscription.js';
 import {
   countSubscriptions,
   deleteSubscription,
@@ -22,26 +23,8 @@ import {
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 const HOUR = 60 * 60 * 1000;
 
-function subscription(scope: Scope, overrides: Partial<WebhookSubscription> = {}): WebhookSubscription {
-  return {
-    id: newWebhookId(),
-    accountId: scope.accountId,
-    mode: scope.mode,
-    url: 'https://receiver.example.com/hooks',
-    wholesaler: 'phoenix',
-    events: ['delivery.received', 'order.status_changed'],
-    secret: `whsec_${randomToken(32)}`,
-    previousSecret: null,
-    previousSecretExpiresAt: null,
-    active: true,
-    disabledReason: null,
-    disabledAt: null,
-    failingSince: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
+const subscription = (scope: Scope, overrides: Partial<WebhookSubscription> = {}) =>
+  sampleSubscription(scope, T0, { events: ['delivery.received', 'order.status_changed'], ...overrides });
 
 describe('toSubscription', () => {
   it('turns a row into a subscription, with 0/1 as booleans and text numbers as numbers', () => {
