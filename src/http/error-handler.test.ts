@@ -7,11 +7,15 @@ import { createLogger } from '../observability/logger.js';
 import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
 import type { GatewayApp } from './types.js';
 
-function expectError(response: LightMyRequestResponse, kind: ErrorKind): Record<string, unknown> {
+function expectError(
+  response: LightMyRequestResponse,
+  kind: ErrorKind,
+  wholesaler: string | null = null,
+): Record<string, unknown> {
   const body = response.json();
   expect(response.statusCode).toBe(ERROR_CATALOGUE[kind].status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
-  expect(body).toMatchObject({ error: kind, error_code: ERROR_CATALOGUE[kind].code, wholesaler: null });
+  expect(body).toMatchObject({ error: kind, error_code: ERROR_CATALOGUE[kind].code, wholesaler });
   expect(typeof body.message).toBe('string');
   expect(body.request_id).toBe(response.headers['x-request-id']);
   return body;
@@ -74,7 +78,11 @@ describe('error responses', () => {
   it('names the offending field of a schema violation in message and param', async () => {
     const items = [1, 2, 3].map((i) => ({ pzn: String(i), quantity: 1 }));
     items.push({ pzn: '12345678X', quantity: 1 });
-    const body = expectError(await post(JSON.stringify({ wholesaler: 'phoenix', items })), 'invalid_request');
+    const body = expectError(
+      await post(JSON.stringify({ wholesaler: 'phoenix', items })),
+      'invalid_request',
+      'phoenix',
+    );
     expect(body.message).toBe('items[3].pzn must match ^[0-9]{1,8}$');
     expect(body.param).toBe('items[3].pzn');
   });
@@ -84,15 +92,27 @@ describe('error responses', () => {
     expect(body).toMatchObject({ message: 'wholesaler is required', param: 'wholesaler' });
   });
 
+  it('names the wholesaler the request names, unless that id is itself malformed', async () => {
+    const items = [{ pzn: '1', quantity: 0 }];
+    expectError(
+      await post(JSON.stringify({ wholesaler: 'gehe_test', items })),
+      'invalid_request',
+      'gehe_test',
+    );
+    for (const wholesaler of ['', 'a b', '<script>', 'x'.repeat(81), 42]) {
+      expectError(await post(JSON.stringify({ wholesaler, items })), 'invalid_request', null);
+    }
+  });
+
   it('refuses unknown fields instead of dropping them', async () => {
     const items = [{ pzn: '1', quantity: 1, colour: 'red' }];
-    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request');
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request', 'x');
     expect(body).toMatchObject({ message: 'items[0].colour is not a known field', param: 'items[0].colour' });
   });
 
   it('does not turn a string into a number in the body', async () => {
     const items = [{ pzn: '1', quantity: '5' }];
-    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request');
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request', 'x');
     expect(body).toMatchObject({
       message: 'items[0].quantity must be an integer',
       param: 'items[0].quantity',
@@ -101,12 +121,16 @@ describe('error responses', () => {
 
   it('lists the allowed values of an enum', async () => {
     const items = [{ pzn: '1', quantity: 1, demand_type: 'urgent' }];
-    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request');
+    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request', 'x');
     expect(body.message).toBe('items[0].demand_type must be one of "direct", "one_of_many", "unspecified"');
   });
 
   it('reports an empty array against its minimum', async () => {
-    const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items: [] })), 'invalid_request');
+    const body = expectError(
+      await post(JSON.stringify({ wholesaler: 'x', items: [] })),
+      'invalid_request',
+      'x',
+    );
     expect(body).toMatchObject({ message: 'items must have at least 1 items', param: 'items' });
   });
 
@@ -124,7 +148,7 @@ describe('error responses', () => {
       headers: { 'x-api-key': key },
       payload: validOrder,
     });
-    expect(expectError(bad, 'invalid_request')).toMatchObject({
+    expect(expectError(bad, 'invalid_request', 'phoenix')).toMatchObject({
       message: 'query parameter dry_run must be a boolean',
       param: 'dry_run',
     });

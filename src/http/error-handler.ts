@@ -8,7 +8,12 @@ import { describeSchemaErrors, type RequestPart, type SchemaError } from './vali
 /** One error handler and one not-found handler: every 4xx/5xx leaves as the uniform error body. */
 export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes: number }): void {
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error, options);
+    let apiError = toApiError(error, options);
+    if (apiError.kind === 'invalid_request' && apiError.options.wholesaler === undefined) {
+      const wholesaler = wholesalerNamedIn(request);
+      if (wholesaler !== undefined)
+        apiError = new ApiError(apiError.kind, apiError.message, { ...apiError.options, wholesaler });
+    }
     if (apiError.kind === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
     return sendApiError(request, reply, apiError);
@@ -22,6 +27,18 @@ export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes:
       new ApiError('route_not_found', `No route ${request.method} ${path}.`),
     );
   });
+}
+
+/**
+ * The wholesaler id a rejected request names in its body or query (SPEC 7: the error names the
+ * wholesaler involved), when it is a plain id; an id that is itself invalid is not repeated.
+ */
+function wholesalerNamedIn(request: FastifyRequest): string | undefined {
+  for (const part of [request.body, request.query]) {
+    const named = (part as { wholesaler?: unknown } | null | undefined)?.wholesaler;
+    if (typeof named === 'string' && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$/.test(named)) return named;
+  }
+  return undefined;
 }
 
 export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {

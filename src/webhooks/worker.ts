@@ -74,6 +74,8 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
   let running = false;
   let loop: Promise<void> | undefined;
   let saturated = false;
+  /** A claim is waiting for the database: an attempt ending now may not be in what it sees. */
+  let claiming = false;
   let wakeUp: (() => void) | undefined;
   let woken = false;
   let unlisten: (() => Promise<void>) | undefined;
@@ -118,9 +120,11 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
         if (ofSubscription > 1) inFlightPerSubscription.set(subscription, ofSubscription - 1);
         else inFlightPerSubscription.delete(subscription);
         // After a full claim, claim again once half the slots are free (batches); after a claim the cap
-        // cut short, as soon as a capped subscription ends an attempt (it may have more due).
+        // cut short, as soon as a capped subscription ends an attempt (it may have more due). An attempt
+        // that ends while a claim runs always asks for another look: that claim may still have counted
+        // its lease against the cap, and no later end of an attempt might be capped to ask again.
         const wasCapped = ofSubscription >= (options.perSubscription ?? Number.POSITIVE_INFINITY);
-        if (saturated ? inFlight.size <= options.concurrency / 2 : wasCapped) {
+        if (claiming || (saturated ? inFlight.size <= options.concurrency / 2 : wasCapped)) {
           saturated = false;
           signal();
         }
@@ -147,12 +151,15 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       if (free > 0) {
         woken = false;
         try {
+          claiming = true;
           const jobs = await claim(free);
+          claiming = false; // in the same step as run(), so no attempt's end falls in between
           for (const job of jobs) run(job);
           saturated = jobs.length === free;
           // A subscription that reached its cap may hide other subscriptions' due rows: look again.
           lookAgain = saturated || jobs.some((job) => isCapped(job.subscriptionId));
         } catch (err) {
+          claiming = false;
           deps.logger.error({ err }, 'claiming webhook deliveries failed');
         }
       }
