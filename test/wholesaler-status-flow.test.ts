@@ -113,24 +113,7 @@ describe('wholesaler.status_changed from the credential-free probe', () => {
         const event = JSON.parse(request.body);
         return { which, livemode: event.livemode, wholesaler: event.wholesaler, ...event.data };
       });
-      const expected = (which: 'sandbox' | 'custom', status: string, reason: string) => ({
-        which,
-        livemode: which === 'custom',
-        wholesaler: which === 'custom' ? customId : 'phoenix',
-        status,
-        reason,
-        changed_at: expect.any(String),
-      });
-      const byWhich = (a: { which?: string }, b: { which?: string }) =>
-        String(a.which).localeCompare(String(b.which));
-      expect(seen.slice(0, 2).sort(byWhich)).toEqual([
-        expected('custom', 'down', 'unreachable: ECONNREFUSED'),
-        expected('sandbox', 'down', 'unreachable: ECONNREFUSED'),
-      ]);
-      expect(seen.slice(2).sort(byWhich)).toEqual([
-        expected('custom', 'up', 'answers again'),
-        expected('sandbox', 'up', 'answers again'),
-      ]);
+      expectDownThenUp(seen, customId);
     } finally {
       await database.close();
       await server.close();
@@ -255,24 +238,7 @@ describe('wholesaler.status_changed from the circuit breaker over real calls', (
         });
         return { which, livemode: event.livemode, wholesaler: event.wholesaler, ...event.data };
       });
-      const expected = (which: 'sandbox' | 'custom', status: string, reason: string) => ({
-        which,
-        livemode: which === 'custom',
-        wholesaler: which === 'custom' ? customId : 'phoenix',
-        status,
-        reason,
-        changed_at: expect.any(String),
-      });
-      const byWhich = (a: { which?: string }, b: { which?: string }) =>
-        String(a.which).localeCompare(String(b.which));
-      expect(seen.slice(0, 2).sort(byWhich)).toEqual([
-        expected('custom', 'down', 'unreachable: ECONNREFUSED'),
-        expected('sandbox', 'down', 'unreachable: ECONNREFUSED'),
-      ]);
-      expect(seen.slice(2).sort(byWhich)).toEqual([
-        expected('custom', 'up', 'answers again'),
-        expected('sandbox', 'up', 'answers again'),
-      ]);
+      expectDownThenUp(seen, customId);
       // Exactly four events, and the mocks never saw an anonymous probe: the breakers alone reported.
       expect(await database.db.selectFrom('webhook_events').select('id').execute()).toHaveLength(4);
       expect(log.filter((line) => line.includes('/verbindungTesten → 401'))).toEqual([]);
@@ -292,4 +258,26 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** The sandbox's and the custom wholesaler's status events: both down (any order), then both up. */
+function expectDownThenUp(seen: { which?: string }[], customId: string): void {
+  const expected = (which: 'sandbox' | 'custom', status: string, reason: string) => ({
+    which,
+    livemode: which === 'custom',
+    wholesaler: which === 'custom' ? customId : 'phoenix',
+    status,
+    reason,
+    changed_at: expect.any(String),
+  });
+  const byWhich = (a: { which?: string }, b: { which?: string }) =>
+    String(a.which).localeCompare(String(b.which));
+  expect(seen.slice(0, 2).sort(byWhich)).toEqual([
+    expected('custom', 'down', 'unreachable: ECONNREFUSED'),
+    expected('sandbox', 'down', 'unreachable: ECONNREFUSED'),
+  ]);
+  expect(seen.slice(2).sort(byWhich)).toEqual([
+    expected('custom', 'up', 'answers again'),
+    expected('sandbox', 'up', 'answers again'),
+  ]);
 }

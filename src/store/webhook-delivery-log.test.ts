@@ -4,7 +4,7 @@ import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
 import { newEventId, randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
-import { sampleSubscription } from './test-support/subscription.js';
+import { sampleDeliveryRow, sampleSubscription } from './test-support/webhook-rows.js';
 import { findDelivery, listDeliveries } from './webhook-delivery-log.js';
 import { insertAttempts, insertEventWithDeliveries } from './webhook-outbox.js';
 import { insertSubscription, type Scope, type WebhookSubscription } from './webhook-subscriptions.js';
@@ -33,24 +33,7 @@ describeEachDialect('webhook delivery log', (getDatabase) => {
     type = 'delivery.received',
   ): Promise<Selectable<WebhookDeliveriesTable>> {
     const eventId = newEventId();
-    const delivery: Selectable<WebhookDeliveriesTable> = {
-      id: `whd_${randomToken(22)}`,
-      event_id: eventId,
-      subscription_id: s.id,
-      account_id: s.accountId,
-      mode: s.mode,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: createdAt,
-      locked_by: null,
-      locked_until: null,
-      delivered_at: null,
-      last_attempt_at: null,
-      last_status: null,
-      last_error: null,
-      created_at: createdAt,
-      ...overrides,
-    };
+    const delivery = sampleDeliveryRow(eventId, s, createdAt, overrides);
     await insertEventWithDeliveries(
       getDatabase().db,
       {

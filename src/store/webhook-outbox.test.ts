@@ -5,7 +5,7 @@ import { manualClock } from '../lib/clock.js';
 import { newEventId, randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
 import type { Tables } from './schema.js';
-import { sampleSubscription } from './test-support/subscription.js';
+import { sampleDeliveryRow, sampleSubscription } from './test-support/webhook-rows.js';
 import {
   claimDelivery,
   claimDueDeliveries,
@@ -61,30 +61,8 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
     };
   }
 
-  function deliveryRow(
-    eventId: string,
-    s: WebhookSubscription,
-    overrides: Partial<DeliveryRow> = {},
-  ): DeliveryRow {
-    return {
-      id: `whd_${randomToken(22)}`,
-      event_id: eventId,
-      subscription_id: s.id,
-      account_id: s.accountId,
-      mode: s.mode,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: T0,
-      locked_by: null,
-      locked_until: null,
-      delivered_at: null,
-      last_attempt_at: null,
-      last_status: null,
-      last_error: null,
-      created_at: T0,
-      ...overrides,
-    };
-  }
+  const deliveryRow = (eventId: string, s: WebhookSubscription, overrides: Partial<DeliveryRow> = {}) =>
+    sampleDeliveryRow(eventId, s, T0, overrides);
 
   /** One event per delivery, each with the given overrides; returns the delivery rows. */
   async function seed(s: WebhookSubscription, ...rows: Partial<DeliveryRow>[]): Promise<DeliveryRow[]> {

@@ -3,7 +3,7 @@ import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
-import { sampleSubscription } from './test-support/subscription.js';
+import { sampleSubscription } from './test-support/webhook-rows.js';
 import {
   countSubscriptions,
   deleteSubscription,

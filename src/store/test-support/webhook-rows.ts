@@ -1,5 +1,7 @@
+import type { Selectable } from 'kysely';
 import { newWebhookId, randomToken } from '../../lib/ids.js';
 import type { Scope, WebhookSubscription } from '../webhook-subscriptions.js';
+import type { WebhookDeliveriesTable } from '../webhook-tables.js';
 
 /** An active subscription of `scope` to two delivery events, created and updated at `at`. */
 export function sampleSubscription(
@@ -23,6 +25,33 @@ export function sampleSubscription(
     failingSince: null,
     createdAt: at,
     updatedAt: at,
+    ...overrides,
+  };
+}
+
+/** A pending, unleased delivery of event `eventId` to `s`, due and created at `at`. */
+export function sampleDeliveryRow(
+  eventId: string,
+  s: WebhookSubscription,
+  at: number,
+  overrides: Partial<Selectable<WebhookDeliveriesTable>> = {},
+): Selectable<WebhookDeliveriesTable> {
+  return {
+    id: `whd_${randomToken(22)}`,
+    event_id: eventId,
+    subscription_id: s.id,
+    account_id: s.accountId,
+    mode: s.mode,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: at,
+    locked_by: null,
+    locked_until: null,
+    delivered_at: null,
+    last_attempt_at: null,
+    last_status: null,
+    last_error: null,
+    created_at: at,
     ...overrides,
   };
 }
