@@ -4,8 +4,8 @@
  * `POST /v1/availability` with 50 items, loaded with wrk (`-t1 -c32`, µs resolution), against two
  * servers that call the same canned SOAP upstream (bench/gateway/upstream.ts: node:http on 127.0.0.1 in
  * its own process, the fixed 50-article v2 answer of bench/codec/envelopes.ts):
- *  - the gateway, built (`dist/`, what `npm start` runs) and started as its own process with
- *    `node dist/cli.js serve`: the embedded SQLite store, a catalogue whose wholesaler `bench` has the
+ *  - the gateway, built (`dist/`) and started as its own process the way `npm start` starts it (`node`
+ *    with the V8 flags of package.json's start script, `dist/cli.js serve`): the embedded SQLite store, a catalogue whose wholesaler `bench` has the
  *    canned upstream as its live server, a live API key made with `keys create`, generous rate limits
  *    (the in-memory limiter still counts every request), LOG_LEVEL=info (the default: one JSON line per
  *    request, as in production; stdout goes to /dev/null), everything else at its defaults;
@@ -17,6 +17,9 @@
  * BENCH_SECONDS (10) s each, the servers alternating (G B F, F B G, G B F); medians are reported.
  * Also recorded: server CPU time per request (/proc), the 1-minute load average at each run's start.
  * Targets (issue 4): gateway ≥ 80 % of the baseline's req/s, and at most +1 ms p50, at 32 connections.
+ * BENCH_UPSTREAM_DELAY_MS=<ms> (0 by default, at most 1000) makes the upstream wait that long before each
+ * answer, as a wholesaler's own processing would: the same comparison when the servers are not CPU-bound.
+ * Such a run writes bench/results/gateway-upstream-<ms>ms.json instead.
  * BENCH_CPU_PROF=<dir> starts the gateway with `--cpu-prof` (the profile is written when it stops).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/gateway.json.
  */
@@ -31,8 +34,15 @@ import { va50Articles } from '../codec/envelopes.js';
 const ROOT = process.cwd();
 const HERE = dirname(fileURLToPath(import.meta.url));
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-const RESULTS = join(ROOT, 'bench', 'results', 'gateway.json');
+const UPSTREAM_DELAY_MS = Math.max(0, Math.min(Number(process.env.BENCH_UPSTREAM_DELAY_MS ?? 0) || 0, 1000));
+const RESULTS = join(
+  ROOT,
+  'bench',
+  'results',
+  UPSTREAM_DELAY_MS === 0 ? 'gateway.json' : `gateway-upstream-${UPSTREAM_DELAY_MS}ms.json`,
+);
 const CLI = join(ROOT, 'dist', 'cli.js');
+const START_NODE_FLAGS = startScriptNodeFlags();
 const RUNS = Math.min(Number(process.env.BENCH_RUNS ?? 3), 9);
 const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? 10), 60);
 const WARMUP_SECONDS = 5;
@@ -85,7 +95,7 @@ async function main(): Promise<void> {
   }, WATCHDOG_MS);
   watchdog.unref();
   try {
-    const upstream = await forkChild('upstream', []);
+    const upstream = await forkChild('upstream', [String(UPSTREAM_DELAY_MS)]);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
     const gateway = await startGateway(folder, upstreamBase);
     const upstreamArgs = [`${upstreamBase}/verfuegbarkeitAnfragen`, String(UPSTREAM_CONNECTIONS)];
@@ -204,15 +214,18 @@ async function main(): Promise<void> {
     };
     const output = {
       benchmark: 'gateway overhead: POST /v1/availability, 50 items (bench/gateway/run.ts)',
-      command: 'npm run bench:gateway',
+      command:
+        UPSTREAM_DELAY_MS === 0
+          ? 'npm run bench:gateway'
+          : `BENCH_UPSTREAM_DELAY_MS=${UPSTREAM_DELAY_MS} npm run bench:gateway`,
       date: new Date().toISOString(),
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, wrk: wrkVersion() },
       setup: {
         load: `wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${RUNS} runs after a ${WARMUP_SECONDS} s warm-up each, servers alternating, medians`,
         request: `${Buffer.byteLength(body)} B JSON, 50 items (the PZNs of the canned answer)`,
         response: `${Buffer.byteLength(answer)} B JSON (the gateway's answer; the baseline sends the same bytes)`,
-        upstream: `node:http on 127.0.0.1 in its own process, ${upstream.bytes} B canned v2 verfuegbarkeitAnfragen answer`,
-        gateway: `node dist/cli.js serve, own process; SQLite; catalogue wholesaler "bench" live → canned upstream; live key; LOG_LEVEL=${LOG_LEVEL} to /dev/null; RATE_LIMIT_LIVE_POINTS=1000000 (memory limiter); defaults otherwise (UPSTREAM_MAX_CONCURRENCY ${UPSTREAM_CONNECTIONS})`,
+        upstream: `node:http on 127.0.0.1 in its own process, ${upstream.bytes} B canned v2 verfuegbarkeitAnfragen answer, ${UPSTREAM_DELAY_MS === 0 ? 'at once' : `after ${UPSTREAM_DELAY_MS} ms`}`,
+        gateway: `node ${[...START_NODE_FLAGS, ''].join(' ')}dist/cli.js serve (as npm start), own process; SQLite; catalogue wholesaler "bench" live → canned upstream; live key; LOG_LEVEL=${LOG_LEVEL} to /dev/null; RATE_LIMIT_LIVE_POINTS=1000000 (memory limiter); defaults otherwise (UPSTREAM_MAX_CONCURRENCY ${UPSTREAM_CONNECTIONS})`,
         baseline: `Fastify 5 (logger off) validating the same body schema (Ajv), undici Pool (${UPSTREAM_CONNECTIONS} connections) POSTing a fixed SOAP body, fixed JSON answer`,
         floor:
           'the baseline plus verfuegbarkeitAnfragen.decodeResponse of the SOAP answer (decode-only reference; same fixed JSON answer)',
@@ -295,7 +308,7 @@ async function startGateway(
   );
   const key = (JSON.parse(created) as { key: string }).key;
   const profile = CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`];
-  const child = spawn(process.execPath, [...profile, CLI, 'serve'], {
+  const child = spawn(process.execPath, [...START_NODE_FLAGS, ...profile, CLI, 'serve'], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -315,6 +328,17 @@ async function startGateway(
     child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${text}`)));
   });
   return { child, url, key };
+}
+
+/** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so the benchmark runs what it runs. */
+function startScriptNodeFlags(): string[] {
+  const scripts = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
+  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts.start ?? '');
+  if (match === null)
+    throw new Error(`package.json's start script is not "node [flags] dist/cli.js serve": ${scripts.start}`);
+  return match[1]!.split(' ').filter(Boolean);
 }
 
 async function stopGateway(child: ChildProcess): Promise<void> {
@@ -467,7 +491,7 @@ function printTable(
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   console.log('');
   console.log(
-    `POST /v1/availability, 50 items; wrk -t1 -c${CONNECTIONS} -d${SECONDS}s; medians of ${RUNS} runs; load average ${runs.gateway.map((r) => r.load_average).join(' / ')} (gateway runs)`,
+    `POST /v1/availability, 50 items; upstream answers ${UPSTREAM_DELAY_MS === 0 ? 'at once' : `after ${UPSTREAM_DELAY_MS} ms`}; wrk -t1 -c${CONNECTIONS} -d${SECONDS}s; medians of ${RUNS} runs; load average ${runs.gateway.map((r) => r.load_average).join(' / ')} (gateway runs)`,
   );
   for (const row of rows)
     console.log(

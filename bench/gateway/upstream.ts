@@ -4,9 +4,10 @@
  * `verfuegbarkeitAnfragen` answer from bench/codec/envelopes.ts (schema-valid; validated with xmllint by
  * `npm run bench:codec`), as `application/soap+xml`, keeping the connection alive. It checks nothing, so
  * its cost per call is the floor both the gateway and the baseline pay.
+ * argv: [delay in ms] before each answer (default 0), to stand in for a wholesaler's own processing time.
  * IPC: → {ready, port}; ← {report: true} → {requests}; ← {stop: true} closes and exits.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { va50Response } from '../codec/envelopes.js';
 
@@ -15,17 +16,23 @@ const headers = {
   'content-type': 'application/soap+xml; charset=utf-8',
   'content-length': String(answer.length),
 };
+const delayMs = Number(process.argv[2] ?? 0);
 let requests = 0;
 
 const server = createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     requests += 1;
-    res.writeHead(200, headers);
-    res.end(answer);
+    if (delayMs > 0) setTimeout(() => answerWith(res), delayMs);
+    else answerWith(res);
   });
 });
 server.keepAliveTimeout = 60_000;
+
+function answerWith(res: ServerResponse): void {
+  res.writeHead(200, headers);
+  res.end(answer);
+}
 
 process.on('message', (message: { report?: boolean; stop?: boolean }) => {
   if (message.report) process.send?.({ requests });
