@@ -4,8 +4,14 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { installAuth } from './http/auth.js';
 import { registerDocs } from './http/docs.js';
-import { answerClientError, installErrorHandling } from './http/error-handler.js';
+import {
+  answerClientError,
+  answerFrameworkError,
+  installErrorHandling,
+  MAX_PARAM_LENGTH,
+} from './http/error-handler.js';
 import { installIdempotency } from './http/idempotency.js';
+import { installJsonBodyParser } from './http/json-body.js';
 import { installLifecycle } from './http/lifecycle.js';
 import { trackRouteMethods } from './http/method-not-allowed.js';
 import { installObservation } from './http/observe.js';
@@ -85,12 +91,23 @@ export async function buildApp(
     // One "request completed" line per request comes from installObservation instead.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     return503OnClosing: false,
+    // Node's checks every 5 s: a client that stalls while sending its request gets 408 (answerClientError).
+    requestTimeout: deps.config.server.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, deps.config.server.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(5_000, deps.config.server.requestTimeoutMs),
+      // A missing Host header is refused in lifecycle.ts, in the uniform error shape.
+      requireHostHeader: false,
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
     // fast-json-stringify with a faster path that writes the same bytes (http/serializer.ts).
     schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain'); // JSON only: anything else is 415
+  installJsonBodyParser(app);
 
   installErrorHandling(app, { bodyLimitBytes: deps.config.server.bodyLimitBytes });
   const addMethodNotAllowedRoutes = trackRouteMethods(app);

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 8080,
       bodyLimitBytes: 1_048_576,
+      requestTimeoutMs: 30_000,
       shutdownTimeoutMs: 10_000,
     });
     expect(config.database.url).toBe('sqlite:./data/gateway.db');

@@ -29,6 +29,14 @@ export const ConfigSchema = Type.Object({
       minimum: 1024,
       description: 'Largest accepted request body; larger bodies get 413.',
     }),
+    requestTimeoutMs: Type.Integer({
+      env: 'REQUEST_TIMEOUT_MS',
+      default: 30_000,
+      minimum: 1000,
+      maximum: 600_000,
+      description:
+        'How long a client may take to send a whole request (headers and body); then 408 and the connection is closed.',
+    }),
     shutdownTimeoutMs: Type.Integer({
       env: 'SHUTDOWN_TIMEOUT_MS',
       default: 10_000,

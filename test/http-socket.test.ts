@@ -35,7 +35,7 @@ describe('the gateway over a real socket', () => {
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');
     ({ app } = await buildTestApp(database, {
-      env: { BODY_LIMIT_BYTES: '2048' },
+      env: { BODY_LIMIT_BYTES: '2048', REQUEST_TIMEOUT_MS: '1000' },
       extraRoutes: [registerProbeRoutes],
     }));
     base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -125,5 +125,71 @@ describe('the gateway over a real socket', () => {
     );
     expect(raw).toMatch(/^HTTP\/1\.1 431 /);
     expect(bodyOf(raw)).toMatchObject({ error: 'request_headers_too_large', error_code: '1009' });
+  });
+
+  it('answers a client that stalls while sending its body with 408 once REQUEST_TIMEOUT_MS has passed', async () => {
+    const started = Date.now();
+    const raw = await rawExchange(
+      port,
+      `POST /v1/availability HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"wholesaler":"phoenix",`,
+    );
+    expect(raw).toMatch(/^HTTP\/1\.1 408 /);
+    expect(bodyOf(raw)).toMatchObject({
+      error: 'request_timeout',
+      request_id: expect.stringMatching(/^req_/),
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('refuses an HTTP/1.1 request without a Host header in the uniform shape', async () => {
+    const raw = await rawExchange(port, 'GET /v1/health HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(bodyOf(raw)).toMatchObject({
+      error: 'invalid_request',
+      message: 'An HTTP/1.1 request must carry a Host header.',
+      param: 'Host',
+      request_id: expect.stringMatching(/^req_/),
+    });
+    // HTTP/1.0 has no Host header to require.
+    expect(await rawExchange(port, 'GET /v1/health HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('answers URLs the router refuses (bad percent-encoding, over-long path parameters) in the uniform shape', async () => {
+    for (const path of [
+      '/v1/orders/%ZZ/status?wholesaler=phoenix',
+      '/v1/webhooks/%C0%AF',
+      `/v1/orders/${'a'.repeat(101)}/status?wholesaler=phoenix`,
+      `/v1/documents/${'d'.repeat(300)}?wholesaler=phoenix`,
+    ]) {
+      const response = await fetch(`${base}${path}`, { headers: { 'x-api-key': key } });
+      const body = (await response.json()) as Record<string, unknown>;
+      expect({ path, status: response.status, error: body.error, code: body.error_code }).toEqual({
+        path,
+        status: 400,
+        error: 'invalid_request',
+        code: '1000',
+      });
+      expect(body.request_id).toBe(response.headers.get('x-request-id'));
+    }
+  });
+
+  it('answers a static docs path that leaves its folder with 404, not 500', async () => {
+    for (const path of ['/docs/static/%2e%2e/package.json', '/docs/static/..%5c..%5cpackage.json']) {
+      const raw = await rawExchange(port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(raw).toMatch(/^HTTP\/1\.1 404 /);
+      expect(bodyOf(raw)).toMatchObject({ error: 'route_not_found' });
+    }
+  });
+
+  it('takes an empty application/json body as no body on routes without one, and refuses it where a body is required', async () => {
+    const json = { 'x-api-key': key, 'content-type': 'application/json' };
+    const deleted = await fetch(`${base}/v1/webhooks/whk_doesnotexist`, { method: 'DELETE', headers: json });
+    expect(deleted.status).toBe(404);
+    const availability = await fetch(`${base}/v1/availability`, {
+      method: 'POST',
+      headers: { ...json, 'x-msv3-username': 'apotheke1', 'x-msv3-password': 'geheim' },
+    });
+    expect(availability.status).toBe(400);
+    expect(await availability.json()).toMatchObject({ error: 'malformed_json' });
   });
 });

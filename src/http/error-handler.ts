@@ -5,9 +5,15 @@ import { ApiError, type ErrorKind, isApiError } from './errors.js';
 import type { GatewayApp } from './types.js';
 import { describeSchemaErrors, type RequestPart, type SchemaError } from './validation.js';
 
+/** Fastify's router refuses longer path parameters (its default `maxParamLength`). */
+export const MAX_PARAM_LENGTH = 100;
+
 /** One error handler and one not-found handler: every 4xx/5xx leaves as the uniform error body. */
 export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes: number }): void {
   app.setErrorHandler((error, request, reply) => {
+    // A static docs file outside its folder (`/docs/static/%2e%2e/…`): there is no such file for anyone.
+    if (!isApiError(error) && (error as Partial<FastifyError>).statusCode === 403)
+      return sendApiError(request, reply, routeNotFound(request));
     let apiError = toApiError(error, options);
     if (apiError.kind === 'invalid_request' && apiError.options.wholesaler === undefined) {
       const wholesaler = wholesalerNamedIn(request);
@@ -19,14 +25,33 @@ export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes:
     return sendApiError(request, reply, apiError);
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0];
-    return sendApiError(
-      request,
-      reply,
-      new ApiError('route_not_found', `No route ${request.method} ${path}.`),
-    );
-  });
+  app.setNotFoundHandler((request, reply) => sendApiError(request, reply, routeNotFound(request)));
+}
+
+function routeNotFound(request: FastifyRequest): ApiError {
+  const path = request.url.split('?', 1)[0];
+  return new ApiError('route_not_found', `No route ${request.method} ${path}.`);
+}
+
+/**
+ * Fastify's `frameworkErrors`: URLs its router refuses before any route or hook runs (a malformed
+ * percent-encoding, a path parameter longer than the router's limit). Answered in the uniform shape,
+ * with the request id header and the one log line that the hooks would otherwise have written.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `A path parameter is longer than ${MAX_PARAM_LENGTH} characters.`
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'The URL path contains a malformed percent-encoding.'
+        : 'The request could not be routed.';
+  reply.header('x-request-id', request.id);
+  void sendApiError(request, reply, new ApiError('invalid_request', message));
+  request.log.info({ req: request, res: reply, duration_ms: 0 }, 'request completed');
 }
 
 /**

@@ -26,6 +26,16 @@ export const Msv3CredentialHeaders = Type.Object({
 });
 
 export function msv3Credentials(request: FastifyRequest, wholesaler: string | null = null): Credentials {
+  // Node joins a repeated header into one value with ", ": sent on, that would be a failed login at the
+  // wholesaler (and enough of them lock the pharmacy's account), so count the raw header lines.
+  const repeated = repeatedCredentialHeader(request.raw.rawHeaders);
+  if (repeated !== undefined) {
+    throw missing(
+      repeated,
+      `Send the ${repeated} header once; this request carries it several times.`,
+      wholesaler,
+    );
+  }
   const username = single(request.headers['x-msv3-username']);
   const password = utf8HeaderText(single(request.headers['x-msv3-password']));
   if (username === undefined || username === '') {
@@ -53,6 +63,21 @@ export function msv3Credentials(request: FastifyRequest, wholesaler: string | nu
     throw missing('X-MSV3-Password', 'X-MSV3-Password must be 1 to 256 printable characters.', wholesaler);
   }
   return createCredentials(username, password);
+}
+
+function repeatedCredentialHeader(rawHeaders: readonly string[]): string | undefined {
+  let usernames = 0;
+  let passwords = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 15) continue; // both names are 15 characters long
+    const lower = name.toLowerCase();
+    if (lower === 'x-msv3-username') usernames++;
+    else if (lower === 'x-msv3-password') passwords++;
+  }
+  if (usernames > 1) return 'X-MSV3-Username';
+  if (passwords > 1) return 'X-MSV3-Password';
+  return undefined;
 }
 
 function single(value: string | string[] | undefined): string | undefined {

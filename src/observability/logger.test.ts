@@ -3,7 +3,7 @@ import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { registerProbeRoutes } from '../../test/probe-routes.js';
 import type { GatewayApp } from '../http/types.js';
-import { createLogger, REDACT_PATHS, redactSecrets } from './logger.js';
+import { createLogger, REDACT_PATHS, redactQuery, redactSecrets } from './logger.js';
 
 const MAX_DEPTH_FOR_TEST = 4;
 
@@ -12,6 +12,23 @@ function captured(level: 'info' | 'debug' = 'info') {
   const logger = createLogger({ level, destination: { write: (line: string) => lines.push(line) } });
   return { logger, text: () => lines.join('') };
 }
+
+describe('redactQuery', () => {
+  it('keeps URLs without secret-looking parameters as they are', () => {
+    for (const url of ['/v1/health', '/v1/deliveries?wholesaler=phoenix&limit=5', undefined]) {
+      expect(redactQuery(url)).toBe(url);
+    }
+  });
+
+  it('redacts the values of secret-looking names, encoded names and repeated ones included', () => {
+    expect(redactQuery('/x?Password=a&token=b&x=1&pass%77ord=c&secret')).toBe(
+      '/x?Password=[REDACTED]&token=[REDACTED]&x=1&pass%77ord=[REDACTED]&secret',
+    );
+    expect(redactQuery('/x?wholesaler=phoenix&password=1&password=2')).toBe(
+      '/x?wholesaler=phoenix&password=[REDACTED]&password=[REDACTED]',
+    );
+  });
+});
 
 describe('log redaction', () => {
   it('redacts secret keys at the top level and nested up to four objects deep', () => {
@@ -117,6 +134,16 @@ describe('log redaction', () => {
         .filter((entry) => entry.msg === 'request completed')
         .at(-1);
       expect(Object.keys(completed.req).sort()).toEqual(['method', 'remote_address', 'route', 'url']);
+    });
+
+    it('logs the values of secret-looking query parameters as [REDACTED]', async () => {
+      await app.inject({
+        url: '/v1/health?password=Pw-in-a-query-1&api%5Fkey=pk_test_in_a_query&wholesaler=phoenix',
+      });
+      const output = log.text();
+      expect(output).not.toContain('Pw-in-a-query-1');
+      expect(output).not.toContain('pk_test_in_a_query');
+      expect(output).toContain('/v1/health?password=[REDACTED]&api%5Fkey=[REDACTED]&wholesaler=phoenix');
     });
   });
 });

@@ -67,6 +67,35 @@ export function redactSecrets<T>(value: T, depth = 0): T {
 }
 
 /**
+ * Query parameters whose name looks like a secret (`password`, `api_key`, `token`, …): no route takes
+ * one, but a caller may still send it, and the request line is logged.
+ */
+const SECRET_QUERY_NAME = /pass|pwd|secret|token|key|auth|credential|signature/i;
+
+/** `url` with the values of secret-looking query parameters replaced by `[REDACTED]`. */
+export function redactQuery(url: string | undefined): string | undefined {
+  const start = url === undefined ? -1 : url.indexOf('?');
+  if (start === -1 || !SECRET_QUERY_NAME.test(url!.slice(start + 1))) return url;
+  const pairs = url!
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = equals === -1 ? pair : pair.slice(0, equals);
+      return equals !== -1 && SECRET_QUERY_NAME.test(decodedName(name)) ? `${name}=${CENSOR}` : pair;
+    });
+  return `${url!.slice(0, start + 1)}${pairs.join('&')}`;
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
+  }
+}
+
+/**
  * Values our serializers produced. pino applies `serializers` after `formatters.log` (and Fastify's
  * request loggers inherit them), so a value serialized and redacted in `formatLogObject` must pass the
  * second application unchanged. `req` and `res` (one of each per request) come out as instances of
@@ -83,7 +112,7 @@ class LoggedRequest {
 
   constructor(request: { method?: string; url?: string; ip?: string; routeOptions?: { url?: string } }) {
     this.method = request.method;
-    this.url = request.url;
+    this.url = redactQuery(request.url);
     this.route = request.routeOptions?.url;
     this.remote_address = request.ip;
   }
