@@ -3,7 +3,7 @@ import { manualClock } from '../lib/clock.js';
 import { createEndpointUsage, IN_USE_WINDOW_MS } from './endpoint-usage.js';
 
 const sandbox = {
-  target: 'sandbox/phoenix',
+  target: 'sandbox/acct_2/phoenix',
   baseUrl: 'http://127.0.0.1:9/sandbox/phoenix/msv3/v2.0',
   version: 2 as const,
 };
@@ -22,9 +22,10 @@ describe('endpoint usage', () => {
     usage.record(sandbox);
     expect(usage.inUse()).toEqual([
       {
-        target: 'sandbox/phoenix',
+        target: 'sandbox/acct_2/phoenix',
         wholesaler: 'phoenix',
         mode: 'test',
+        accountId: 'acct_2',
         url: 'http://127.0.0.1:9/sandbox/phoenix/msv3/v2.0/verbindungTesten',
       },
       {

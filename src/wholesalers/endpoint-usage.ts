@@ -6,19 +6,20 @@ import { describeTarget } from './registry.js';
 /**
  * Which wholesaler endpoints the gateway called recently, so the status monitor probes only those (it
  * has no credentials and no reason to watch a wholesaler nobody uses). One entry per transport target:
- * a wholesaler in one route and, for custom wholesalers, one account (see `describeTarget`).
+ * a wholesaler in one route and, for the sandbox and custom wholesalers, one account (see
+ * `describeTarget`; `Upstream.probe` sends one request per URL however many accounts share it).
  */
 
 /** Endpoints not called for this long are no longer probed. */
 export const IN_USE_WINDOW_MS = 3_600_000;
 
 export interface EndpointInUse {
-  /** The transport target (`sandbox/phoenix`, `phoenix`, `custom/<account>/<id>`): picks the transport. */
+  /** The transport target (`sandbox/<account>/phoenix`, `phoenix`, `custom/<account>/<id>`): picks the transport. */
   target: string;
   /** The id clients use. */
   wholesaler: string;
   mode: KeyMode;
-  /** Custom wholesalers: the owning account (only it hears about changes). */
+  /** Sandbox and custom wholesalers: the account whose target it is (only it hears about changes). */
   accountId?: string;
   /** What the probe POSTs to: the endpoint's `verbindungTesten` service, which every MSV3 version has. */
   url: string;

@@ -5,7 +5,7 @@ import { manualClock } from '../lib/clock.js';
 import { createAccount } from '../store/accounts.js';
 import { upsertCustomWholesaler } from '../store/custom-wholesalers.js';
 import { loadCatalogue, parseCatalogue } from './catalogue.js';
-import { createWholesalerRegistry } from './registry.js';
+import { createWholesalerRegistry, describeTarget } from './registry.js';
 
 const catalogue = parseCatalogue({
   wholesalers: [
@@ -89,6 +89,28 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
     ).rejects.toThrow(ApiError);
     const listed = await registry.list({ accountId: b.id, mode: 'live' });
     expect(listed.map((w) => w.id)).toEqual(['phoenix', 'gehe']);
+  });
+
+  it('names one breaker target per account for the sandbox and one per endpoint for real servers', async () => {
+    const registry = registryFor();
+    const target = async (accountId: string, mode: 'test' | 'live', id: string) =>
+      (await registry.resolve({ accountId, mode }, id)).endpoint.target;
+    expect(await target('acct_a', 'test', 'phoenix')).toBe('sandbox/acct_a/phoenix');
+    expect(await target('acct_b', 'test', 'phoenix')).toBe('sandbox/acct_b/phoenix');
+    expect(describeTarget(await target('acct_b', 'test', 'phoenix'))).toEqual({
+      wholesaler: 'phoenix',
+      route: 'sandbox',
+      mode: 'test',
+      accountId: 'acct_b',
+    });
+    // The sandbox's tenant (URL) is still one per wholesaler: only the circuit is per account.
+    expect((await registry.resolve({ accountId: 'acct_b', mode: 'test' }, 'phoenix')).endpoint.baseUrl).toBe(
+      'http://127.0.0.1:9999/sandbox/phoenix/msv3/v2.0',
+    );
+    for (const account of ['acct_a', 'acct_b']) {
+      expect(await target(account, 'test', 'phoenix_test')).toBe('phoenix_test');
+      expect(await target(account, 'live', 'phoenix')).toBe('phoenix');
+    }
   });
 
   it('lists sandbox ids and test-server ids for test keys', async () => {

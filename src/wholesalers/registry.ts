@@ -50,6 +50,8 @@ export interface WholesalerRegistry {
 }
 
 export const TEST_SUFFIX = '_test';
+const SANDBOX_PREFIX = 'sandbox/';
+const CUSTOM_PREFIX = 'custom/';
 
 const V2_CAPABILITIES = [
   'availability',
@@ -78,8 +80,11 @@ export function capabilitiesOfVersion(version: Msv3Version): string[] {
 
 /**
  * Transport targets (the unit of breaker and concurrency budget) are named by the registry:
- * `sandbox/<id>` for the sandbox, `<id>` / `<id>_test` for catalogue live and test servers, and
- * `custom/<accountId>/<id>[_test]` for customer-registered endpoints. This reads one back.
+ * `sandbox/<accountId>/<id>` for the sandbox, `<id>` / `<id>_test` for catalogue live and test servers, and
+ * `custom/<accountId>/<id>[_test]` for customer-registered endpoints. The sandbox is shared by every test
+ * account but its failures are simulated per request (scenario PZNs), so each account has its own sandbox
+ * circuit and concurrency budget: one account's scenario faults never pause another's calls. Real servers
+ * (live and `<id>_test`) keep one target, so one breaker, per endpoint for all accounts. This reads one back.
  */
 export function describeTarget(target: string): {
   wholesaler: string;
@@ -87,8 +92,18 @@ export function describeTarget(target: string): {
   mode: KeyMode;
   accountId: string | null;
 } {
-  if (target.startsWith('sandbox/')) {
-    return { wholesaler: target.slice('sandbox/'.length), route: 'sandbox', mode: 'test', accountId: null };
+  if (target.startsWith(SANDBOX_PREFIX)) {
+    const owned = /^sandbox\/([^/]+)\/(.+)$/.exec(target);
+    if (owned !== null) {
+      const [, accountId = null, wholesaler = target] = owned;
+      return { wholesaler, route: 'sandbox', mode: 'test', accountId };
+    }
+    return {
+      wholesaler: target.slice(SANDBOX_PREFIX.length),
+      route: 'sandbox',
+      mode: 'test',
+      accountId: null,
+    };
   }
   let wholesaler = target;
   let accountId: string | null = null;
@@ -96,6 +111,16 @@ export function describeTarget(target: string): {
   if (custom !== null) [, accountId = null, wholesaler = target] = custom;
   const test = wholesaler.endsWith(TEST_SUFFIX);
   return { wholesaler, route: test ? 'test_server' : 'live', mode: test ? 'test' : 'live', accountId };
+}
+
+/** The sandbox target of one account's calls to wholesaler `id` (see `describeTarget`). */
+export function sandboxTarget(accountId: string, id: string): string {
+  return `${SANDBOX_PREFIX}${accountId}/${id}`;
+}
+
+/** A customer-registered endpoint's target: its calls go through the address-restricted transport. */
+export function isCustomTarget(target: string): boolean {
+  return target.startsWith(CUSTOM_PREFIX);
 }
 
 export interface RegistryDeps {
@@ -108,9 +133,11 @@ export interface RegistryDeps {
 export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry {
   const byId = new Map(deps.catalogue.map((entry) => [entry.id, entry]));
 
-  function sandboxEndpoint(id: string, version: Msv3Version): Msv3Endpoint {
+  // The mock's tenant (URL path) stays `sandbox/<id>`: its state is per tenant and MSV3 customer anyway.
+  function sandboxEndpoint(owner: Owner, id: string, version: Msv3Version): Msv3Endpoint {
     const base = deps.sandboxUrl().replace(/\/+$/, '');
-    return { target: `sandbox/${id}`, baseUrl: `${base}/sandbox/${id}/msv3/v${version}.0`, version };
+    const target = sandboxTarget(owner.accountId, id);
+    return { target, baseUrl: `${base}/sandbox/${id}/msv3/v${version}.0`, version };
   }
 
   function serverEndpoint(target: string, server: CatalogueServer, version: Msv3Version): Msv3Endpoint {
@@ -170,7 +197,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
       if (entry !== undefined) {
         const resolved = { id, name: entry.name, version: entry.version, custom: null };
         if (owner.mode === 'test' && !wantsTestServer) {
-          return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(baseId, entry.version) };
+          return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, entry.version) };
         }
         if (wantsTestServer) {
           if (!entry.test)
@@ -190,13 +217,13 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
         throw notFound(id, 'not in the catalogue and not registered by this account in this mode');
       const resolved = { id, name: custom.name, version: custom.version, custom };
       if (owner.mode === 'test' && !wantsTestServer) {
-        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(baseId, custom.version) };
+        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, custom.version) };
       }
       return {
         ...resolved,
         route: wantsTestServer ? 'test_server' : 'live',
         endpoint: {
-          target: `custom/${owner.accountId}/${id}`,
+          target: `${CUSTOM_PREFIX}${owner.accountId}/${id}`,
           baseUrl: custom.endpoint,
           version: custom.version,
         },

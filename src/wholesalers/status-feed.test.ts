@@ -4,6 +4,13 @@ import { createWholesalerStatusFeed, type WholesalerStatusChange } from './statu
 
 describe('wholesaler status feed', () => {
   it('names the wholesaler, route, mode and owner of every transport target', () => {
+    // The sandbox has one circuit per account, so its changes concern that account only.
+    expect(describeTarget('sandbox/acct_1/phoenix')).toEqual({
+      wholesaler: 'phoenix',
+      route: 'sandbox',
+      mode: 'test',
+      accountId: 'acct_1',
+    });
     expect(describeTarget('sandbox/phoenix')).toEqual({
       wholesaler: 'phoenix',
       route: 'sandbox',

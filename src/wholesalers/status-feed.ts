@@ -18,7 +18,10 @@ export interface WholesalerStatusChange {
   route: Route;
   /** Which keys can see it: sandbox and test servers are test mode. */
   mode: KeyMode;
-  /** The owning account for custom endpoints; null when every account can use the wholesaler. */
+  /**
+   * The one account whose circuit changed: the sandbox (one circuit per account) and custom endpoints;
+   * null for real catalogue servers, whose circuit every account shares.
+   */
   accountId: string | null;
   /** closed → `up`, open → `down`, half_open (one trial call let through) → `recovering`. */
   status: WholesalerStatus;

@@ -11,8 +11,9 @@ describe('createUpstream', () => {
   let mock: MockWholesaler;
   let database: Database;
   let upstream: Upstream;
+  const mockLog: string[] = [];
   beforeAll(async () => {
-    mock = await startMockWholesaler();
+    mock = await startMockWholesaler({ log: (line) => mockLog.push(line) });
     database = await openDatabase('sqlite::memory:');
     upstream = createUpstream({
       config: loadConfig({ ALLOW_PRIVATE_ENDPOINTS: 'false' }),
@@ -60,5 +61,23 @@ describe('createUpstream', () => {
       up: false,
       error: { reason: 'unreachable', code: 'ADDRESS_NOT_ALLOWED' },
     });
+  });
+
+  it('probes the sandbox through the trusted transport, one request for all the accounts probing it at once', async () => {
+    const url = `${mock.baseUrl({ tenant: 'sandbox/phoenix' })}/verbindungTesten`;
+    const probes = () => mockLog.filter((line) => line.startsWith('POST /sandbox/phoenix/')).length;
+    const before = probes();
+    const targets = ['sandbox/acct_1/phoenix', 'sandbox/acct_2/phoenix', 'sandbox/acct_3/phoenix'];
+    const results = await Promise.all(targets.map((target) => upstream.probe({ target, url })));
+    // Loopback is refused for custom endpoints here, so `up` also shows the sandbox's transport.
+    expect(results.map((r) => r.up)).toEqual([true, true, true]);
+    expect(probes() - before).toBe(1);
+    await upstream.probe({ target: targets[0]!, url });
+    expect(probes() - before).toBe(2);
+
+    // A shared failure names each caller's own target.
+    const closed = `${mock.baseUrl({ tenant: 'sandbox/phoenix' }).replace(/:\d+/, ':9')}/verbindungTesten`;
+    const failed = await Promise.all(targets.map((target) => upstream.probe({ target, url: closed })));
+    expect(failed.map((r) => [r.up, r.error?.target])).toEqual(targets.map((target) => [false, target]));
   });
 });

@@ -17,7 +17,7 @@ import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry } from './catalogue.js';
 import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './endpoint-usage.js';
-import { createWholesalerRegistry, describeTarget } from './registry.js';
+import { createWholesalerRegistry, isCustomTarget } from './registry.js';
 
 /**
  * Builds what services need to reach wholesalers (`UpstreamDeps`) from the configuration: the registry
@@ -90,8 +90,26 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     transportDeps,
   );
   const transports: Transport[] = [trusted, custom];
-  // Registry targets of customer-registered endpoints name their owner (`custom/<account>/<id>`).
-  const transportOf = (target: string) => (describeTarget(target).accountId === null ? trusted : custom);
+  // Registry targets of customer-registered endpoints start with `custom/` (sandbox targets name an
+  // account too, `sandbox/<account>/<id>`, but the sandbox is operator-trusted).
+  const transportOf = (target: string) => (isCustomTarget(target) ? custom : trusted);
+  // The sandbox has one target per account, so the monitor's round holds one endpoint per account that
+  // used it; probes of one URL through one transport in flight at once share one request.
+  const probing = new Map<string, Promise<ProbeResult>>();
+  function probe(input: { target: string; url: string }): Promise<ProbeResult> {
+    const transport = transportOf(input.target);
+    const key = `${transport === trusted ? 'trusted' : 'custom'} ${input.url}`;
+    let shared = probing.get(key);
+    if (shared === undefined) {
+      shared = transport.probe(input).finally(() => probing.delete(key));
+      probing.set(key, shared);
+    }
+    return shared.then((result) =>
+      result.error === undefined || result.error.target === input.target
+        ? result
+        : { ...result, error: { ...result.error, target: input.target } },
+    );
+  }
   const usage = createEndpointUsage({ clock: options.clock ?? systemClock });
   return {
     deps: {
@@ -105,7 +123,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       clientSoftwareId: config.wholesalers.clientSoftwareId ?? defaultClientSoftwareId(),
     },
     endpointsInUse: () => usage.inUse(),
-    probe: (input) => transportOf(input.target).probe(input),
+    probe,
     breakerState: (target) => transportOf(target).breakerState(target),
     close: async () => {
       await Promise.all(transports.map((t) => t.close()));
