@@ -162,6 +162,12 @@ export const ERROR_CATALOGUE = {
     description:
       'The order was sent but its outcome could not be confirmed; retry with the same Idempotency-Key to reconcile.',
   },
+  return_outcome_unknown: {
+    code: '1506',
+    status: 504,
+    description:
+      'A return announcement or take-back offer was sent but its answer was lost; retry with the same Idempotency-Key to get the answer without announcing twice.',
+  },
 
   // 19xx: the gateway failed
   internal_error: {

@@ -13,6 +13,10 @@ describe('defaultOutcome', () => {
     expect(defaultOutcome(504, 'order_outcome_unknown')).toBe('reopen');
   });
 
+  it('reopens a return announcement or take-back offer whose answer was lost, so the retry sends the same id', () => {
+    expect(defaultOutcome(504, 'return_outcome_unknown')).toBe('reopen');
+  });
+
   it('releases refusals and failures after which nothing happened', () => {
     for (const [status, kind] of [
       [400, 'invalid_request'],

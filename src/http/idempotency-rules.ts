@@ -98,8 +98,14 @@ const FINAL_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'conflict',
 ]);
 
-/** Errors that leave the outcome open: the retry must reconcile instead of acting again. */
-const OPEN_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>(['order_outcome_unknown']);
+/**
+ * Errors that leave the outcome open: the retry must reconcile instead of acting again (for returns: send
+ * the same MSV3 id again, derived from the key's first use, which the wholesaler answers from its records).
+ */
+const OPEN_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'order_outcome_unknown',
+  'return_outcome_unknown',
+]);
 
 /**
  * The default rule, by status and error kind: 2xx/3xx and final errors are stored; open outcomes reopen

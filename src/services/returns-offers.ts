@@ -4,14 +4,16 @@ import { ruecknahmeangebotAnfordern } from '../msv3/operations/ruecknahmeangebot
 import type { CustomerRequest } from './deliveries.js';
 import type { OrderKeyScope } from './orders-ids.js';
 import { requestIdFor } from './returns-ids.js';
-import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
+import { callBindingReturnOperation } from './returns-outcome.js';
+import type { UpstreamDeps } from './wholesaler-call.js';
 
 /**
  * `POST /v1/returns/offers` → `ruecknahmeangebotAnfordern` (v1 and v2, PROTOCOL.md §2.7, §5.12): the
  * pharmacy lists articles it would like to give back; the wholesaler confirms receipt with a reference
  * id to quote later. MSV3 carries no price, credit or per-article verdict, so neither does the answer.
  * Only for customers whose contract includes take-back offers (`return_offers`); otherwise the
- * wholesaler's AuthorizationFault becomes 403 `wholesaler_function_not_agreed`.
+ * wholesaler's AuthorizationFault becomes 403 `wholesaler_function_not_agreed`. The wholesaler records
+ * each offer by its id, so a lost answer is 504 `return_outcome_unknown` (`returns-outcome.ts`).
  */
 
 export interface OfferItemInput {
@@ -38,15 +40,18 @@ export async function requestTakeBackOffer(
   const wholesaler = await upstream.registry.resolve(request.owner, request.wholesaler);
   const articles = checkedArticles(items, maxQuantity(wholesaler.version), request.wholesaler);
   const { id } = requestIdFor('ruecknahmeangebotAnfordern', keyScope);
-  const { value } = await callWholesaler(
+  const value = await callBindingReturnOperation(
     upstream,
     wholesaler,
     ruecknahmeangebotAnfordern,
     request.credentials,
+    { clientSoftwareId: upstream.clientSoftwareId, id, articles },
     {
-      clientSoftwareId: upstream.clientSoftwareId,
+      label: 'Take-back offer',
       id,
-      articles,
+      withKey: keyScope !== undefined,
+      withoutKey:
+        'Do not send it again without an Idempotency-Key (that would be a second offer): ask the wholesaler about this offer id',
     },
   );
   return { wholesaler: request.wholesaler, offer_id: id, reference_id: value.referenceId, items: articles };

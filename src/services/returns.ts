@@ -16,6 +16,7 @@ import {
   toReturnPortion,
   toReturnPositions,
 } from './returns-json.js';
+import { callBindingReturnOperation } from './returns-outcome.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
@@ -23,7 +24,9 @@ import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
  * per item), `POST /v1/returns/announce` the binding announcement (`retourenavisAnkuendigen`, the items
  * split into portions with reference, pick-up and return slip). The MSV3 `ID` (`return_id`) and
  * `RetoureSupportID` (`support_id`, a number to quote on the phone) are derived from the
- * Idempotency-Key when there is one, so a retry sends the same announcement, not a second one.
+ * Idempotency-Key when there is one, so a retry sends the same announcement, not a second one. When
+ * the answer to an announcement is lost after sending, the key stays open for that retry
+ * (`returns-outcome.ts`); the enquiry books nothing, so a failed one simply releases its key.
  */
 
 export interface ReturnEnquiryJson {
@@ -98,10 +101,19 @@ export async function announceReturn(
     bic: company.bic,
     iban: company.iban,
   };
-  const { value } = await callWholesaler(upstream, wholesaler, retourenavisAnkuendigen, request.credentials, {
-    clientSoftwareId: upstream.clientSoftwareId,
-    announcement,
-  });
+  const value = await callBindingReturnOperation(
+    upstream,
+    wholesaler,
+    retourenavisAnkuendigen,
+    request.credentials,
+    { clientSoftwareId: upstream.clientSoftwareId, announcement },
+    {
+      label: 'Return announcement',
+      id: announcement.id,
+      withKey: keyScope !== undefined,
+      withoutKey: `Do not send it again without an Idempotency-Key (that would be a second announcement): check with POST /v1/returns whether the quantities are booked, or ask the wholesaler quoting support id ${announcement.supportId}`,
+    },
+  );
   if (value.answer === undefined) throw emptyAnswer(request.wholesaler, 'retourenavisAnkuendigen');
   return {
     wholesaler: request.wholesaler,

@@ -16,7 +16,7 @@ import type { GatewayApp } from '../types.js';
 import { customerRequest, V2_ERRORS_DESCRIPTION } from './deliveries.js';
 
 const OFFER_ERRORS_DESCRIPTION =
-  'Errors: 400 `invalid_request` (the message and `param` name the field, e.g. `items[3].pzn` for a repeated PZN), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 403 `wholesaler_function_not_agreed` (no take-back offers in the contract: MSV3 AuthorizationFault), 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
+  'Errors: 400 `invalid_request` (the message and `param` name the field, e.g. `items[3].pzn` for a repeated PZN), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 403 `wholesaler_function_not_agreed` (no take-back offers in the contract: MSV3 AuthorizationFault), 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`, 504 `return_outcome_unknown` (sent, answer lost: retry with the same Idempotency-Key).';
 
 /** The Idempotency-Key the request holds, as the seed of its MSV3 ids; undefined without a key. */
 function keyScopeOf(request: FastifyRequest): OrderKeyScope | undefined {
@@ -58,7 +58,7 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'announceReturn',
         tags: ['returns'],
         summary: 'Announce a return, binding (retourenavisAnkuendigen)',
-        description: `The binding return announcement. The wholesaler splits the items into \`portions\` (1 to 15), each with one verdict; accepted portions carry the wholesaler's \`reference\`, a pick-up time or tour and, if the wholesaler prints it, a return slip \`document_id\` for \`GET /v1/documents/{id}\` (otherwise print your own slip with the reference). Send an \`Idempotency-Key\`: the MSV3 announcement id is derived from it, so a retry after a lost answer cannot announce twice. ${V2_ERRORS_DESCRIPTION}`,
+        description: `The binding return announcement. The wholesaler splits the items into \`portions\` (1 to 15), each with one verdict; accepted portions carry the wholesaler's \`reference\`, a pick-up time or tour and, if the wholesaler prints it, a return slip \`document_id\` for \`GET /v1/documents/{id}\` (otherwise print your own slip with the reference). Send an \`Idempotency-Key\`: the MSV3 announcement id is derived from it, so a retry after a lost answer cannot announce twice: when the answer is lost after sending (timeout, dropped connection) the answer is 504 \`return_outcome_unknown\` and the key stays open; retry with the same key to get the wholesaler's answer. ${V2_ERRORS_DESCRIPTION}`,
         headers: Msv3CredentialHeaders,
         body: AnnounceBodySchema,
         response: { 200: ReturnAnnouncementResponseSchema },
