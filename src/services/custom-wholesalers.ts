@@ -21,7 +21,8 @@ import type { Wholesaler } from '../wholesalers/registry.js';
  * spelt out (ä → ae, ß → ss), other accents dropped, every run of other characters a `-`, at most 24
  * characters (`wholesaler` if nothing is left). The id is stable and readable, and differs between
  * accounts and modes. Registering an endpoint the owner has registered before returns that wholesaler
- * unchanged (its first name and id), so registration is idempotent.
+ * unchanged (its first name and id), so registration is idempotent; naming another MSV3 version for it
+ * is 409 `conflict`.
  *
  * URL rules: absolute http(s), no user name or password, no query or fragment (service paths are
  * appended to it). Live keys need https. Hosts resolving to private, loopback or link-local addresses
@@ -49,7 +50,17 @@ export async function registerCustomWholesaler(
 ): Promise<Wholesaler> {
   const endpoint = await checkedEndpoint(deps, owner, input.endpoint);
   const known = (await listCustomWholesalers(deps.db, owner)).find((w) => w.endpoint === endpoint);
-  if (known !== undefined) return shown(known, owner);
+  if (known !== undefined) {
+    // The name is only a label, but the version decides how every call is encoded: never ignore it.
+    if (input.msv3_version !== undefined && input.msv3_version !== known.version) {
+      throw new ApiError(
+        'conflict',
+        `This endpoint is already registered as ${known.id} with MSV3 version ${known.version}; register the version ${input.msv3_version} service under its own URL.`,
+        { param: 'msv3_version' },
+      );
+    }
+    return shown(known, owner);
+  }
 
   const name = input.name.trim();
   const id = customWholesalerId(owner, name, endpoint);

@@ -98,6 +98,23 @@ describeEachDialect('GET /v1/wholesalers and POST /v1/wholesalers/custom', (getD
     expect(theirs.wholesaler.id).not.toBe(wholesaler.id);
   });
 
+  it('refuses to re-register an endpoint under another MSV3 version (409), but returns it for the same or no version', async () => {
+    const endpoint = 'https://93.184.216.34/msv3/v1.0/versioned';
+    const first = await gw.inject(register({ name: 'Zweigstelle', endpoint, msv3_version: 1 }));
+    expect(first.statusCode).toBe(200);
+    const other = await gw.inject(register({ name: 'Zweigstelle', endpoint, msv3_version: 2 }));
+    expect(other.statusCode).toBe(409);
+    expect(other.json()).toMatchObject({ error: 'conflict', param: 'msv3_version' });
+    expect(other.json().message).toContain(
+      `already registered as ${first.json().wholesaler.id} with MSV3 version 1`,
+    );
+    for (const again of [{ msv3_version: 1 }, {}]) {
+      const response = await gw.inject(register({ name: 'Anderer Name', endpoint, ...again }));
+      expect(response.statusCode).toBe(200);
+      expect(response.json().wholesaler).toEqual(first.json().wholesaler);
+    }
+  });
+
   it('accepts MSV3 version 1 endpoints', async () => {
     const response = await gw.inject(
       register({ name: 'Altsystem', endpoint: 'https://93.184.216.34/msv3/v1.0', msv3_version: 1 }),
