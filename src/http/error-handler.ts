@@ -15,7 +15,7 @@ export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes:
     if (!isApiError(error) && (error as Partial<FastifyError>).statusCode === 403)
       return sendApiError(request, reply, routeNotFound(request));
     let apiError = toApiError(error, options);
-    if (apiError.kind === 'invalid_request' && apiError.options.wholesaler === undefined) {
+    if (apiError.options.wholesaler === undefined) {
       const wholesaler = wholesalerNamedIn(request);
       if (wholesaler !== undefined)
         apiError = new ApiError(apiError.kind, apiError.message, { ...apiError.options, wholesaler });

@@ -3,7 +3,15 @@ import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { describeSchemaErrors, pointerToPath, type SchemaError, stringsOnlyCheck } from './validation.js';
+import { XmlText } from './schemas/strings.js';
+import {
+  describeSchemaErrors,
+  numberTextCheck,
+  pointerToPath,
+  type SchemaError,
+  stringsOnlyCheck,
+  validatorCompiler,
+} from './validation.js';
 
 const Order = Type.Object(
   {
@@ -118,5 +126,98 @@ describe('skipping Value.Convert for string-only header schemas', () => {
     expect(
       stringsOnlyCheck(Type.Object({ a: Type.String() }, { additionalProperties: Type.Number() })),
     ).toBeUndefined();
+  });
+});
+
+describe('reading numbers from query text', () => {
+  const Query = Type.Object(
+    {
+      wholesaler: Type.String(),
+      limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+      ratio: Type.Optional(Type.Number()),
+    },
+    { additionalProperties: false },
+  );
+  const validate = validatorCompiler({
+    schema: Query,
+    httpPart: 'querystring',
+    method: 'GET',
+    url: '/x',
+  }) as (input: unknown) => { value?: unknown; error?: SchemaError[] };
+  const describeQuery = (input: Record<string, unknown>) => {
+    const { error } = validate(input);
+    return error === undefined ? undefined : describeSchemaErrors(error, 'querystring');
+  };
+
+  it('converts plain decimal text and fills defaults', () => {
+    expect(validate({ wholesaler: 'p', limit: '7' })).toEqual({ value: { wholesaler: 'p', limit: 7 } });
+    expect(validate({ wholesaler: 'p', limit: '007', ratio: '-0.25' })).toEqual({
+      value: { wholesaler: 'p', limit: 7, ratio: -0.25 },
+    });
+    expect(validate({ wholesaler: 'p' })).toEqual({ value: { wholesaler: 'p', limit: 20 } });
+  });
+
+  it('refuses text Number() would read but that is not a plain decimal, naming the parameter', () => {
+    for (const limit of [
+      '1.5',
+      '2.9',
+      '0x10',
+      '0b11',
+      '0o7',
+      ' 10',
+      '10\t',
+      '1e1',
+      '+5',
+      'true',
+      '',
+      'Infinity',
+    ])
+      expect(describeQuery({ wholesaler: 'p', limit })).toEqual({
+        message: 'query parameter limit must be an integer',
+        param: 'limit',
+      });
+    for (const ratio of ['.5', '1.', '0x1', '1e-1', ' 1'])
+      expect(describeQuery({ wholesaler: 'p', ratio })).toEqual({
+        message: 'query parameter ratio must be a number',
+        param: 'ratio',
+      });
+  });
+
+  it('leaves range checks and repeated parameters to the schema', () => {
+    expect(describeQuery({ wholesaler: 'p', limit: '0' })).toEqual({
+      message: 'query parameter limit must be >= 1',
+      param: 'limit',
+    });
+    expect(describeQuery({ wholesaler: 'p', limit: ['1', '2'] })?.param).toBe('limit');
+  });
+
+  it('agrees with the schema on every integer text: valid exactly when it is a decimal integer in range', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 6 }), fc.integer({ min: -5, max: 105 }).map(String)),
+        (limit) => {
+          const ok = /^-?[0-9]+$/.test(limit) && Number(limit) >= 1 && Number(limit) <= 100;
+          expect(validate({ wholesaler: 'p', limit }).error === undefined).toBe(ok);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('is only set up for object schemas with integer or number properties', () => {
+    expect(numberTextCheck(Type.Object({ a: Type.String() }))).toBeUndefined();
+    expect(numberTextCheck(Type.String())).toBeUndefined();
+    expect(numberTextCheck(Query)).toBeDefined();
+  });
+});
+
+describe('describing pattern errors of request text', () => {
+  it('says which characters are refused instead of printing the XML text pattern', () => {
+    const errors = Compile(Type.Object({ batch: XmlText() })).Errors({ batch: 'A\u0000B' }) as SchemaError[];
+    expect(describeSchemaErrors(errors, 'body')).toEqual({
+      message:
+        'batch must not contain control characters (other than tab, line feed and carriage return), U+FFFE, U+FFFF or unpaired surrogates',
+      param: 'batch',
+    });
   });
 });

@@ -3,18 +3,22 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { compileDefaults } from './schema-defaults.js';
+import { describePattern } from './schemas/strings.js';
 
 /**
  * Route schemas are checked by TypeBox's compiled validators. Bodies are taken as sent (a string is
- * never turned into a number); query, path and header values are text and are converted first.
- * `default`s in a schema are filled in.
+ * never turned into a number); query, path and header values are text and are converted first, numbers
+ * only from plain decimal text (see `numberTextCheck`). `default`s in a schema are filled in.
  */
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   const convert = httpPart !== 'body';
   const alreadyConverted = convert ? stringsOnlyCheck(schema) : undefined;
+  const numberText = convert ? numberTextCheck(schema) : undefined;
   const fillDefaults = compileDefaults(schema); // Value.Default, specialised to this schema
   return (input: unknown) => {
+    const notNumbers = numberText?.(input);
+    if (notNumbers !== undefined) return { error: notNumbers as never };
     let value = convert && alreadyConverted?.(input) !== true ? Value.Convert(schema, input) : input;
     if (fillDefaults !== undefined) value = fillDefaults(value);
     return check.Check(value) ? { value } : { error: check.Errors(value) as never };
@@ -49,6 +53,48 @@ export function stringsOnlyCheck(schema: TSchema): ((input: unknown) => boolean)
       if (value !== undefined && typeof value !== 'string') return false;
     }
     return true;
+  };
+}
+
+const NUMBER_TEXT = {
+  integer: /^-?[0-9]+$/,
+  number: /^-?[0-9]+(?:\.[0-9]+)?$/,
+} as const;
+
+/**
+ * For an object schema (query, path, headers) with integer or number properties, a test that each of
+ * them, when given as text, is plain decimal: `Value.Convert` takes anything `Number()` reads and
+ * truncates it (`1.5` → 1, `0x10` → 16, `0b11` → 3, ` 10` → 10, `1e1` → 10, `true` → 1, `` → 0), so
+ * those would pass as integers. Returns the errors (a `type` error per such property, as the validator
+ * reports a wrong type), or undefined when all is well; undefined instead of a test when the schema has
+ * no such properties. Values that are not strings (repeated parameters) are left to the schema.
+ */
+export function numberTextCheck(
+  schema: TSchema,
+): ((input: unknown) => SchemaError[] | undefined) | undefined {
+  const { type, properties } = schema as { type?: unknown; properties?: Record<string, { type?: unknown }> };
+  if (type !== 'object' || typeof properties !== 'object' || properties === null) return undefined;
+  const numeric = Object.entries(properties).flatMap(([name, property]) =>
+    property.type === 'integer' || property.type === 'number'
+      ? [{ name, type: property.type, text: NUMBER_TEXT[property.type] }]
+      : [],
+  );
+  if (numeric.length === 0) return undefined;
+  return (input) => {
+    if (typeof input !== 'object' || input === null) return undefined;
+    const errors: SchemaError[] = [];
+    for (const { name, type, text } of numeric) {
+      const value = (input as Record<string, unknown>)[name];
+      if (typeof value !== 'string' || text.test(value)) continue;
+      errors.push({
+        keyword: 'type',
+        instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        schemaPath: `#/properties/${name}/type`,
+        params: { type },
+        message: `must be ${type === 'integer' ? 'a decimal integer' : 'a decimal number'}`,
+      });
+    }
+    return errors.length > 0 ? errors : undefined;
   };
 }
 
@@ -120,7 +166,7 @@ function describeKeyword({ keyword, params, message }: SchemaError): string {
     case 'type':
       return `must be ${article(String(params.type))}`;
     case 'pattern':
-      return `must match ${String(params.pattern)}`;
+      return describePattern(String(params.pattern)) ?? `must match ${String(params.pattern)}`;
     case 'format':
       return `must be a valid ${String(params.format)}`;
     case 'enum':

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
 import { registerCustomWholesaler } from '../../services/custom-wholesalers.js';
+import { NonBlankXmlText, XmlText } from '../schemas/strings.js';
 import type { GatewayApp } from '../types.js';
 
 export const WholesalerSchema = Type.Object(
@@ -48,8 +49,8 @@ const CUSTOM_EXAMPLE = {
 
 const CustomWholesalerBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 120, pattern: '\\S', description: 'Display name.' }),
-    endpoint: Type.String({
+    name: NonBlankXmlText({ minLength: 1, maxLength: 120, description: 'Display name.' }),
+    endpoint: XmlText({
       minLength: 1,
       maxLength: 2000,
       description:
@@ -95,7 +96,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
         tags: ['wholesalers'],
         summary: 'Register a custom MSV3 endpoint',
         description:
-          'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (private/loopback/link-local host, or http with a live key).',
+          'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (private/loopback/link-local host, or http with a live key), 409 `conflict` (the endpoint is registered already, with another `msv3_version`).',
         body: CustomWholesalerBody,
         response: {
           200: Type.Object({ wholesaler: WholesalerSchema }, { examples: [{ wholesaler: CUSTOM_EXAMPLE }] }),

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ORDER_TYPES } from '../../services/deliveries-json.js';
 import { WholesalerIdSchema } from './common.js';
+import { CalendarDate } from './strings.js';
 
 /** Schemas of the delivery-notice endpoints (SPEC 2.6, 4.9–4.11) and their examples. */
 
@@ -209,8 +210,7 @@ export const ConfirmResponseSchema = Type.Object(
   },
 );
 
-const DateSchema = (description: string) =>
-  Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description, examples: ['2025-03-01'] });
+const DateSchema = (description: string) => CalendarDate({ description, examples: ['2025-03-01'] });
 
 export const HistoryQuerySchema = Type.Object(
   {

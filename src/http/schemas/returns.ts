@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { RETURN_REASONS, RETURN_VERDICTS, type ReturnReason } from '../../services/returns-json.js';
 import { PznSchema, WholesalerIdSchema } from './common.js';
 import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
+import { CalendarDate, XmlText } from './strings.js';
 
 /** Schemas of the return endpoints (SPEC 2.9, 4.12–4.14) and their examples. */
 
@@ -32,11 +33,10 @@ const ReturnItemInputSchema = Type.Object(
     pzn: PznSchema,
     quantity: Type.Integer({ minimum: 1, maximum: 9999, description: 'Units to return, 1 to 9,999.' }),
     reason: ReturnReasonSchema,
-    batch: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Batch (`Charge`).' })),
+    batch: Type.Optional(XmlText({ minLength: 1, maxLength: 50, description: 'Batch (`Charge`).' })),
     expiry_date: Type.Optional(
-      Type.String({
-        pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
-        description: 'Expiry date (`Verfalldatum`, the last usable day), `YYYY-MM-DD`.',
+      CalendarDate({
+        description: 'Expiry date (`Verfalldatum`, the last usable day), `YYYY-MM-DD`, a date that exists.',
       }),
     ),
   },
@@ -83,7 +83,7 @@ const CompanySchema = Type.Object(
   Object.fromEntries(
     Object.entries(COMPANY_FIELDS).map(([name, description]) => [
       name,
-      Type.Optional(Type.String({ maxLength: 100, description })),
+      Type.Optional(XmlText({ maxLength: 100, description })),
     ]),
   ),
   {

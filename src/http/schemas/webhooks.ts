@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { EVENT_TYPES } from '../../webhooks/event-types.js';
+import { XmlText } from './strings.js';
 
 const IsoTime = (description: string) => Type.String({ format: 'date-time', description });
 const NullableIsoTime = (description: string) =>
@@ -7,7 +8,7 @@ const NullableIsoTime = (description: string) =>
 
 export const WEBHOOK_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
 
-export const WebhookUrlSchema = Type.String({
+export const WebhookUrlSchema = XmlText({
   minLength: 1,
   maxLength: 2048,
   description:
