@@ -67,7 +67,7 @@ describeEachDialect('request validation', (getDatabase) => {
     return response.json() as { message: string };
   }
 
-  // B6: control characters in strings were stripped by the XML writer, and the wholesaler got other text.
+  // Control characters in strings used to be stripped by the XML writer, and the wholesaler got other text.
 
   it('refuses control characters, U+FFFE/U+FFFF and lone surrogates in a return batch, naming the item field', async () => {
     for (const url of ['/v1/returns', '/v1/returns/announce']) {
@@ -170,7 +170,7 @@ describeEachDialect('request validation', (getDatabase) => {
     if (batch === batch.trim()) expect(response.json().items[0].batch).toBe(batch);
   });
 
-  // B7: impossible calendar dates reached the wholesaler (422 `not an xs:date`) or filtered nothing.
+  // Impossible calendar dates used to reach the wholesaler (422 `not an xs:date`) or filtered nothing.
 
   it('refuses an expiry date that does not exist, naming the item field', async () => {
     for (const url of ['/v1/returns', '/v1/returns/announce']) {
@@ -209,7 +209,7 @@ describeEachDialect('request validation', (getDatabase) => {
     );
   });
 
-  // B8: `limit=1.5` listed 1 notice, `0x10` 16, `%2010` 10: query text went through Number() and truncation.
+  // `limit=1.5` used to list 1 notice, `0x10` 16, `%2010` 10: query text went through Number() and truncation.
 
   const NOT_DECIMAL_INTEGERS = [
     '1.5',

@@ -1,25 +1,14 @@
 import { Value } from 'typebox/value';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp } from '../../test/app.js';
-import { createTestDatabase, type TestDatabase } from '../../test/db.js';
-import type { GatewayApp } from '../http/types.js';
+import { describe, expect, it } from 'vitest';
+import { withOpenApiDocument } from '../../test/openapi-document.js';
 import { eventExample, eventSchema } from './event-schemas.js';
 import { EVENT_TYPES } from './event-types.js';
 
 describe('webhooks in the OpenAPI document', () => {
-  let database: TestDatabase;
-  let app: GatewayApp;
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
   let doc: any;
-
-  beforeAll(async () => {
-    database = await createTestDatabase('sqlite');
-    ({ app } = await buildTestApp(database));
-    doc = (await app.inject({ url: '/v1/openapi.json' })).json();
-  });
-  afterAll(async () => {
-    await app.close();
-    await database.dispose();
+  withOpenApiDocument((document) => {
+    doc = document;
   });
 
   it('lists every event under OpenAPI 3.1 `webhooks`, with its envelope, data schema and headers', () => {

@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp } from '../../../test/app.js';
-import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
-import type { GatewayApp } from '../types.js';
+import { describe, expect, it } from 'vitest';
+import { withOpenApiDocument } from '../../../test/openapi-document.js';
 
 const OPERATIONS: [string, string, 'body' | 'query' | 'none'][] = [
   ['/v1/wholesalers', 'get', 'none'],
@@ -13,18 +11,10 @@ const OPERATIONS: [string, string, 'body' | 'query' | 'none'][] = [
 ];
 
 describe('OpenAPI document of the wholesaler endpoints', () => {
-  let database: TestDatabase;
-  let app: GatewayApp;
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
   let doc: any;
-  beforeAll(async () => {
-    database = await createTestDatabase('sqlite');
-    ({ app } = await buildTestApp(database));
-    doc = (await app.inject({ url: '/v1/openapi.json' })).json();
-  });
-  afterAll(async () => {
-    await app.close();
-    await database.dispose();
+  withOpenApiDocument((document) => {
+    doc = document;
   });
 
   it('gives every operation an id, a tag, a summary and an example request and response', () => {

@@ -1,9 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { Compile } from 'typebox/compile';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp } from '../../../test/app.js';
-import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
-import type { GatewayApp } from '../types.js';
+import { describe, expect, it } from 'vitest';
+import { withOpenApiDocument } from '../../../test/openapi-document.js';
 import {
   CalendarDate,
   NON_BLANK_XML_TEXT_PATTERN,
@@ -121,19 +119,10 @@ describe('CalendarDate', () => {
 });
 
 describe('request strings in the OpenAPI document', () => {
-  let database: TestDatabase;
-  let app: GatewayApp;
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON
   let doc: any;
-
-  beforeAll(async () => {
-    database = await createTestDatabase('sqlite');
-    ({ app } = await buildTestApp(database));
-    doc = (await app.inject({ url: '/v1/openapi.json' })).json();
-  });
-  afterAll(async () => {
-    await app.close();
-    await database.dispose();
+  withOpenApiDocument((document) => {
+    doc = document;
   });
 
   /** Every string schema in request bodies and parameters, by `METHOD path where.field`. */
