@@ -41,6 +41,11 @@ export interface TransportOptions {
   /** A larger answer is abandoned mid-stream (`too_large`). */
   maxResponseBytes: number;
   connectionsPerOrigin: number;
+  /**
+   * Connections for one origin instead of `connectionsPerOrigin`, where it returns a value (`null`: no
+   * limit); e.g. the sandbox, whose targets are per account and each capped by `maxConcurrentPerTarget`.
+   */
+  connectionsFor?: (origin: string) => number | null | undefined;
   keepAliveTimeoutMs: number;
   maxConcurrentPerTarget: number;
   maxQueuePerTarget: number;
@@ -139,7 +144,7 @@ export function createTransport(
     let dispatcher = dispatchers.get(origin);
     if (!dispatcher) {
       const poolOptions: Pool.Options = {
-        connections: config.connectionsPerOrigin,
+        connections: connectionsOf(origin),
         keepAliveTimeout: config.keepAliveTimeoutMs,
         headersTimeout: config.headersTimeoutMs,
         bodyTimeout: config.bodyTimeoutMs,
@@ -149,6 +154,11 @@ export function createTransport(
       dispatchers.set(origin, dispatcher);
     }
     return dispatcher;
+  }
+
+  function connectionsOf(origin: string): number | null {
+    const chosen = config.connectionsFor?.(origin);
+    return chosen === undefined ? config.connectionsPerOrigin : chosen;
   }
 
   function breakerFor(target: string): Breaker<UpstreamError> {

@@ -136,3 +136,44 @@ async function until(condition: () => Promise<boolean>, timeoutMs = 5_000): Prom
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+describe('sandbox connections per account', () => {
+  const LIMIT = 2;
+  const SLOW_MS = 1_500;
+  let database: TestDatabase;
+  let gw: Gateway;
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    gw = await startGateway({
+      database,
+      env: { UPSTREAM_MAX_CONCURRENCY: String(LIMIT) },
+      mockOptions: { sandbox: { slowAnswerMs: SLOW_MS } },
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await database.dispose();
+  });
+
+  it("lets another account's calls through while one account's slow calls fill its own budget", async () => {
+    const slowAccount = gw.keys.test;
+    const other = await gw.createKey('test');
+    const call = (key: TestKey, pzn: string) =>
+      gw.inject({
+        url: '/v1/availability',
+        body: { wholesaler: 'phoenix', items: [{ pzn, quantity: 1 }] },
+        key: key.secret,
+      });
+    expect((await call(other, IN_STOCK)).statusCode).toBe(200); // connections and JIT warm
+
+    const slow = Array.from({ length: LIMIT }, () => call(slowAccount, SCENARIO_PZNS.SLOW_ANSWER.pzn));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the slow calls hold their connections
+    const started = performance.now();
+    const quick = await call(other, IN_STOCK);
+    const waitedMs = performance.now() - started;
+    expect(quick.statusCode).toBe(200);
+    // With one pool of LIMIT connections for the whole sandbox it would wait for a slow answer.
+    expect(waitedMs).toBeLessThan(SLOW_MS / 2);
+    for (const response of await Promise.all(slow)) expect(response.statusCode).toBe(200);
+  });
+});

@@ -80,7 +80,17 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.onBreakerChange === undefined ? {} : { onBreakerChange: options.onBreakerChange }),
   };
-  const trusted = createTransport(transportOptionsFrom(config), transportDeps);
+  // Every test account's sandbox calls go to one origin: its targets (one per account, each capped at
+  // UPSTREAM_MAX_CONCURRENCY) share no pool limit, so one account's slow scenario calls cannot hold the
+  // connections another account's calls wait for.
+  const sandboxOrigin = () => originOf(options.sandboxUrl());
+  const trusted = createTransport(
+    {
+      ...transportOptionsFrom(config),
+      connectionsFor: (origin) => (origin === sandboxOrigin() ? null : undefined),
+    },
+    transportDeps,
+  );
   const allowPrivate = config.network.allowPrivateEndpoints;
   const custom = createTransport(
     {
@@ -129,6 +139,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       await Promise.all(transports.map((t) => t.close()));
     },
   };
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
 }
 
 function recordingUse(client: Msv3Client, usage: EndpointUsage): Msv3Client {
