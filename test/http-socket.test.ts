@@ -181,6 +181,29 @@ describe('the gateway over a real socket', () => {
     }
   });
 
+  it('says why valid JSON with a __proto__ key is refused, and still calls broken JSON malformed', async () => {
+    const post = (body: string) =>
+      fetch(`${base}/v1/availability`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': key,
+          'content-type': 'application/json',
+          'x-msv3-username': 'apotheke1',
+          'x-msv3-password': 'geheim',
+        },
+        body,
+      });
+    const poisoned = await post('{"wholesaler":"phoenix","__proto__":{"admin":true},"items":[]}');
+    expect(poisoned.status).toBe(400);
+    expect(await poisoned.json()).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('__proto__'),
+    });
+    const broken = await post('{"wholesaler":');
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ error: 'malformed_json' });
+  });
+
   it('takes an empty application/json body as no body on routes without one, and refuses it where a body is required', async () => {
     const json = { 'x-api-key': key, 'content-type': 'application/json' };
     const deleted = await fetch(`${base}/v1/webhooks/whk_doesnotexist`, { method: 'DELETE', headers: json });
