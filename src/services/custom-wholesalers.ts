@@ -30,6 +30,9 @@ import type { Wholesaler } from '../wholesalers/registry.js';
  * the custom-endpoint transport repeats that check on every connection (DNS may change).
  */
 
+/** Per account and mode: `GET /v1/wholesalers` lists them all, unpaginated. */
+export const MAX_CUSTOM_WHOLESALERS = 100;
+
 export interface CustomWholesalerDeps {
   db: Kysely<Tables>;
   clock: Clock;
@@ -49,7 +52,8 @@ export async function registerCustomWholesaler(
   input: CustomWholesalerInput,
 ): Promise<Wholesaler> {
   const endpoint = await checkedEndpoint(deps, owner, input.endpoint);
-  const known = (await listCustomWholesalers(deps.db, owner)).find((w) => w.endpoint === endpoint);
+  const registered = await listCustomWholesalers(deps.db, owner);
+  const known = registered.find((w) => w.endpoint === endpoint);
   if (known !== undefined) {
     // The name is only a label, but the version decides how every call is encoded: never ignore it.
     if (input.msv3_version !== undefined && input.msv3_version !== known.version) {
@@ -60,6 +64,12 @@ export async function registerCustomWholesaler(
       );
     }
     return shown(known, owner);
+  }
+  if (registered.length >= MAX_CUSTOM_WHOLESALERS) {
+    throw new ApiError(
+      'conflict',
+      `An account can register at most ${MAX_CUSTOM_WHOLESALERS} custom wholesalers per mode.`,
+    );
   }
 
   const name = input.name.trim();

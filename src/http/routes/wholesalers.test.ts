@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway } from '../../../test/gateway.js';
+import { MAX_CUSTOM_WHOLESALERS } from '../../services/custom-wholesalers.js';
 
 const PUBLIC_ENDPOINT = 'https://93.184.216.34/msv3/v2.0';
 
@@ -71,6 +72,23 @@ describeEachDialect('GET /v1/wholesalers and POST /v1/wholesalers/custom', (getD
     expect((await idsFor(key.secret)).filter((id) => id.startsWith('custom-'))).toEqual([
       `${wholesaler.id}:live`,
     ]);
+  });
+
+  it(`refuses more than ${MAX_CUSTOM_WHOLESALERS} custom wholesalers per account and mode with 409`, async () => {
+    const key = (await gw.createKey('test')).secret;
+    const endpointNo = (i: number) => `https://93.184.216.34/msv3/v2.0/branch${i}`;
+    for (let i = 0; i < MAX_CUSTOM_WHOLESALERS; i++) {
+      const response = await gw.inject(register({ name: `Filiale ${i}`, endpoint: endpointNo(i) }, key));
+      expect(response.statusCode).toBe(200);
+    }
+    const over = await gw.inject(register({ name: 'Eine zu viel', endpoint: endpointNo(-1) }, key));
+    expect(over.statusCode).toBe(409);
+    expect(over.json()).toMatchObject({ error: 'conflict' });
+    // Registering a known endpoint again still answers, and other accounts are not affected.
+    expect((await gw.inject(register({ name: 'Filiale 0', endpoint: endpointNo(0) }, key))).statusCode).toBe(
+      200,
+    );
+    expect((await gw.inject(register({ name: 'Andere', endpoint: endpointNo(-1) }))).statusCode).toBe(200);
   });
 
   it('keeps custom wholesalers to the account and mode that registered them', async () => {

@@ -96,7 +96,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
         tags: ['wholesalers'],
         summary: 'Register a custom MSV3 endpoint',
         description:
-          'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (private/loopback/link-local host, or http with a live key), 409 `conflict` (the endpoint is registered already, with another `msv3_version`).',
+          'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (private/loopback/link-local host, or http with a live key), 409 `conflict` (the endpoint is registered already, with another `msv3_version`; or the account has 100 custom wholesalers in this mode already).',
         body: CustomWholesalerBody,
         response: {
           200: Type.Object({ wholesaler: WholesalerSchema }, { examples: [{ wholesaler: CUSTOM_EXAMPLE }] }),
