@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from '../lib/ids.js';
 import { ApiError, type ErrorKind, isApiError } from './errors.js';
+import { setIdempotencyOutcome } from './idempotency.js';
 import type { GatewayApp } from './types.js';
 import { describeSchemaErrors, type RequestPart, type SchemaError } from './validation.js';
 
@@ -20,6 +21,7 @@ export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes:
       if (wholesaler !== undefined)
         apiError = new ApiError(apiError.kind, apiError.message, { ...apiError.options, wholesaler });
     }
+    if (apiError.options.keepsIdempotencyKey) setIdempotencyOutcome(request, 'reopen');
     if (apiError.kind === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
     return sendApiError(request, reply, apiError);

@@ -209,6 +209,11 @@ export interface ApiErrorOptions {
   retryAfter?: number;
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * The wholesaler may have acted on the request (it answered with an error after receiving it): an
+   * Idempotency-Key stays bound to this request, so the retry with it resends the same MSV3 id.
+   */
+  keepsIdempotencyKey?: boolean;
 }
 
 /** Thrown anywhere below the routes; the error handler turns it into the uniform body. */

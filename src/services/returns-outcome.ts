@@ -2,8 +2,17 @@ import { ApiError } from '../http/errors.js';
 import { apiErrorFromUpstream } from '../http/upstream-errors.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
+import type { UpstreamError } from '../msv3/upstream-error.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import { callWholesalerRaw, type UpstreamDeps } from './wholesaler-call.js';
+
+/** Failures after which the wholesaler's answer, whatever it was, did not reach the gateway in a usable form. */
+const ANSWER_LOST: ReadonlySet<UpstreamError['reason']> = new Set([
+  'unreachable',
+  'timeout',
+  'decode',
+  'too_large',
+]);
 
 /** What a binding returns call sent, for the message when its answer is lost. */
 export interface BindingRequest {
@@ -19,11 +28,14 @@ export interface BindingRequest {
 
 /**
  * One call of a binding returns operation (`retourenavisAnkuendigen`, `ruecknahmeangebotAnfordern`): the
- * wholesaler books what it receives, and recognises a repeated request by its id. A failure after the
- * request may have been acted on (`maybeDelivered`: timeout or dropped connection after sending, 5xx,
- * server fault, an undecodable answer) is 504 `return_outcome_unknown`, which keeps the Idempotency-Key
- * open (`defaultOutcome`), so the retry with the key sends the same id and gets the wholesaler's answer
- * instead of a second booking. Any other failure is mapped as usual, and releases the key.
+ * wholesaler books what it receives, and recognises a repeated request by its id. After the request may
+ * have reached the wholesaler (`maybeDelivered`), the Idempotency-Key stays bound to it, so the retry with
+ * the key sends the same id and gets the wholesaler's answer instead of a second booking:
+ * - an answer that was lost or could not be read (timeout, dropped connection, undecodable or too large)
+ *   is 504 `return_outcome_unknown`;
+ * - an error the wholesaler answered with (SOAP fault, HTTP 5xx) keeps its usual kind (e.g. 502
+ *   `wholesaler_fault` with the wholesaler's texts), as for orders, with `keepsIdempotencyKey`.
+ * A failure before anything was sent is mapped as usual, and releases the key.
  */
 export async function callBindingReturnOperation<Req, Res>(
   upstream: UpstreamDeps,
@@ -37,10 +49,17 @@ export async function callBindingReturnOperation<Req, Res>(
   if (result.ok) return result.value;
   const error = apiErrorFromUpstream(result.error, wholesaler.id);
   if (!result.error.maybeDelivered) throw error;
-  const cause = error.message.replace(/\.$/, '');
   const next = sent.withKey
     ? 'Retry with the same Idempotency-Key: it sends the same id, which the wholesaler answers from its records instead of booking it again'
     : sent.withoutKey;
+  if (!ANSWER_LOST.has(result.error.reason)) {
+    throw new ApiError(
+      error.kind,
+      `${error.message.replace(/\.?$/, '.')} ${sent.label} ${sent.id} may have been booked all the same. ${next}.`,
+      { ...error.options, keepsIdempotencyKey: true },
+    );
+  }
+  const cause = error.message.replace(/\.$/, '');
   throw new ApiError(
     'return_outcome_unknown',
     `${sent.label} ${sent.id} was sent to ${wholesaler.id}, but its answer was lost (${cause.charAt(0).toLowerCase()}${cause.slice(1)}); the wholesaler may have booked it. ${next}.`,

@@ -196,4 +196,31 @@ describeEachDialect('returns: a lost answer and the retry with the same Idempote
     const number = (reference: string) => Number(reference.split('-').at(-1));
     expect(number(next.json().reference_id)).toBe(number(reference_id) + 1);
   });
+
+  it("answers a fault after sending with the wholesaler's error, and keeps the key bound to the request", async () => {
+    const { pharmacy, tracking } = await pharmacyWithDelivery();
+    const item = { tracking_number: tracking, pzn: '4114918', quantity: 1, reason: 'damaged' };
+    const key = { 'idempotency-key': `fault-${pharmacy.username}` };
+    const faulted = await gw.inject({
+      url: '/v1/returns/announce',
+      body: {
+        wholesaler: 'phoenix',
+        items: [item, { ...item, pzn: SCENARIO_PZNS.SERVER_FAULT.pzn }],
+      },
+      credentials: pharmacy,
+      headers: key,
+    });
+    expect(faulted.statusCode).toBe(502);
+    expect(faulted.json()).toMatchObject({ error: 'wholesaler_fault', wholesaler: 'phoenix' });
+    expect(faulted.json().message).toContain('may have been booked all the same');
+    // The key belongs to the faulted request: a different body with it is refused, not sent.
+    const corrected = await gw.inject({
+      url: '/v1/returns/announce',
+      body: { wholesaler: 'phoenix', items: [item] },
+      credentials: pharmacy,
+      headers: key,
+    });
+    expect(corrected.statusCode).toBe(422);
+    expect(corrected.json()).toMatchObject({ error: 'idempotency_key_reused' });
+  });
 });
