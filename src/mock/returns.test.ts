@@ -46,6 +46,21 @@ async function customerWithDelivery(): Promise<{ user: string; note: string }> {
   return { user, note: notices[0]!.deliveryNoteNumber };
 }
 
+const SHORT = SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn;
+
+/** A fresh customer whose note delivered 1 × the shortage article and reports 1 more as Fehlmenge. */
+async function customerWithShortage(): Promise<{ user: string; note: string }> {
+  const user = `apoFehlmenge${++customerNo}`;
+  await sandbox.ok(bestellen, orderRequest(subOrder([[SHORT, 2]])), { username: user });
+  const [notice] = (
+    await sandbox.ok(lieferavisAbfrageNeu, { clientSoftwareId: CLIENT_ID }, { username: user })
+  ).notices;
+  const line = notice!.lines.find((l) => l.pzn === SHORT)!;
+  expect(line.delivered.reduce((sum, d) => sum + d.quantity, 0)).toBe(1);
+  expect(line.shortages.reduce((sum, d) => sum + d.quantity, 0)).toBe(1);
+  return { user, note: notice!.deliveryNoteNumber };
+}
+
 const position = (
   positionRef: number,
   note: string,
@@ -172,6 +187,103 @@ describe('retourenavisAnfragen (non-binding enquiry)', () => {
       { username: user },
     );
     expect(!empty.ok && empty.error).toMatchObject({ fault: { kind: 'ValidationFault' } });
+  });
+});
+
+describe('shortage units (Fehlmenge) are not returnable goods', () => {
+  const GOODS_REASONS: RetoureGrund[] = ['Bestellfehler', 'Beschaedigt', 'VerfallZuKurz', 'ZuvielGeliefert'];
+
+  it('answers an enquiry for more than the delivered units with MengeUeberschritten for every goods reason', async () => {
+    const { user, note } = await customerWithShortage();
+    for (const reason of GOODS_REASONS) {
+      const answer = await enquire(user, [position(1, note, SHORT, 2, reason)]);
+      expect([reason, answer.answer?.positions[0]?.verdict]).toEqual([reason, 'MengeUeberschritten']);
+      const one = await enquire(user, [position(1, note, SHORT, 1, reason)]);
+      expect([reason, one.answer?.positions[0]?.verdict]).toEqual([
+        reason,
+        expect.stringMatching(/^RetoureAkzeptiert/),
+      ]);
+    }
+  });
+
+  it('lets BerechnetNichtGeliefert (invoiced, not delivered) claim the shortage units, and no more', async () => {
+    const { user, note } = await customerWithShortage();
+    const answer = await enquire(user, [
+      position(1, note, SHORT, 2, 'BerechnetNichtGeliefert'),
+      position(2, note, SHORT, 1, 'BerechnetNichtGeliefert'),
+    ]);
+    expect(answer.answer?.positions.map((p) => p.verdict)).toEqual([
+      'RetoureAkzeptiertKeineRuecksendungNoetig',
+      'MengeUeberschritten',
+    ]);
+  });
+
+  it('refuses an announcement of a shortage unit as damaged goods and books nothing for it', async () => {
+    const { user, note } = await customerWithShortage();
+    const refused = await announce(user, [position(1, note, SHORT, 2, 'Beschaedigt')]);
+    expect(refused.answer?.portions.map((p) => [p.verdict, p.wholesalerReference])).toEqual([
+      ['MengeUeberschritten', undefined],
+    ]);
+    const accepted = await announce(user, [position(1, note, SHORT, 1, 'Beschaedigt')]);
+    expect(accepted.answer?.portions.map((p) => p.verdict)).toEqual(['RetoureAkzeptiert']);
+  });
+
+  it('keeps the cap across announcements: the delivered unit goes back once, the shortage unit is claimed once', async () => {
+    const { user, note } = await customerWithShortage();
+    expect(
+      (await announce(user, [position(1, note, SHORT, 1, 'Beschaedigt')])).answer?.portions[0]?.verdict,
+    ).toBe('RetoureAkzeptiert');
+    expect(
+      (await announce(user, [position(1, note, SHORT, 1, 'Bestellfehler')])).answer?.portions[0]?.verdict,
+    ).toBe('MengeUeberschritten');
+    // What is left is the shortage unit: only a not-delivered claim can take it.
+    const left = await enquire(user, [
+      position(1, note, SHORT, 1, 'ZuvielGeliefert'),
+      position(2, note, SHORT, 1, 'BerechnetNichtGeliefert'),
+    ]);
+    expect(left.answer?.positions.map((p) => p.verdict)).toEqual([
+      'MengeUeberschritten',
+      'RetoureAkzeptiertKeineRuecksendungNoetig',
+    ]);
+    expect(
+      (await announce(user, [position(1, note, SHORT, 1, 'BerechnetNichtGeliefert')])).answer?.portions[0]
+        ?.verdict,
+    ).toBe('RetoureAkzeptiertKeineRuecksendungNoetig');
+    const nothingLeft = await enquire(user, [position(1, note, SHORT, 1, 'BerechnetNichtGeliefert')]);
+    expect(nothingLeft.answer?.positions[0]?.verdict).toBe('MengeUeberschritten');
+  });
+
+  it('counts a not-delivered claim against the shortage first, so the delivered unit can still go back', async () => {
+    const { user, note } = await customerWithShortage();
+    const both = await announce(user, [
+      position(1, note, SHORT, 1, 'BerechnetNichtGeliefert'),
+      position(2, note, SHORT, 1, 'Beschaedigt'),
+    ]);
+    expect(both.answer?.portions.map((p) => [p.verdict, p.positions.map((x) => x.positionRef)])).toEqual([
+      ['RetoureAkzeptiertKeineRuecksendungNoetig', [1]],
+      ['RetoureAkzeptiert', [2]],
+    ]);
+    // Both units are now taken: neither reason fits another one.
+    const after = await enquire(user, [
+      position(1, note, SHORT, 1, 'BerechnetNichtGeliefert'),
+      position(2, note, SHORT, 1, 'Beschaedigt'),
+    ]);
+    expect(after.answer?.positions.map((p) => p.verdict)).toEqual([
+      'MengeUeberschritten',
+      'MengeUeberschritten',
+    ]);
+  });
+
+  it('refuses goods after a not-delivered claim has taken every unit, within one request', async () => {
+    const { user, note } = await customerWithShortage();
+    const answer = await enquire(user, [
+      position(1, note, SHORT, 2, 'BerechnetNichtGeliefert'),
+      position(2, note, SHORT, 1, 'Beschaedigt'),
+    ]);
+    expect(answer.answer?.positions.map((p) => p.verdict)).toEqual([
+      'RetoureAkzeptiertKeineRuecksendungNoetig',
+      'MengeUeberschritten',
+    ]);
   });
 });
 

@@ -42,6 +42,16 @@ export interface StoredTakeBackOffer {
   requestedAt: number;
 }
 
+/**
+ * Units of one delivery-note line (`Lieferscheinnummer` + PZN) accepted for return: `goods` for the
+ * reasons that send delivered goods back, `claims` for `BerechnetNichtGeliefert` (invoiced but not
+ * delivered), the only reason that may also cover the line's shortage units.
+ */
+export interface BookedReturns {
+  goods: number;
+  claims: number;
+}
+
 export interface CustomerState {
   customerId: string;
   contract: Contract;
@@ -57,8 +67,8 @@ export interface CustomerState {
   renderedDocuments: Map<string, Buffer>;
   /** Binding return announcements by `@ID` (a repeated announcement gets the first answer). */
   announcements: Map<string, { response: ReturnAnnouncementResponse; announcedAt: number }>;
-  /** Units accepted for return so far, by `Lieferscheinnummer` + PZN. */
-  returnedUnits: Map<string, number>;
+  /** Units accepted for return so far, by `Lieferscheinnummer` + PZN (see `BookedReturns`). */
+  returnedUnits: Map<string, BookedReturns>;
   takeBackOffers: Map<string, StoredTakeBackOffer>;
 }
 

@@ -16,7 +16,9 @@ import { assertSupports, callWholesaler } from './wholesaler-call.js';
  * `GET /v1/deliveries/history` (SPEC 4.11, PROTOCOL.md §5.9). MSV3 can only look up one notice by
  * delivery-note number or barcode (`lieferavisAbfrageHist`); it has no listing. So:
  *
- * - with `tracking_number` and/or `barcode`: a live lookup, stored like any notice seen;
+ * - with `tracking_number` and/or `barcode`: a live lookup, stored like any notice seen; the date
+ *   bounds belong to the stored listing, so a lookup with `date_from`/`date_to` is refused (400) rather
+ *   than answered with a notice the dates would have excluded;
  * - without: the notices this gateway has stored for this customer, a page at a time. They are read
  *   only after the wholesaler accepted the customer's credentials in this same request (a
  *   `verbindungTesten` call), so knowing a user name is not enough to read its history.
@@ -37,11 +39,29 @@ export interface DeliveryHistoryJson {
   has_more: boolean;
 }
 
+/** Refuses what the schema cannot express: an empty date range, dates on a lookup. No wholesaler call. */
+function checkHistoryQuery(query: HistoryQuery, wholesaler: string): void {
+  const refuse = (param: string, message: string) =>
+    new ApiError('invalid_request', message, { wholesaler, param });
+  const isLookup = query.trackingNumber !== undefined || query.barcode !== undefined;
+  if (isLookup && (query.dateFrom !== undefined || query.dateTo !== undefined)) {
+    throw refuse(
+      query.dateFrom !== undefined ? 'date_from' : 'date_to',
+      'date_from and date_to bound the stored listing only; a lookup by tracking_number or barcode finds a notice of any date, so leave the dates out (the notice carries its date).',
+    );
+  }
+  // Both are YYYY-MM-DD (schema), so comparing the strings compares the dates.
+  if (query.dateFrom !== undefined && query.dateTo !== undefined && query.dateFrom > query.dateTo) {
+    throw refuse('date_from', `date_from must not be after date_to (${query.dateFrom} > ${query.dateTo}).`);
+  }
+}
+
 export async function deliveryHistory(
   deps: DeliveryDeps,
   request: CustomerRequest,
   query: HistoryQuery,
 ): Promise<DeliveryHistoryJson> {
+  checkHistoryQuery(query, request.wholesaler);
   const wholesaler = await resolveWholesaler(deps, request);
   // A v1 wholesaler has no delivery notices at all: 422 before any call, also for the stored listing.
   assertSupports(wholesaler, lieferavisAbfrageHist);

@@ -268,6 +268,62 @@ describeEachDialect('delivery notice endpoints', (getDatabase) => {
     expect((await page({ date_to: '2000-01-01' })).json().deliveries).toEqual([]);
   });
 
+  it('refuses date_from after date_to with 400 naming date_from, before calling the wholesaler', async () => {
+    const pharmacy = newPharmacy();
+    await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 1 }], { credentials: pharmacy });
+    const [notice] = (await newDeliveries(pharmacy)).json().deliveries;
+    const history = (query: Record<string, string>) =>
+      gw.inject({
+        url: '/v1/deliveries/history',
+        query: { wholesaler: 'phoenix', ...query },
+        credentials: pharmacy,
+      });
+
+    const before = gw.mocks.sandbox.requestCount();
+    const reversed = await history({ date_from: '2026-11-26', date_to: '2026-11-20' });
+    expect(reversed.statusCode).toBe(400);
+    expect(reversed.json()).toMatchObject({
+      error: 'invalid_request',
+      param: 'date_from',
+      message: expect.stringContaining('date_from must not be after date_to'),
+    });
+    expect(gw.mocks.sandbox.requestCount()).toBe(before);
+
+    // One day is a valid range: the bounds are inclusive.
+    const oneDay = await history({ date_from: notice.date, date_to: notice.date });
+    expect(oneDay.statusCode).toBe(200);
+    expect(oneDay.json().deliveries.map((d: { tracking_number: string }) => d.tracking_number)).toEqual([
+      notice.tracking_number,
+    ]);
+  });
+
+  it('refuses date_from/date_to on a lookup by tracking number or barcode with 400 instead of ignoring them', async () => {
+    const pharmacy = newPharmacy();
+    await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 1 }], { credentials: pharmacy });
+    const [notice] = (await newDeliveries(pharmacy)).json().deliveries;
+    const lookup = (query: Record<string, string>) =>
+      gw.inject({
+        url: '/v1/deliveries/history',
+        query: { wholesaler: 'phoenix', ...query },
+        credentials: pharmacy,
+      });
+
+    const before = gw.mocks.sandbox.requestCount();
+    const cases: [Record<string, string>, string][] = [
+      [{ tracking_number: notice.tracking_number, date_from: '2000-01-01' }, 'date_from'],
+      [{ tracking_number: notice.tracking_number, date_to: '2000-01-01' }, 'date_to'],
+      [{ barcode: notice.barcode, date_from: notice.date, date_to: notice.date }, 'date_from'],
+    ];
+    for (const [query, param] of cases) {
+      const response = await lookup(query);
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ error: 'invalid_request', param });
+      expect(response.json().message).toContain('stored listing only');
+    }
+    expect(gw.mocks.sandbox.requestCount()).toBe(before);
+    expect((await lookup({ tracking_number: notice.tracking_number })).statusCode).toBe(200);
+  });
+
   it('keeps one pharmacy’s history from another using the same API key', async () => {
     const a = newPharmacy();
     const b = newPharmacy();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway } from '../../../test/gateway.js';
 import { placeSandboxOrder } from '../../../test/sandbox-orders.js';
+import { SCENARIO_PZNS } from '../../mock/index.js';
 
 describeEachDialect('return endpoints', (getDatabase) => {
   let gw: Gateway;
@@ -122,6 +123,51 @@ describeEachDialect('return endpoints', (getDatabase) => {
       credentials: pharmacy,
     });
     expect(again.json().items[0].verdict).toBe('quantity_exceeds_delivery');
+  });
+
+  it('accepts back only delivered units, not the shortage (Fehlmenge) of the line, except as not_delivered', async () => {
+    // The shortage scenario: 2 ordered, 1 delivered, 1 reported as Fehlmenge on the same note.
+    const pharmacy = newPharmacy();
+    await placeSandboxOrder(gw, [{ pzn: SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn, quantity: 2 }], {
+      credentials: pharmacy,
+    });
+    const tracking = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username)[0]!.notice
+      .deliveryNoteNumber;
+    const item = (quantity: number, reason = 'damaged') => ({
+      tracking_number: tracking,
+      pzn: SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn,
+      quantity,
+      reason,
+    });
+    const returns = (url: string, items: ReturnType<typeof item>[]) =>
+      gw.inject({ url, body: { wholesaler: 'phoenix', items }, credentials: pharmacy });
+
+    const enquiry = await returns('/v1/returns', [item(2)]);
+    expect(enquiry.statusCode).toBe(200);
+    expect(enquiry.json().items.map((i: { verdict: string }) => i.verdict)).toEqual([
+      'quantity_exceeds_delivery',
+    ]);
+    const claim = await returns('/v1/returns', [item(2, 'not_delivered'), item(3, 'not_delivered')]);
+    expect(claim.json().items.map((i: { verdict: string }) => i.verdict)).toEqual([
+      'accepted_no_shipment_needed',
+      'quantity_exceeds_delivery',
+    ]);
+
+    const announced = await returns('/v1/returns/announce', [item(2)]);
+    expect(announced.statusCode).toBe(200);
+    expect(announced.json().portions).toEqual([
+      expect.objectContaining({ verdict: 'quantity_exceeds_delivery', accepted: false, reference: null }),
+    ]);
+    const one = await returns('/v1/returns/announce', [item(1)]);
+    expect(one.json().portions).toEqual([
+      expect.objectContaining({ verdict: 'accepted', reference: expect.any(String) }),
+    ]);
+    // The delivered unit is booked; only the not-delivered claim for the shortage unit is left.
+    const left = await returns('/v1/returns', [item(1), item(1, 'not_delivered')]);
+    expect(left.json().items.map((i: { verdict: string }) => i.verdict)).toEqual([
+      'quantity_exceeds_delivery',
+      'accepted_no_shipment_needed',
+    ]);
   });
 
   it('replays an announcement sent again with the same Idempotency-Key instead of announcing twice', async () => {
