@@ -296,7 +296,8 @@ export const ConfigSchema = Type.Object({
       env: 'WEBHOOK_RETENTION_DAYS',
       default: 30,
       minimum: 1,
-      description: 'Events and delivery logs older than this are deleted (pending deliveries are kept).',
+      description:
+        'Events and delivery logs older than this are deleted (deliveries being retried are kept; deliveries of a paused subscription still waiting then are given up).',
     }),
   }),
   metrics: Type.Object({

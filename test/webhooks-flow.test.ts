@@ -81,6 +81,88 @@ describeEachDialect('webhook flow: event in a transaction → signed delivery', 
   });
 });
 
+describeEachDialect(
+  'webhook flow: paused subscription → resumed → queued events delivered',
+  (getDatabase) => {
+    let app: GatewayApp;
+    let deps: AppDeps;
+    let receiver: Receiver;
+
+    beforeAll(async () => {
+      ({ app, deps } = await buildTestApp(getDatabase(), {
+        env: { ALLOW_PRIVATE_ENDPOINTS: 'true', WEBHOOK_POLL_INTERVAL_MS: '60000' },
+      }));
+      deps.webhooks.worker.start();
+      receiver = await startReceiver();
+    });
+    afterAll(async () => {
+      await deps.webhooks.close({ timeoutMs: 1_000 });
+      await app.close();
+      await receiver.close();
+    });
+
+    it('keeps the events raised while a subscription is paused and sends them, signed, as soon as PATCH active true resumes it', async () => {
+      const { secret, accountId } = await createTestKey(getDatabase());
+      const created = await app.inject({
+        method: 'POST',
+        url: '/v1/webhooks',
+        headers: { 'x-api-key': secret },
+        payload: {
+          url: receiver.url,
+          wholesaler: 'phoenix',
+          events: ['delivery.received', 'order.status_changed'],
+        },
+      });
+      expect(created.statusCode).toBe(201);
+      const { id, signing_secret: signingSecret } = created.json();
+      const patch = (payload: object) =>
+        app.inject({ method: 'PATCH', url: `/v1/webhooks/${id}`, headers: { 'x-api-key': secret }, payload });
+
+      const paused = await patch({ active: false });
+      expect(paused.statusCode).toBe(200);
+      expect(paused.json()).toMatchObject({ active: false });
+      const recordDeps = { clock: deps.clock, wake: deps.webhooks.wake };
+      const recorded = [
+        await recordEvent(
+          deps.database.db,
+          {
+            accountId,
+            mode: 'test',
+            type: 'delivery.received',
+            wholesaler: 'phoenix',
+            customerId: '4711',
+            data: sampleNotice,
+          },
+          recordDeps,
+        ),
+        await recordEvent(
+          deps.database.db,
+          {
+            accountId,
+            mode: 'test',
+            type: 'order.status_changed',
+            wholesaler: 'phoenix',
+            data: { order_id: 'GW-1' },
+          },
+          recordDeps,
+        ),
+      ];
+      await sleep(300);
+      expect(receiver.requests).toHaveLength(0);
+
+      const resumedAt = Date.now();
+      const resumed = await patch({ active: true });
+      expect(resumed.statusCode).toBe(200);
+      expect(resumed.json()).toMatchObject({ active: true, disabled_reason: null });
+      const requests = await receiver.waitFor(2, 3_000);
+      expect(Date.now() - resumedAt).toBeLessThan(1_000);
+      const events = requests.map((request) => verifyWebhook(request.body, request.headers, signingSecret));
+      expect(events.map((e) => e.id).sort()).toEqual(recorded.map((r) => r.event.id).sort());
+      expect(events.map((e) => e.type).sort()).toEqual(['delivery.received', 'order.status_changed']);
+    });
+  },
+);
+
 interface Delivered {
   event: WebhookEvent;
   headers: IncomingHttpHeaders;

@@ -13,14 +13,22 @@ import {
   completeDelivery,
   countPendingDeliveries,
   type DeliveryJob,
+  EXPIRED_WHILE_PAUSED,
   insertAttempts,
   insertEventWithDeliveries,
+  lockLiveDeliveries,
   pauseDeliveries,
+  pauseIfInactive,
   pruneWebhookHistory,
   releaseDeliveries,
   resumeDeliveries,
 } from './webhook-outbox.js';
-import { insertSubscription, type Scope, type WebhookSubscription } from './webhook-subscriptions.js';
+import {
+  deleteSubscription,
+  insertSubscription,
+  type Scope,
+  type WebhookSubscription,
+} from './webhook-subscriptions.js';
 import type { WebhookDeliveriesTable, WebhookEventsTable } from './webhook-tables.js';
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -504,7 +512,7 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
     expect((await readDelivery(othersPending!.id))?.status).toBe('pending');
     expect(ids(await claim('worker-a', T0))).toEqual([othersPending!.id]);
 
-    await resumeDeliveries(db, s.id);
+    await resumeDeliveries(db, s.id, T0);
     expect((await readDelivery(pending!.id))?.status).toBe('pending');
     expect((await readDelivery(delivered!.id))?.status).toBe('delivered');
     expect((await readDelivery(failed!.id))?.status).toBe('failed');
@@ -520,9 +528,95 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
     const [theirs] = await seed(other, {});
     await pauseDeliveries(db, s.id);
     await pauseDeliveries(db, other.id);
-    await resumeDeliveries(db, s.id);
+    await resumeDeliveries(db, s.id, T0);
     expect((await readDelivery(mine!.id))?.status).toBe('pending');
     expect((await readDelivery(theirs!.id))?.status).toBe('paused');
+  });
+
+  it('resuming makes paused and backed-off deliveries due now, keeps earlier due times and leaves finished ones alone', async () => {
+    const { db } = getDatabase();
+    const s = await newSubscription();
+    const other = await newSubscription();
+    const [paused, backedOff, overdue, delivered, failed] = await seed(
+      s,
+      { status: 'paused', next_attempt_at: T0 + 2 * HOUR, attempts: 4 },
+      { status: 'pending', next_attempt_at: T0 + HOUR, attempts: 3 },
+      { status: 'pending', next_attempt_at: T0 - 1000, attempts: 2 },
+      { status: 'delivered', next_attempt_at: null, delivered_at: T0 },
+      { status: 'failed', next_attempt_at: null },
+    );
+    const [othersBackedOff] = await seed(other, { next_attempt_at: T0 + HOUR });
+    expect(ids(await claim('worker-a', T0))).toEqual([overdue!.id]);
+    await releaseDeliveries(db, 'worker-a', [overdue!.id]);
+
+    expect(await resumeDeliveries(db, s.id, T0)).toBe(2);
+    expect(await readDelivery(paused!.id)).toMatchObject({
+      status: 'pending',
+      next_attempt_at: T0,
+      attempts: 4,
+    });
+    expect(await readDelivery(backedOff!.id)).toMatchObject({ status: 'pending', next_attempt_at: T0 });
+    expect(await readDelivery(overdue!.id)).toMatchObject({ status: 'pending', next_attempt_at: T0 - 1000 });
+    expect(await readDelivery(delivered!.id)).toMatchObject({ status: 'delivered', next_attempt_at: null });
+    expect(await readDelivery(failed!.id)).toMatchObject({ status: 'failed', next_attempt_at: null });
+    expect(await readDelivery(othersBackedOff!.id)).toMatchObject({ next_attempt_at: T0 + HOUR });
+    expect(ids(await claim('worker-b', T0))).toEqual(sorted([paused!.id, backedOff!.id, overdue!.id]));
+  });
+
+  it('parks a rescheduled delivery whose subscription was paused during its attempt', async () => {
+    const { db } = getDatabase();
+    const active = await newSubscription();
+    const inactive = await newSubscription({ active: false });
+    const [stays] = await seed(active, {});
+    const [parks, finished] = await seed(inactive, {}, { status: 'failed', next_attempt_at: null });
+    await pauseIfInactive(db, [stays!.id, parks!.id, finished!.id]);
+    await pauseIfInactive(db, []);
+    expect((await readDelivery(stays!.id))?.status).toBe('pending');
+    expect((await readDelivery(parks!.id))?.status).toBe('paused');
+    expect((await readDelivery(finished!.id))?.status).toBe('failed');
+  });
+
+  it('tells which deliveries still exist, and holds a subscription’s deletion until the transaction ends', async () => {
+    const { db } = getDatabase();
+    const kept = await newSubscription();
+    const gone = await newSubscription();
+    const [keptDelivery] = await seed(kept, {});
+    const [goneDelivery] = await seed(gone, {});
+    expect(await deleteSubscription(db, gone, gone.id)).toBe(true);
+    let deleting: Promise<boolean> | undefined;
+    let deleted = false;
+    await db.transaction().execute(async (trx) => {
+      const live = await lockLiveDeliveries(trx, dialect, [
+        { id: keptDelivery!.id, subscriptionId: kept.id },
+        { id: goneDelivery!.id, subscriptionId: gone.id },
+      ]);
+      expect([...live]).toEqual([keptDelivery!.id]);
+      // Another connection deletes the subscription meanwhile: it waits for this transaction.
+      deleting = deleteSubscription(db, kept, kept.id);
+      void deleting.then(() => {
+        deleted = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(deleted).toBe(false);
+      await insertAttempts(trx, [
+        {
+          id: `wha_${randomToken(22)}`,
+          delivery_id: keptDelivery!.id,
+          subscription_id: kept.id,
+          attempt: 1,
+          trigger: 'schedule',
+          started_at: T0,
+          duration_ms: 5,
+          status_code: 200,
+          outcome: 'success',
+          error: null,
+        },
+      ]);
+    });
+    // The transaction committed first (no foreign key error); the deletion then went through.
+    expect(await deleting).toBe(true);
+    expect(await readDelivery(keptDelivery!.id)).toBeUndefined();
+    expect(await lockLiveDeliveries(db, dialect, [])).toEqual(new Set());
   });
 
   it('gives back only the token’s own leases, which are then due again at once', async () => {
@@ -592,7 +686,7 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
     expect(await countPendingDeliveries(db)).toBe(3);
   });
 
-  it('prunes old events with nothing left to deliver, with their deliveries and attempts', async () => {
+  it('prunes old events with nothing left to deliver, with their deliveries and attempts; paused deliveries that old are given up', async () => {
     const { db } = getDatabase();
     const s = await newSubscription();
     const cutoff = T0;
@@ -621,17 +715,36 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
       },
     ]);
 
-    expect(await pruneWebhookHistory(db, cutoff)).toBe(3);
+    expect(await pruneWebhookHistory(db, cutoff)).toBe(4);
     const events = await db.selectFrom('webhook_events').select('id').execute();
-    expect(sorted(events.map((e) => e.id))).toEqual(
-      sorted([pending!.event_id, paused!.event_id, recent!.event_id]),
-    );
+    expect(sorted(events.map((e) => e.id))).toEqual(sorted([pending!.event_id, recent!.event_id]));
+    expect(events.map((e) => e.id)).not.toContain(paused!.event_id);
     const deliveries = await db.selectFrom('webhook_deliveries').select('id').execute();
-    expect(sorted(deliveries.map((d) => d.id))).toEqual(sorted([pending!.id, paused!.id, recent!.id]));
+    expect(sorted(deliveries.map((d) => d.id))).toEqual(sorted([pending!.id, recent!.id]));
     expect(
       await db.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', done!.id).execute(),
     ).toEqual([]);
     expect(await pruneWebhookHistory(db, cutoff)).toBe(0);
+  });
+
+  it('gives up a paused delivery older than the cutoff, keeping it in the log while its event is still needed', async () => {
+    const { db } = getDatabase();
+    const s = await newSubscription({ active: false });
+    const other = await newSubscription({ accountId: s.accountId });
+    const event = eventRow(s, T0 - 100);
+    const paused = deliveryRow(event.id, s, { status: 'paused', created_at: T0 - 100 });
+    const [recentPaused] = await seed(s, { status: 'paused', created_at: T0 });
+    await insertEventWithDeliveries(db, event, [
+      paused,
+      deliveryRow(event.id, other, { status: 'pending', created_at: T0 - 100 }),
+    ]);
+    expect(await pruneWebhookHistory(db, T0)).toBe(0);
+    expect(await readDelivery(paused.id)).toMatchObject({
+      status: 'failed',
+      next_attempt_at: null,
+      last_error: EXPIRED_WHILE_PAUSED,
+    });
+    expect((await readDelivery(recentPaused!.id))?.status).toBe('paused');
   });
 
   it('keeps an event while any of its deliveries is still waiting', async () => {

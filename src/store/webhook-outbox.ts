@@ -302,14 +302,80 @@ export async function pauseDeliveries(db: Kysely<Tables>, subscriptionId: string
     .execute();
 }
 
-/** A subscription was re-enabled: its parked deliveries are due again (overdue ones at once). */
-export async function resumeDeliveries(db: Kysely<Tables>, subscriptionId: string): Promise<void> {
+/**
+ * A subscription was re-enabled, or its URL changed: its parked deliveries are pending again and every
+ * waiting one is due now (a backoff earned by the old state or the old receiver no longer applies);
+ * overdue ones keep their earlier time, so the oldest still go first.
+ */
+export async function resumeDeliveries(
+  db: Kysely<Tables>,
+  subscriptionId: string,
+  now: number,
+): Promise<number> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'pending',
+      next_attempt_at: sql<number>`case when next_attempt_at is not null and next_attempt_at < ${now} then next_attempt_at else ${now} end`,
+    })
+    .where('subscription_id', '=', subscriptionId)
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'paused'),
+        eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '>', now)]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Rescheduled deliveries whose subscription was paused or disabled while their attempt was in flight
+ * are parked too (the pause could not touch a delivery that was being attempted).
+ */
+export async function pauseIfInactive(db: Kysely<Tables>, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
   await db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending' })
-    .where('subscription_id', '=', subscriptionId)
-    .where('status', '=', 'paused')
+    .set({ status: 'paused' })
+    .where('id', 'in', ids)
+    .where('status', '=', 'pending')
+    .where('subscription_id', 'in', (eb) =>
+      eb.selectFrom('webhook_subscriptions').select('id').where('active', '=', 0),
+    )
     .execute();
+}
+
+/**
+ * Of these deliveries, the ones that still exist (a subscription may have been deleted, with its
+ * deliveries, while an attempt was in flight). On PostgreSQL their subscriptions, then the deliveries,
+ * are locked against deletion until the caller's transaction ends, subscriptions first as a delete
+ * cascades in that order.
+ */
+export async function lockLiveDeliveries(
+  db: Kysely<Tables>,
+  dialect: Dialect,
+  deliveries: readonly { id: string; subscriptionId: string }[],
+): Promise<Set<string>> {
+  if (deliveries.length === 0) return new Set();
+  if (dialect === 'postgres') {
+    const subscriptions = [...new Set(deliveries.map((d) => d.subscriptionId))].sort();
+    await db
+      .selectFrom('webhook_subscriptions')
+      .select('id')
+      .where('id', 'in', subscriptions)
+      .orderBy('id')
+      .forKeyShare()
+      .execute();
+  }
+  let query = db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('id', 'in', [...new Set(deliveries.map((d) => d.id))])
+    .orderBy('id');
+  if (dialect === 'postgres') query = query.forKeyShare();
+  const rows = await query.execute();
+  return new Set(rows.map((row) => row.id));
 }
 
 /** Gives leases back without a result (graceful stop); the deliveries are due again at once. */
@@ -340,8 +406,23 @@ export async function countPendingDeliveries(db: Kysely<Tables>): Promise<number
   return Number(count);
 }
 
-/** Deletes events older than `before` that have nothing left to deliver, with their deliveries and attempts. */
+/** Why a paused delivery was given up by `pruneWebhookHistory`. */
+export const EXPIRED_WHILE_PAUSED =
+  'Expired: the subscription stayed paused or disabled beyond the retention period.';
+
+/**
+ * Gives up deliveries that have waited paused since before `before` (their subscription stayed paused
+ * or disabled for the whole retention period, so the queue of a subscription paused for good is bounded),
+ * then deletes events older than `before` that have nothing left to deliver, with their deliveries and
+ * attempts. Returns the number of events deleted.
+ */
 export async function pruneWebhookHistory(db: Kysely<Tables>, before: number): Promise<number> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, last_error: EXPIRED_WHILE_PAUSED })
+    .where('status', '=', 'paused')
+    .where('created_at', '<', before)
+    .execute();
   const result = await db
     .deleteFrom('webhook_events')
     .where('created_at', '<', before)

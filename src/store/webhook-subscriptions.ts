@@ -128,19 +128,25 @@ export async function deleteSubscription(db: Kysely<Tables>, scope: Scope, id: s
 }
 
 /**
- * Active subscriptions that want `type` for `wholesaler` in `mode`, of one account or (for wholesaler
- * status changes) of every account.
+ * Active subscriptions (with `includeInactive`, paused and disabled ones too) that want `type` for
+ * `wholesaler` in `mode`, of one account or (for wholesaler status changes) of every account.
  */
 export async function subscriptionsFor(
   db: Kysely<Tables>,
-  filter: { accountId?: string; mode: KeyMode; wholesaler: string; type: EventType },
+  filter: {
+    accountId?: string;
+    mode: KeyMode;
+    wholesaler: string;
+    type: EventType;
+    includeInactive?: boolean;
+  },
 ): Promise<WebhookSubscription[]> {
   let query = db
     .selectFrom('webhook_subscriptions')
     .selectAll()
     .where('mode', '=', filter.mode)
-    .where('wholesaler', '=', filter.wholesaler)
-    .where('active', '=', 1);
+    .where('wholesaler', '=', filter.wholesaler);
+  if (!filter.includeInactive) query = query.where('active', '=', 1);
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
   const rows = await query.orderBy('id').execute();
   return rows.map(toSubscription).filter((s) => s.events.includes(filter.type));

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
+import { dialectOf } from '../store/dialect.js';
 import type { Tables } from '../store/schema.js';
 import {
   completeDelivered,
@@ -7,7 +8,9 @@ import {
   type DeliveryJob,
   type DeliveryUpdate,
   insertAttempts,
+  lockLiveDeliveries,
   pauseDeliveries,
+  pauseIfInactive,
 } from '../store/webhook-outbox.js';
 import {
   disableSubscription,
@@ -46,6 +49,10 @@ export interface AttemptReport {
   subscriptionDisabled: boolean;
   /** The lease expired and another worker took the delivery over; its row was left alone. */
   leaseLost: boolean;
+  /**
+   * The delivery was deleted during the attempt (its subscription was deleted): nothing was recorded.
+   */
+  deleted: boolean;
 }
 
 export const DISABLED_GONE = 'The endpoint answered 410 Gone.';
@@ -128,15 +135,23 @@ export async function makeAttempt(
 /**
  * Writes attempts in one transaction (the worker batches the ones that finish together): the attempt
  * log, each delivery's next state while its lease is still held, and the subscriptions' health, in order.
+ * An attempt whose delivery was deleted meanwhile (with its subscription) is reported `deleted` and
+ * leaves no trace.
  */
 export async function recordAttempts(
   deps: DeliverDeps,
   made: readonly MadeAttempt[],
 ): Promise<AttemptReport[]> {
   const reports = await deps.db.transaction().execute(async (trx) => {
+    const live = await lockLiveDeliveries(
+      trx,
+      dialectOf(deps.db as Kysely<unknown>),
+      made.map(({ job }) => ({ id: job.id, subscriptionId: job.subscriptionId })),
+    );
+    const kept = made.filter(({ job }) => live.has(job.id));
     await insertAttempts(
       trx,
-      made.map(({ job, trigger, startedAt, result }) => ({
+      kept.map(({ job, trigger, startedAt, result }) => ({
         id: newAttemptId(),
         delivery_id: job.id,
         subscription_id: job.subscriptionId,
@@ -149,12 +164,18 @@ export async function recordAttempts(
         error: result.ok ? null : result.message,
       })),
     );
-    const held = await completeSuccessesTogether(trx, made);
+    const held = await completeSuccessesTogether(trx, kept);
     // Whether a subscription may have an open failure run, as far as this batch knows.
     const mayBeFailing = new Map<string, boolean>();
     const out: AttemptReport[] = [];
+    const rescheduled: string[] = [];
     for (const attempt of made) {
       const { job, trigger, result, update, finishedAt } = attempt;
+      if (!live.has(job.id)) {
+        out.push({ ...report(attempt), subscriptionDisabled: false, leaseLost: false, deleted: true });
+        continue;
+      }
+      if (update.status === 'pending') rescheduled.push(job.id);
       const leaseHeld = held.get(attempt) ?? (await completeDelivery(trx, job, update));
       let subscriptionDisabled = false;
       if (trigger !== 'test') {
@@ -177,20 +198,10 @@ export async function recordAttempts(
           if (subscriptionDisabled) await pauseDeliveries(trx, job.subscriptionId);
         }
       }
-      out.push({
-        deliveryId: job.id,
-        eventId: job.eventId,
-        attempt: job.attempts,
-        success: result.ok,
-        statusCode: result.status ?? null,
-        durationMs: result.durationMs,
-        outcome: result.ok ? 'success' : result.failure,
-        error: result.ok ? null : result.message,
-        nextAttemptAt: update.nextAttemptAt,
-        subscriptionDisabled,
-        leaseLost: !leaseHeld,
-      });
+      out.push({ ...report(attempt), subscriptionDisabled, leaseLost: !leaseHeld, deleted: false });
     }
+    // Paused (or disabled) while the attempt was in flight: the retry waits too.
+    await pauseIfInactive(trx, rescheduled);
     return out;
   });
   for (const [i, { job, trigger, result, finishedAt }] of made.entries()) {
@@ -202,6 +213,24 @@ export async function recordAttempts(
     }
   }
   return reports;
+}
+
+function report({
+  job,
+  result,
+  update,
+}: MadeAttempt): Omit<AttemptReport, 'subscriptionDisabled' | 'leaseLost' | 'deleted'> {
+  return {
+    deliveryId: job.id,
+    eventId: job.eventId,
+    attempt: job.attempts,
+    success: result.ok,
+    statusCode: result.status ?? null,
+    durationMs: result.durationMs,
+    outcome: result.ok ? 'success' : result.failure,
+    error: result.ok ? null : result.message,
+    nextAttemptAt: update.nextAttemptAt,
+  };
 }
 
 /**

@@ -102,17 +102,26 @@ describeEachDialect('recordEvent', (getDatabase) => {
     expect(woken).toBe(0);
   });
 
-  it('skips disabled subscriptions', async () => {
+  it('queues a paused delivery for a paused or disabled subscription, without waking the worker', async () => {
     const { db } = getDatabase();
     const scope = await newScope(db);
     const disabled = await subscribe(db, scope, { url: URL });
     await db.updateTable('webhook_subscriptions').set({ active: 0 }).where('id', '=', disabled.id).execute();
-    const { deliveryIds } = await recordEvent(
+    let woken = 0;
+    const { deliveryIds, due } = await recordEvent(
       db,
       { ...scope, type: 'delivery.received', wholesaler: 'phoenix', data: sampleNotice },
-      { clock },
+      { clock, wake: () => woken++ },
     );
-    expect(deliveryIds).toEqual([]);
+    expect(deliveryIds).toHaveLength(1);
+    expect(due).toBe(0);
+    expect(woken).toBe(0);
+    const row = await db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'subscription_id'])
+      .where('id', '=', deliveryIds[0]!)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'paused', subscription_id: disabled.id });
   });
 
   it('sends wholesaler.status_changed to every subscribed account of that mode, one event each', async () => {

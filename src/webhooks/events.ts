@@ -36,13 +36,19 @@ export interface RecordEventDeps {
 
 export interface RecordedEvent {
   event: WebhookEvent;
-  /** One per matching active subscription; empty if nobody subscribed. */
+  /**
+   * One per matching subscription; empty if nobody subscribed. Those of paused or disabled
+   * subscriptions wait (`paused`) until the subscription is active again.
+   */
   deliveryIds: string[];
+  /** How many of them are due now (to active subscriptions). */
+  due: number;
 }
 
 /**
- * Stores an event and one pending delivery per matching active subscription (same account, mode and
- * wholesaler, event subscribed). Pass the transaction of the state change that caused the event as
+ * Stores an event and one delivery per matching subscription (same account, mode and wholesaler, event
+ * subscribed): pending for an active subscription, `paused` for a paused or disabled one, sent when it is
+ * re-enabled (or given up after the retention period, see `pruneWebhookHistory`). Pass the transaction of the state change that caused the event as
  * `db`: both then commit or roll back together, and a rolled-back change sends nothing. Given a plain
  * `Kysely`, it opens its own transaction.
  *
@@ -64,11 +70,12 @@ export async function recordEvent<Data>(
       mode: input.mode,
       wholesaler: input.wholesaler,
       type: input.type,
+      includeInactive: true,
     });
     return storeEvent(trx, input, subscriptions, deps.clock.now());
   };
   const recorded = db.isTransaction ? await write(db) : await db.transaction().execute(write);
-  if (recorded.deliveryIds.length > 0) deps.wake?.();
+  if (recorded.due > 0) deps.wake?.();
   return recorded;
 }
 
@@ -84,8 +91,9 @@ export interface WholesalerStatusChange {
 }
 
 /**
- * Records a `wholesaler.status_changed` event for every account with an active subscription to it
- * (one event per account, all in one transaction) and returns them.
+ * Records a `wholesaler.status_changed` event for every account with a subscription to it (one event per
+ * account, all in one transaction; paused deliveries for paused or disabled subscriptions, as in
+ * `recordEvent`) and returns them.
  */
 export async function recordWholesalerStatusChange(
   db: Kysely<Tables>,
@@ -98,6 +106,7 @@ export async function recordWholesalerStatusChange(
       mode: change.mode,
       wholesaler: change.wholesaler,
       type: 'wholesaler.status_changed',
+      includeInactive: true,
     });
     const byAccount = new Map<string, WebhookSubscription[]>();
     for (const s of subscriptions) byAccount.set(s.accountId, [...(byAccount.get(s.accountId) ?? []), s]);
@@ -116,7 +125,7 @@ export async function recordWholesalerStatusChange(
     return recorded;
   };
   const recorded = db.isTransaction ? await write(db) : await db.transaction().execute(write);
-  if (recorded.length > 0) deps.wake?.();
+  if (recorded.some((r) => r.due > 0)) deps.wake?.();
   return recorded;
 }
 
@@ -140,13 +149,14 @@ export async function recordPing(
   await insertEventWithDeliveries(db, eventRow(event, subscription.accountId, subscription.mode), [
     {
       ...deliveryRow(deliveryId, event.id, subscription, input.now),
+      status: 'pending',
       attempts: 1,
       next_attempt_at: null,
       locked_by: input.token,
       locked_until: input.now + input.leaseMs,
     },
   ]);
-  return { event, deliveryIds: [deliveryId] };
+  return { event, deliveryIds: [deliveryId], due: 0 };
 }
 
 async function storeEvent(
@@ -158,10 +168,19 @@ async function storeEvent(
   const event = buildEvent(input, now);
   const deliveries = subscriptions.map((s) => deliveryRow(newDeliveryId(), event.id, s, now));
   await insertEventWithDeliveries(trx, eventRow(event, input.accountId, input.mode), deliveries);
-  if (deliveries.length > 0 && dialectOf(trx as Kysely<unknown>) === 'postgres') {
+  const due = deliveries.filter((d) => d.status === 'pending').length;
+  if (due > 0) await notifyWorkers(trx);
+  return { event, deliveryIds: deliveries.map((d) => d.id), due };
+}
+
+/**
+ * On PostgreSQL, wakes the workers of every process when `trx` commits (a NOTIFY inside the
+ * transaction); nothing on SQLite, where only this process's worker can claim.
+ */
+export async function notifyWorkers(trx: Kysely<Tables>): Promise<void> {
+  if (dialectOf(trx as Kysely<unknown>) === 'postgres') {
     await sql`select pg_notify(${NOTIFY_CHANNEL}, '')`.execute(trx);
   }
-  return { event, deliveryIds: deliveries.map((d) => d.id) };
 }
 
 function buildEvent(
@@ -199,7 +218,7 @@ function deliveryRow(id: string, eventId: string, subscription: WebhookSubscript
     subscription_id: subscription.id,
     account_id: subscription.accountId,
     mode: subscription.mode,
-    status: 'pending' as const,
+    status: subscription.active ? ('pending' as const) : ('paused' as const),
     attempts: 0,
     next_attempt_at: now,
     locked_by: null,

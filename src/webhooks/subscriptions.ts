@@ -17,7 +17,7 @@ import {
 } from '../store/webhook-subscriptions.js';
 import { type AttemptReport, attemptDelivery, type DeliverDeps } from './deliver.js';
 import { EVENT_TYPES, type EventType, isEventType } from './event-types.js';
-import { recordPing } from './events.js';
+import { notifyWorkers, recordPing } from './events.js';
 import { generateSigningSecret } from './secrets.js';
 
 export const MAX_SUBSCRIPTIONS = 50;
@@ -36,6 +36,8 @@ export interface SubscriptionDeps {
    * registry's `resolve` (catalogue, `<id>_test` for test keys, the account's custom wholesalers).
    */
   resolveWholesaler: (owner: Scope, id: string) => Promise<unknown>;
+  /** Wakes this process's delivery worker (`AppDeps.webhooks.wake`) when deliveries become due. */
+  wake?: () => void;
 }
 
 export async function createSubscription(
@@ -84,7 +86,11 @@ export async function getSubscription(
   return subscription;
 }
 
-/** PATCH: url and events are checked like at creation; `active: true` clears the failure record. */
+/**
+ * PATCH: url and events are checked like at creation; `active: true` clears the failure record.
+ * Re-enabling, or a new URL for an active subscription, makes its waiting deliveries due now (paused ones
+ * pending again, backoffs dropped) and wakes the workers; `active: false` parks them.
+ */
 export async function changeSubscription(
   deps: Omit<SubscriptionDeps, 'resolveWholesaler'>,
   scope: Scope,
@@ -101,11 +107,16 @@ export async function changeSubscription(
   if (enable)
     Object.assign(changes, { active: true, disabledReason: null, disabledAt: null, failingSince: null });
   if (disable) Object.assign(changes, { active: false, disabledReason: DISABLED_BY_API, disabledAt: now });
+  const newUrl = changes.url !== undefined && changes.url !== current.url;
+  const resume = enable || (newUrl && current.active && input.active !== false);
+  let resumed = 0;
   const updated = await deps.db.transaction().execute(async (trx) => {
-    if (enable) await resumeDeliveries(trx, id);
+    if (resume) resumed = await resumeDeliveries(trx, id, now);
     if (disable) await pauseDeliveries(trx, id);
+    if (resumed > 0) await notifyWorkers(trx);
     return updateSubscription(trx, scope, id, changes);
   });
+  if (resumed > 0) deps.wake?.();
   return updated ?? Promise.reject(notFound(id));
 }
 

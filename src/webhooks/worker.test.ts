@@ -96,20 +96,24 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
     expect((await h.deliveries())[0]!.next_attempt_at).toBe(h.clock.now() + 3_600_000);
   });
 
-  it('disables the subscription on 410 Gone, without retrying; PATCH active re-enables it', async () => {
+  it('disables the subscription on 410 Gone, without retrying; later events wait paused until PATCH active re-enables it', async () => {
     h.receiver.answer(() => ({ status: 410 }));
     await h.record();
     await h.worker().drain();
     expect(await h.deliveries()).toMatchObject([{ status: 'failed', next_attempt_at: null }]);
     expect(await subscriptionNow()).toMatchObject({ active: false, disabledReason: DISABLED_GONE });
-    expect((await h.record()).deliveryIds).toEqual([]);
+    const whileDisabled = await h.record();
+    expect(whileDisabled.due).toBe(0);
+    expect(await h.worker().drain()).toBe(0);
+    expect(h.receiver.requests).toHaveLength(1);
 
     const deps = { db: h.database.db, clock: h.clock, allowPrivate: true };
     await changeSubscription(deps, h.scope, h.subscription.id, { active: true });
     expect(await subscriptionNow()).toMatchObject({ active: true, disabledReason: null, failingSince: null });
     h.receiver.answer(() => ({ status: 204 }));
     expect((await h.record()).deliveryIds).toHaveLength(1);
-    expect(await h.worker().drain()).toBe(1);
+    expect(await h.worker().drain()).toBe(2);
+    expect(h.receiver.requests.map((r) => r.headers['webhook-id'])).toContain(whileDisabled.event.id);
   });
 
   it('disables a subscription after five days of failures only, and resumes its pending deliveries when re-enabled', async () => {

@@ -32,6 +32,7 @@ export interface WorkerOptions {
 }
 
 export interface WorkerLogger {
+  debug?(object: object, message: string): void;
   warn(object: object, message: string): void;
   error(object: object, message: string): void;
 }
@@ -102,7 +103,13 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       .then(async (made) => {
         if (made === undefined) return releaseDeliveries(deps.db, job.token, [job.id]);
         const report = await recorder.submit(made);
-        if (report.leaseLost) {
+        if (report.deleted) {
+          // Its subscription was deleted during the attempt: nothing left to record.
+          deps.logger.debug?.(
+            { delivery_id: job.id, subscription_id: subscription },
+            'webhook delivery deleted during the attempt; result dropped',
+          );
+        } else if (report.leaseLost) {
           deps.logger.warn(
             { delivery_id: job.id },
             'webhook lease expired during the attempt; result not applied',

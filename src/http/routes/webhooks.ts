@@ -41,6 +41,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
     allowPrivate: deps.config.network.allowPrivateEndpoints,
     lookup: deps.webhooks.lookup,
     resolveWholesaler: deps.upstream.registry.resolve,
+    wake: deps.webhooks.wake,
   };
   const deliverDeps = { ...deps.webhooks.deliver, leaseMs: deps.webhooks.leaseMs };
   const now = () => deps.clock.now();
@@ -103,7 +104,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         tags,
         summary: 'Change url or events; re-enable or pause',
         description:
-          '`active: true` re-enables a subscription the gateway disabled (410 Gone, or 5 days of failed deliveries); pending deliveries then resume.',
+          '`active: false` pauses the subscription: events still queue for it, unsent. `active: true` resumes a paused one or re-enables one the gateway disabled (410 Gone, or 5 days of failed deliveries); its waiting deliveries are then sent at once, as after a change of `url`.',
         params: WebhookParamsSchema,
         body: UpdateWebhookSchema,
         response: { 200: WebhookSchema },
