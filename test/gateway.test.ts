@@ -114,6 +114,7 @@ interface Route {
   key: 'test' | 'live';
   wholesaler: string;
   mock: keyof Mocks;
+  /** The mock's tenant; '' for the sandbox, which keeps one per account (`tenantOf`). */
   tenant: string;
   msv3: 1 | 2;
 }
@@ -123,7 +124,7 @@ const SANDBOX_PHOENIX: Route = {
   key: 'test',
   wholesaler: 'phoenix',
   mock: 'sandbox',
-  tenant: 'sandbox/phoenix',
+  tenant: '',
   msv3: 2,
 };
 const SANDBOX_AEP: Route = {
@@ -131,7 +132,7 @@ const SANDBOX_AEP: Route = {
   key: 'test',
   wholesaler: 'aep',
   mock: 'sandbox',
-  tenant: 'sandbox/aep',
+  tenant: '',
   msv3: 2,
 };
 const TEST_SERVER_PHOENIX: Route = {
@@ -154,7 +155,7 @@ const LIVE_PHOENIX: Route = {
 const V2_ROUTES = [SANDBOX_PHOENIX, SANDBOX_AEP, TEST_SERVER_PHOENIX, LIVE_PHOENIX];
 /** MSV3 v1 (gehe): orders, status, dry run and take-back offers exist in v1 too. */
 const V1_ROUTES: Route[] = [
-  { ...SANDBOX_PHOENIX, wholesaler: 'gehe', tenant: 'sandbox/gehe', msv3: 1 },
+  { ...SANDBOX_PHOENIX, wholesaler: 'gehe', msv3: 1 },
   { ...TEST_SERVER_PHOENIX, wholesaler: 'gehe_test', tenant: 'test/gehe', msv3: 1 },
   { ...LIVE_PHOENIX, wholesaler: 'gehe', tenant: 'live/gehe', msv3: 1 },
 ];
@@ -331,6 +332,9 @@ describeEachDialect(
       }
       return seed;
     };
+    /** The route's mock tenant; the sandbox keeps one per account (here the test key's). */
+    const tenantOf = (route: Route) =>
+      route.mock === 'sandbox' ? gw.sandboxTenant(route.wholesaler) : route.tenant;
     async function placeAndList(route: Route): Promise<Seed> {
       const placed = await gw.inject({
         key: route.key,
@@ -340,9 +344,9 @@ describeEachDialect(
       expect(placed.statusCode, placed.body).toBe(200);
       const { order_id: orderId, request_id: requestId } = placed.json();
       // The order is held by the route's mock, in the route's tenant.
-      expect(gw.mocks[route.mock].orders(route.tenant, TEST_CREDENTIALS.username).map((o) => o.id)).toContain(
-        requestId,
-      );
+      expect(
+        gw.mocks[route.mock].orders(tenantOf(route), TEST_CREDENTIALS.username).map((o) => o.id),
+      ).toContain(requestId);
       if (route.msv3 === 1) return { orderId };
       const listed = await gw.inject({
         key: route.key,
@@ -354,7 +358,7 @@ describeEachDialect(
         .json()
         .deliveries.find((d: { tracking_number: string }) =>
           gw.mocks[route.mock]
-            .deliveryNotices(route.tenant, TEST_CREDENTIALS.username)
+            .deliveryNotices(tenantOf(route), TEST_CREDENTIALS.username)
             .some((n) => n.notice.deliveryNoteNumber === d.tracking_number),
         );
       expect(notice, listed.body).toBeDefined();

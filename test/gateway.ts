@@ -12,6 +12,7 @@ import { createAccount } from '../src/store/accounts.js';
 import type { KeyMode } from '../src/store/api-key-secret.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { type CatalogueEntry, parseCatalogue } from '../src/wholesalers/catalogue.js';
+import { sandboxTenant } from '../src/wholesalers/registry.js';
 import { createWholesalerStatusFeed, type WholesalerStatusChange } from '../src/wholesalers/status-feed.js';
 import { createUpstream } from '../src/wholesalers/upstream.js';
 import { buildTestApp } from './app.js';
@@ -107,6 +108,8 @@ export interface Gateway {
   keys: { test: TestKey; live: TestKey };
   statusChanges: WholesalerStatusChange[];
   createKey(mode: KeyMode): Promise<TestKey>;
+  /** The sandbox mock's tenant of an account's calls to `wholesaler` (default: the test key's account). */
+  sandboxTenant(wholesaler: string, key?: TestKey): string;
   inject(request: GatewayRequest): Promise<LightMyRequestResponse>;
   fetch(request: GatewayRequest): Promise<Response>;
   close(): Promise<void>;
@@ -215,6 +218,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       keys,
       statusChanges,
       createKey: (mode) => createKey(mode),
+      sandboxTenant: (wholesaler, key) => sandboxTenant((key ?? keys.test).accountId, wholesaler),
       inject: (request) =>
         app.inject({
           method: request.method ?? (request.body === undefined ? 'GET' : 'POST'),

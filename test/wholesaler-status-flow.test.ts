@@ -12,6 +12,7 @@ import { createApiKey } from '../src/store/api-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { startReceiver } from '../src/webhooks/test-support/receiver.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
+import { sandboxTenant } from '../src/wholesalers/registry.js';
 
 /** The fields of the answers this test reads. */
 interface Answer {
@@ -58,6 +59,7 @@ describe('wholesaler.status_changed from the credential-free probe', () => {
         (await createApiKey(database.db, systemClock, { accountId: account, name: 'live', mode: 'live' }))
           .secret;
       const liveKey = await newKey(accountId);
+      const sandboxPath = `/${sandboxTenant(accountId, 'phoenix')}/msv3/v2.0`;
       const strangerKey = await newKey((await createAccount(database.db, systemClock, { name: 'other' })).id);
       const call = async (key: string, path: string, body: unknown) => {
         const response = await fetch(`${server.url}${path}`, {
@@ -88,10 +90,9 @@ describe('wholesaler.status_changed from the credential-free probe', () => {
       // The mock logs `POST <path> → <status> (<ms> ms)`, with the operation name only for a SOAP call.
       const probesOf = (path: string) =>
         probeLog.filter((line) => line.startsWith(`POST ${path}/verbindungTesten → 401 `));
-      const anonymousProbes = () =>
-        probesOf('/sandbox/phoenix/msv3/v2.0').length + probesOf('/live/nord/msv3/v2.0').length;
+      const anonymousProbes = () => probesOf(sandboxPath).length + probesOf('/live/nord/msv3/v2.0').length;
       await until(() => anonymousProbes() >= 4, 5_000);
-      expect(probesOf('/sandbox/phoenix/msv3/v2.0').length).toBeGreaterThan(1);
+      expect(probesOf(sandboxPath).length).toBeGreaterThan(1);
       expect(probesOf('/live/nord/msv3/v2.0').length).toBeGreaterThan(1);
       expect(await database.db.selectFrom('webhook_events').select('id').execute()).toEqual([]);
 

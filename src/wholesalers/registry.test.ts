@@ -5,7 +5,7 @@ import { manualClock } from '../lib/clock.js';
 import { createAccount } from '../store/accounts.js';
 import { upsertCustomWholesaler } from '../store/custom-wholesalers.js';
 import { loadCatalogue, parseCatalogue } from './catalogue.js';
-import { createWholesalerRegistry, describeTarget } from './registry.js';
+import { createWholesalerRegistry, describeTarget, sandboxTenant } from './registry.js';
 
 const catalogue = parseCatalogue({
   wholesalers: [
@@ -26,13 +26,16 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
   const registryFor = () =>
     createWholesalerRegistry({ db: getDatabase().db, catalogue, sandboxUrl: () => 'http://127.0.0.1:9999' });
 
-  it('routes test keys to the sandbox mock, with a tenant path per wholesaler and its version', async () => {
+  it('routes test keys to the sandbox mock, with a tenant path per account and wholesaler, and its version', async () => {
     const owner = { accountId: 'acct_x', mode: 'test' as const };
     const phoenix = await registryFor().resolve(owner, 'phoenix');
     expect(phoenix.route).toBe('sandbox');
-    expect(phoenix.endpoint.baseUrl).toBe('http://127.0.0.1:9999/sandbox/phoenix/msv3/v2.0');
+    expect(sandboxTenant('acct_x', 'phoenix')).toMatch(/^sandbox\/[0-9a-f]{16}\/phoenix$/);
+    expect(phoenix.endpoint.baseUrl).toBe(
+      `http://127.0.0.1:9999/${sandboxTenant('acct_x', 'phoenix')}/msv3/v2.0`,
+    );
     const gehe = await registryFor().resolve(owner, 'gehe');
-    expect(gehe.endpoint.baseUrl).toBe('http://127.0.0.1:9999/sandbox/gehe/msv3/v1.0');
+    expect(gehe.endpoint.baseUrl).toBe(`http://127.0.0.1:9999/${sandboxTenant('acct_x', 'gehe')}/msv3/v1.0`);
     expect(gehe.version).toBe(1);
   });
 
@@ -103,10 +106,13 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
       mode: 'test',
       accountId: 'acct_b',
     });
-    // The sandbox's tenant (URL) is still one per wholesaler: only the circuit is per account.
-    expect((await registry.resolve({ accountId: 'acct_b', mode: 'test' }, 'phoenix')).endpoint.baseUrl).toBe(
-      'http://127.0.0.1:9999/sandbox/phoenix/msv3/v2.0',
+    // The sandbox's tenant (URL) is per account too: accounts never see each other's sandbox data.
+    const urlOf = async (accountId: string) =>
+      (await registry.resolve({ accountId, mode: 'test' }, 'phoenix')).endpoint.baseUrl;
+    expect(await urlOf('acct_b')).toBe(
+      `http://127.0.0.1:9999/${sandboxTenant('acct_b', 'phoenix')}/msv3/v2.0`,
     );
+    expect(await urlOf('acct_a')).not.toBe(await urlOf('acct_b'));
     for (const account of ['acct_a', 'acct_b']) {
       expect(await target(account, 'test', 'phoenix_test')).toBe('phoenix_test');
       expect(await target(account, 'live', 'phoenix')).toBe('phoenix');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ApiError } from '../http/errors.js';
 import type { Msv3Endpoint } from '../msv3/client.js';
@@ -118,6 +119,17 @@ export function sandboxTarget(accountId: string, id: string): string {
   return `${SANDBOX_PREFIX}${accountId}/${id}`;
 }
 
+/**
+ * The mock's tenant (URL path before `/msv3`) for one account's sandbox calls to wholesaler `id`. The
+ * sandbox takes any password, so a tenant shared by all accounts would show one account's orders and
+ * delivery notices to another that uses the same MSV3 user name (the README's `apotheke1`, say): each
+ * account gets a world of its own, named by a hash so the account id itself shows in no mock document.
+ */
+export function sandboxTenant(accountId: string, id: string): string {
+  const world = createHash('sha256').update(`sandbox\n${accountId}`).digest('hex').slice(0, 16);
+  return `sandbox/${world}/${id}`;
+}
+
 /** A customer-registered endpoint's target: its calls go through the address-restricted transport. */
 export function isCustomTarget(target: string): boolean {
   return target.startsWith(CUSTOM_PREFIX);
@@ -133,11 +145,10 @@ export interface RegistryDeps {
 export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry {
   const byId = new Map(deps.catalogue.map((entry) => [entry.id, entry]));
 
-  // The mock's tenant (URL path) stays `sandbox/<id>`: its state is per tenant and MSV3 customer anyway.
   function sandboxEndpoint(owner: Owner, id: string, version: Msv3Version): Msv3Endpoint {
     const base = deps.sandboxUrl().replace(/\/+$/, '');
     const target = sandboxTarget(owner.accountId, id);
-    return { target, baseUrl: `${base}/sandbox/${id}/msv3/v${version}.0`, version };
+    return { target, baseUrl: `${base}/${sandboxTenant(owner.accountId, id)}/msv3/v${version}.0`, version };
   }
 
   function serverEndpoint(target: string, server: CatalogueServer, version: Msv3Version): Msv3Endpoint {

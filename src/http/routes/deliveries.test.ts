@@ -116,7 +116,8 @@ describeEachDialect('delivery notice endpoints', (getDatabase) => {
   it('looks a notice up live by number or barcode, and says 404 for an unknown one', async () => {
     const pharmacy = newPharmacy();
     await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 2 }], { credentials: pharmacy });
-    const notice = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username)[0]!.notice;
+    const notice = gw.mocks.sandbox.deliveryNotices(gw.sandboxTenant('phoenix'), pharmacy.username)[0]!
+      .notice;
 
     const byNumber = await gw.inject({
       url: '/v1/deliveries/history',
@@ -176,7 +177,7 @@ describeEachDialect('delivery notice endpoints', (getDatabase) => {
         key,
         credentials: pharmacy,
       });
-      const [issued] = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username);
+      const [issued] = gw.mocks.sandbox.deliveryNotices(gw.sandboxTenant('phoenix', key), pharmacy.username);
       const { deliveryNoteNumber, barcodeReference } = issued!.notice;
       const eventsOfPharmacy = () =>
         gw.database.db

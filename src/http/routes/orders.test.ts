@@ -7,7 +7,6 @@ import { SCENARIO_PASSWORDS, SCENARIO_PZNS } from '../../mock/index.js';
 import { gatewayOrderId } from '../../services/orders-ids.js';
 import { insertOrderIfAbsent } from '../../store/orders.js';
 
-const SANDBOX = { tenant: 'sandbox/phoenix' };
 const PLAIN = '04114918';
 const OTHER_PHARMACY = { username: 'apotheke2', password: 'other-secret' };
 
@@ -29,7 +28,7 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
   });
   afterAll(() => gw.close());
 
-  const placed = () => gw.mocks.sandbox.placedOrderCount(SANDBOX);
+  const placed = () => gw.mocks.sandbox.placedOrderCount({ tenant: gw.sandboxTenant('phoenix') });
 
   async function waitFor<T>(probe: () => Promise<T> | T, done: (value: T) => boolean): Promise<T> {
     for (let round = 0; round < 100; round++) {

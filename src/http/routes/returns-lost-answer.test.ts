@@ -28,8 +28,8 @@ describeEachDialect('returns: a lost answer and the retry with the same Idempote
   async function pharmacyWithDelivery() {
     const pharmacy = newPharmacy();
     await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 3 }], { credentials: pharmacy });
-    const tracking = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username)[0]!.notice
-      .deliveryNoteNumber;
+    const tracking = gw.mocks.sandbox.deliveryNotices(gw.sandboxTenant('phoenix'), pharmacy.username)[0]!
+      .notice.deliveryNoteNumber;
     return { pharmacy, tracking };
   }
 

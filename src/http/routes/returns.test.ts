@@ -21,8 +21,8 @@ describeEachDialect('return endpoints', (getDatabase) => {
   async function pharmacyWithDelivery() {
     const pharmacy = newPharmacy();
     await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 3 }], { credentials: pharmacy });
-    const tracking = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username)[0]!.notice
-      .deliveryNoteNumber;
+    const tracking = gw.mocks.sandbox.deliveryNotices(gw.sandboxTenant('phoenix'), pharmacy.username)[0]!
+      .notice.deliveryNoteNumber;
     return { pharmacy, tracking };
   }
 
@@ -131,8 +131,8 @@ describeEachDialect('return endpoints', (getDatabase) => {
     await placeSandboxOrder(gw, [{ pzn: SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn, quantity: 2 }], {
       credentials: pharmacy,
     });
-    const tracking = gw.mocks.sandbox.deliveryNotices('sandbox/phoenix', pharmacy.username)[0]!.notice
-      .deliveryNoteNumber;
+    const tracking = gw.mocks.sandbox.deliveryNotices(gw.sandboxTenant('phoenix'), pharmacy.username)[0]!
+      .notice.deliveryNoteNumber;
     const item = (quantity: number, reason = 'damaged') => ({
       tracking_number: tracking,
       pzn: SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn,
