@@ -22,6 +22,21 @@ describeEachDialect('delivery notice endpoints', (getDatabase) => {
     return gw.inject({ url: '/v1/deliveries', query: { wholesaler }, credentials });
   }
 
+  it("keeps each account's sandbox to itself, even for the same MSV3 user name", async () => {
+    const pharmacy = newPharmacy();
+    await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 2 }], { credentials: pharmacy });
+    const other = await gw.createKey('test');
+    const elsewhere = await gw.inject({
+      url: '/v1/deliveries',
+      query: { wholesaler: 'phoenix' },
+      credentials: pharmacy,
+      key: other.secret,
+    });
+    expect(elsewhere.statusCode).toBe(200);
+    expect(elsewhere.json().deliveries).toEqual([]);
+    expect((await newDeliveries(pharmacy)).json().deliveries).toHaveLength(1);
+  });
+
   it('lists the notices of an order with items per PZN and the MSV3 detail', async () => {
     const pharmacy = newPharmacy();
     await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 3 }], { credentials: pharmacy });
