@@ -130,6 +130,11 @@ export function sandboxTenant(accountId: string, id: string): string {
   return `sandbox/${world}/${id}`;
 }
 
+/** A target of the built-in (or SANDBOX_URL) sandbox, one per account (`sandboxTarget`). */
+export function isSandboxTarget(target: string): boolean {
+  return target.startsWith(SANDBOX_PREFIX);
+}
+
 /** A customer-registered endpoint's target: its calls go through the address-restricted transport. */
 export function isCustomTarget(target: string): boolean {
   return target.startsWith(CUSTOM_PREFIX);

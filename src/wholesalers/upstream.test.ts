@@ -75,6 +75,17 @@ describe('createUpstream', () => {
     await upstream.probe({ target: targets[0]!, url });
     expect(probes() - before).toBe(2);
 
+    // Each account's own tenant URL (as the registry names it) is the same sandbox server: one request.
+    const perAccount = targets.map((target, i) => ({
+      target,
+      url: `${mock.baseUrl({ tenant: `sandbox/${i}abc/phoenix` })}/verbindungTesten`,
+    }));
+    const tenantProbes = () =>
+      mockLog.filter((line) => /^POST \/sandbox\/\dabc\/phoenix\//.test(line)).length;
+    const tenantResults = await Promise.all(perAccount.map((input) => upstream.probe(input)));
+    expect(tenantResults.map((r) => r.up)).toEqual([true, true, true]);
+    expect(tenantProbes()).toBe(1);
+
     // A shared failure names each caller's own target.
     const closed = `${mock.baseUrl({ tenant: 'sandbox/phoenix' }).replace(/:\d+/, ':9')}/verbindungTesten`;
     const failed = await Promise.all(targets.map((target) => upstream.probe({ target, url: closed })));

@@ -17,7 +17,7 @@ import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry } from './catalogue.js';
 import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './endpoint-usage.js';
-import { createWholesalerRegistry, isCustomTarget } from './registry.js';
+import { createWholesalerRegistry, isCustomTarget, isSandboxTarget } from './registry.js';
 
 /**
  * Builds what services need to reach wholesalers (`UpstreamDeps`) from the configuration: the registry
@@ -103,12 +103,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   // Registry targets of customer-registered endpoints start with `custom/` (sandbox targets name an
   // account too, `sandbox/<account>/<id>`, but the sandbox is operator-trusted).
   const transportOf = (target: string) => (isCustomTarget(target) ? custom : trusted);
-  // The sandbox has one target per account, so the monitor's round holds one endpoint per account that
-  // used it; probes of one URL through one transport in flight at once share one request.
+  // The sandbox has one target and one tenant URL per account, so the monitor's round holds one endpoint
+  // per account that used it: probes of the sandbox server in flight at once share one request (whatever
+  // the tenant path; one server answers them all), as do probes of one URL through one transport.
   const probing = new Map<string, Promise<ProbeResult>>();
   function probe(input: { target: string; url: string }): Promise<ProbeResult> {
     const transport = transportOf(input.target);
-    const key = `${transport === trusted ? 'trusted' : 'custom'} ${input.url}`;
+    const key = isSandboxTarget(input.target)
+      ? `sandbox ${originOf(input.url)}`
+      : `${transport === trusted ? 'trusted' : 'custom'} ${input.url}`;
     let shared = probing.get(key);
     if (shared === undefined) {
       shared = transport.probe(input).finally(() => probing.delete(key));
