@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, type ErrorKind } from './errors.js';
+import { headerLineCount } from './raw-headers.js';
 
 /**
  * The pure parts of idempotency: reading the header, fingerprinting a request, and deciding which
@@ -18,11 +19,8 @@ const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
  * @throws ApiError 400 `invalid_idempotency_key` when malformed or sent more than once.
  */
 export function readIdempotencyKey(request: FastifyRequest): string | undefined {
-  const raw = request.raw.rawHeaders;
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'idempotency-key') count++;
+  const count = headerLineCount(request, 'idempotency-key');
   if (count === 0) return undefined;
-  // Node joins repeated headers with ", ", which could look like one key: count the raw lines instead.
   if (count > 1) {
     throw invalidKey('Send the Idempotency-Key header once; this request carries it several times.');
   }

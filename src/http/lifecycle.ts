@@ -3,9 +3,10 @@ import type { GatewayApp } from './types.js';
 
 /**
  * X-Request-Id on every response; HTTP/1.1 requests without a Host header refused in the uniform shape
- * (Node's own refusal, turned off in app.ts, answers with an empty body); and graceful draining: once the app is closing, requests still
- * arriving on open connections get 503, and responses to requests already in flight carry
- * `Connection: close`, so keep-alive connections end instead of holding the shutdown open.
+ * (Node's own refusal, turned off in app.ts, answers with an empty body); and graceful draining: once
+ * the app is closing, requests still arriving on open connections get 503, and responses to requests
+ * already in flight carry `Connection: close`, so keep-alive connections end instead of holding the
+ * shutdown open.
  */
 export function installLifecycle(app: GatewayApp): void {
   let closing = false;

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { type Credentials, createCredentials } from '../msv3/credentials.js';
 import { ApiError } from './errors.js';
+import { headerLineCount } from './raw-headers.js';
 
 /**
  * The wholesaler credentials of one request. Required (400 `wholesaler_credentials_missing` when absent
@@ -26,9 +27,9 @@ export const Msv3CredentialHeaders = Type.Object({
 });
 
 export function msv3Credentials(request: FastifyRequest, wholesaler: string | null = null): Credentials {
-  // Node joins a repeated header into one value with ", ": sent on, that would be a failed login at the
-  // wholesaler (and enough of them lock the pharmacy's account), so count the raw header lines.
-  const repeated = repeatedCredentialHeader(request.raw.rawHeaders);
+  // A repeated header arrives joined with ", ": sent on, that would be a failed login at the wholesaler
+  // (and enough of them lock the pharmacy's account).
+  const repeated = repeatedCredentialHeader(request);
   if (repeated !== undefined) {
     throw missing(
       repeated,
@@ -65,18 +66,9 @@ export function msv3Credentials(request: FastifyRequest, wholesaler: string | nu
   return createCredentials(username, password);
 }
 
-function repeatedCredentialHeader(rawHeaders: readonly string[]): string | undefined {
-  let usernames = 0;
-  let passwords = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length !== 15) continue; // both names are 15 characters long
-    const lower = name.toLowerCase();
-    if (lower === 'x-msv3-username') usernames++;
-    else if (lower === 'x-msv3-password') passwords++;
-  }
-  if (usernames > 1) return 'X-MSV3-Username';
-  if (passwords > 1) return 'X-MSV3-Password';
+function repeatedCredentialHeader(request: FastifyRequest): string | undefined {
+  if (headerLineCount(request, 'x-msv3-username') > 1) return 'X-MSV3-Username';
+  if (headerLineCount(request, 'x-msv3-password') > 1) return 'X-MSV3-Password';
   return undefined;
 }
 

@@ -48,9 +48,9 @@ export interface RecordedEvent {
 /**
  * Stores an event and one delivery per matching subscription (same account, mode and wholesaler, event
  * subscribed): pending for an active subscription, `paused` for a paused or disabled one, sent when it is
- * re-enabled (or given up after the retention period, see `pruneWebhookHistory`). Pass the transaction of the state change that caused the event as
- * `db`: both then commit or roll back together, and a rolled-back change sends nothing. Given a plain
- * `Kysely`, it opens its own transaction.
+ * re-enabled (or given up after the retention period, see `pruneWebhookHistory`). Pass the transaction
+ * of the state change that caused the event as `db`: both then commit or roll back together, and a
+ * rolled-back change sends nothing. Given a plain `Kysely`, it opens its own transaction.
  *
  * ```ts
  * await db.transaction().execute(async (trx) => {

@@ -93,7 +93,7 @@ export function describeTarget(target: string): {
   mode: KeyMode;
   accountId: string | null;
 } {
-  if (target.startsWith(SANDBOX_PREFIX)) {
+  if (isSandboxTarget(target)) {
     const owned = /^sandbox\/([^/]+)\/(.+)$/.exec(target);
     if (owned !== null) {
       const [, accountId = null, wholesaler = target] = owned;
