@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -100,10 +101,9 @@ describe('msv3-gateway keys', () => {
   });
 
   it('fails for an unknown key id', async () => {
-    expect(await run('keys', 'revoke', 'key_nope')).toMatchObject({
-      code: 1,
-      err: ['msv3-gateway: no API key key_nope'],
-    });
+    const { code, err } = await run('keys', 'revoke', 'key_nope');
+    expect(code).toBe(1);
+    expect(err.at(-1)).toMatch(/^msv3-gateway: no API key key_nope \(name a key by its id/);
   });
 
   it('explains wrong usage with exit code 2', async () => {
@@ -114,6 +114,62 @@ describe('msv3-gateway keys', () => {
     expect((await run('keys', 'create', '--bogus')).err[0]).toContain("Unknown option '--bogus'");
     expect((await run('keys', 'revoke')).code).toBe(2);
     expect((await run('keys', 'rotate')).err[0]).toContain('unknown command "keys rotate"');
+  });
+
+  it('explains the keys commands with keys --help, and each one with its own --help', async () => {
+    const group = await run('keys', '--help');
+    expect(group.code).toBe(0);
+    for (const command of ['keys create', 'keys list', 'keys revoke KEY_ID|KEY', 'keys roll'])
+      expect(group.out.join('\n')).toContain(command);
+    expect((await run('keys')).code).toBe(2);
+    for (const sub of ['create', 'list', 'revoke', 'roll']) {
+      const one = await run('keys', sub, '--help');
+      expect(one.code).toBe(0);
+      expect(one.out[0]).toMatch(new RegExp(`^Usage: msv3-gateway keys ${sub}`));
+    }
+  });
+
+  it('revokes a key named by the key itself, and names both ways when it finds none', async () => {
+    const created = JSON.parse(
+      (await run('keys', 'create', '--name', 'a', '--mode', 'test', '--json')).out[0]!,
+    );
+    expect(await run('keys', 'revoke', created.key)).toMatchObject({
+      code: 0,
+      out: [expect.stringMatching(/^Revoked key_/)],
+    });
+    expect((await run('keys', 'list', '--json')).out[0]).toContain('"revokedAt":');
+    const unknown = await run('keys', 'revoke', 'pk_test_000000000000000000000000000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err[0]).toContain('by its id, key_…, as keys list shows, or by the key itself');
+    expect(unknown.err[0]).not.toContain('pk_test_000000000000000000000000000000000000');
+  });
+
+  it('rolls a key: a new key at once, the old one valid for the overlap, then refused', async () => {
+    const old = JSON.parse(
+      (await run('keys', 'create', '--name', 'erp', '--mode', 'live', '--json')).out[0]!,
+    );
+    const rolled = await run('keys', 'roll', old.id, '--overlap', '2h', '--json');
+    expect(rolled.code).toBe(0);
+    const answer = JSON.parse(rolled.out[0]!);
+    expect(answer).toMatchObject({ account_id: old.account_id, mode: 'live', name: 'erp', replaces: old.id });
+    expect(answer.key).toMatch(/^pk_live_/);
+    const until = Date.parse(answer.old_key_valid_until);
+    expect(until - Date.now()).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(2 * 3_600_000);
+    const listed = (await run('keys', 'list')).out.join('\n');
+    expect(listed).toContain('active until');
+    // A shorter overlap later wins; a longer one never extends it.
+    await run('keys', 'roll', old.key, '--overlap', '0');
+    expect((await run('keys', 'list')).out.find((line) => line.startsWith(old.id))).toMatch(/revoked \d{4}-/);
+    expect((await run('keys', 'roll', old.id)).code).toBe(1);
+    expect((await run('keys', 'roll', answer.id, '--overlap', 'soon')).code).toBe(2);
+  });
+
+  it('warns when a key command would start from a database file that does not exist', async () => {
+    const listed = await run('keys', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.err[0]).toMatch(/^msv3-gateway: warning: there is no database at \/.*gateway\.db yet/);
+    expect((await run('keys', 'list')).err).toEqual([]);
   });
 
   it('names the bad variable of a configuration error and exits 1', async () => {
@@ -181,7 +237,15 @@ describe('msv3-gateway as a process', () => {
     const proc = spawnCli(['serve'], env);
     try {
       const [, url] = await waitFor(proc.stderr, /listening on (http:\/\/\S+)/);
-      const [key] = await waitFor(proc.stderr, /pk_test_[0-9A-Za-z]{36}/);
+      const [key] = await waitFor(proc.stdout, /pk_test_[0-9A-Za-z]{36}/);
+      // The first key is printed on stdout as plain lines: never on stderr, never in a JSON log record.
+      expect(proc.stderr()).not.toContain(key);
+      expect(
+        proc
+          .stdout()
+          .split('\n')
+          .filter((line) => line.includes(key!) && line.startsWith('{')),
+      ).toEqual([]);
       const response = await fetch(`${url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
       expect(response.status).toBe(200);
       proc.child.kill(signal);
@@ -197,5 +261,22 @@ describe('msv3-gateway as a process', () => {
     const proc = spawnCli(['serve'], { PORT: '-5' });
     expect(await proc.exited).toBe(1);
     expect(proc.stderr()).toContain('configuration error: PORT must be >= 0');
+  });
+
+  it('names PORT when the port is taken, and exits 1', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const proc = spawnCli(['serve'], {
+        PORT: String(port),
+        DATABASE_URL: `sqlite:${join(folder, 'taken', 'gateway.db')}`,
+        LOG_LEVEL: 'silent',
+      });
+      expect(await proc.exited).toBe(1);
+      expect(proc.stderr()).toContain(`127.0.0.1:${port} is already in use (EADDRINUSE); set PORT`);
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -1,18 +1,28 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { Kysely } from 'kysely';
 import { type Config, ConfigError, listSettings, loadConfig } from './config.js';
 import { VERSION } from './http/version.js';
 import { systemClock } from './lib/clock.js';
 import { MOCK_OPTIONS, MOCK_SUMMARY, MOCK_USAGE, runMockCommand } from './mock/command.js';
 import { createLogger } from './observability/logger.js';
-import { exitOnSignals, startServer } from './server.js';
+import { exitOnSignals, type RunningServer, startServer } from './server.js';
 import { createAccount, findAccount } from './store/accounts.js';
-import type { KeyMode } from './store/api-key-secret.js';
-import { type ApiKey, createApiKey, findApiKey, listApiKeys, revokeApiKey } from './store/api-keys.js';
-import { type Database, openDatabase } from './store/database.js';
+import { displayParts, hashApiKey, type KeyMode } from './store/api-key-secret.js';
+import {
+  type ApiKey,
+  createApiKey,
+  findApiKey,
+  findApiKeyByHash,
+  listApiKeys,
+  revokeApiKey,
+} from './store/api-keys.js';
+import { type Database, openDatabase, sqliteFile } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
+import type { Tables } from './store/schema.js';
 
 /** Where a command reads its environment and writes its output (the real process, or a test). */
 export interface CliIo {
@@ -40,7 +50,18 @@ const COMMANDS: Record<string, Command> = {
     run: async (_args, io) => {
       const config = loadConfig(io.env);
       const logger = createLogger({ level: config.log.level });
-      const server = await startServer({ config, logger, print: io.stderr });
+      let server: RunningServer;
+      try {
+        // The first key goes to stdout as plain lines, never into a log record.
+        server = await startServer({ config, logger, print: io.stderr, printSecret: io.stdout });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        const { host, port } = config.server;
+        io.stderr(
+          `msv3-gateway: ${host}:${port} is already in use (EADDRINUSE); set PORT (or HOST) to a free one.`,
+        );
+        return 1;
+      }
       return new Promise<number>((resolve) => exitOnSignals(server, logger, resolve));
     },
   },
@@ -115,25 +136,76 @@ const COMMANDS: Record<string, Command> = {
       }),
   },
   'keys revoke': {
-    usage: 'keys revoke ID',
-    summary: 'Revoke an API key at once.',
+    usage: 'keys revoke KEY_ID|KEY',
+    summary: 'Revoke an API key at once, named by its id (key_…, see keys list) or by the key itself.',
     positionals: 1,
     run: ({ positionals }, io) =>
       withDatabase(io, async ({ db }) => {
-        const id = positionals[0];
-        if (id === undefined) return usageError(io, 'keys revoke', 'the key id is required');
-        const before = await findApiKey(db, id);
-        if (before === undefined) {
-          io.stderr(`msv3-gateway: no API key ${id}`);
+        const named = positionals[0];
+        if (named === undefined) return usageError(io, 'keys revoke', 'the key id or the key is required');
+        const before = await findNamedKey(db, named);
+        if (before === undefined) return noSuchKey(io, named);
+        const now = systemClock.now();
+        const after = await revokeApiKey(db, systemClock, before.id, now);
+        const shown = `${before.id} (${before.prefix}…${before.last4})`;
+        io.stdout(
+          before.revokedAt !== null && before.revokedAt <= now
+            ? `${shown} was already revoked at ${iso(after?.revokedAt)}.`
+            : `Revoked ${shown}.`,
+        );
+        return 0;
+      }),
+  },
+  'keys roll': {
+    usage: 'keys roll KEY_ID|KEY [--overlap DURATION] [--json]',
+    summary:
+      'Replace an API key: a new key of the same account, mode and name; the old one stays valid for ' +
+      'the overlap (default 24h; e.g. 0, 90s, 30m, 12h, 7d), then is refused. Prints the new key once.',
+    options: { overlap: { type: 'string' }, json: { type: 'boolean' } },
+    positionals: 1,
+    run: ({ values, positionals }, io) =>
+      withDatabase(io, async ({ db }) => {
+        const named = positionals[0];
+        if (named === undefined) return usageError(io, 'keys roll', 'the key id or the key is required');
+        const overlapMs = parseDuration(typeof values.overlap === 'string' ? values.overlap : '24h');
+        if (overlapMs === undefined) {
+          return usageError(io, 'keys roll', '--overlap must be a duration such as 0, 90s, 30m, 12h or 7d');
+        }
+        const old = await findNamedKey(db, named);
+        if (old === undefined) return noSuchKey(io, named);
+        const now = systemClock.now();
+        if (old.revokedAt !== null && old.revokedAt <= now) {
+          io.stderr(
+            `msv3-gateway: ${old.id} is revoked; create a new key with keys create --account ${old.accountId}`,
+          );
           return 1;
         }
-        const after = await revokeApiKey(db, systemClock, id);
-        const shown = `${id} (${before.prefix}…${before.last4})`;
-        io.stdout(
-          before.revokedAt === null
-            ? `Revoked ${shown}.`
-            : `${shown} was already revoked at ${iso(after?.revokedAt)}.`,
-        );
+        const { apiKey, secret } = await createApiKey(db, systemClock, {
+          accountId: old.accountId,
+          name: old.name,
+          mode: old.mode,
+        });
+        const rolled = await revokeApiKey(db, systemClock, old.id, now + overlapMs);
+        const until = iso(rolled?.revokedAt);
+        if (values.json) {
+          io.stdout(
+            JSON.stringify({
+              id: apiKey.id,
+              account_id: old.accountId,
+              name: old.name,
+              mode: old.mode,
+              key: secret,
+              replaces: old.id,
+              old_key_valid_until: until,
+            }),
+          );
+        } else {
+          io.stdout(
+            `Created ${old.mode} key ${apiKey.id} "${old.name}" in account ${old.accountId}. It is shown only this once:`,
+          );
+          io.stdout(secret);
+          io.stdout(`The old key ${old.id} (${old.prefix}…${old.last4}) is refused from ${until}.`);
+        }
         return 0;
       }),
   },
@@ -158,6 +230,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const name = Object.keys(COMMANDS)
     .filter((candidate) => candidate.split(' ').every((word, i) => argv[i] === word))
     .sort((a, b) => b.length - a.length)[0];
+  const group = Object.keys(COMMANDS).filter((candidate) => candidate.startsWith(`${argv[0]} `));
+  if (name === undefined && group.length > 0) {
+    const asked = argv[1] === undefined || ['--help', '-h', 'help'].includes(argv[1]);
+    if (!asked) io.stderr(`msv3-gateway: unknown command "${argv.join(' ')}".`);
+    const write = asked ? io.stdout : io.stderr;
+    write(`Usage: msv3-gateway ${argv[0]} <command> [options]`);
+    for (const sub of group) write(`  ${COMMANDS[sub]!.usage}\n      ${COMMANDS[sub]!.summary}`);
+    write(`Run msv3-gateway ${argv[0]} <command> --help for one command.`);
+    return argv[1] !== undefined && asked ? 0 : 2;
+  }
   if (name === undefined) {
     io.stderr(`msv3-gateway: unknown command "${argv.join(' ')}". See msv3-gateway --help.`);
     return 2;
@@ -202,6 +284,15 @@ async function withDatabase(
   options: { migrate?: boolean } = {},
 ): Promise<number> {
   const config = loadConfig(io.env);
+  const file = sqliteFile(config.database.url);
+  if (options.migrate !== false && file !== undefined && !existsSync(file)) {
+    // A relative DATABASE_URL counts from the working directory: from another folder, a key command
+    // would otherwise work on a new, empty database without a word.
+    io.stderr(
+      `msv3-gateway: warning: there is no database at ${file} yet, so a new, empty one is created ` +
+        `(DATABASE_URL=${config.database.url}; a relative path counts from ${resolve('.')}).`,
+    );
+  }
   const database = await openDatabase(config.database.url);
   try {
     if (options.migrate !== false) await migrateToLatest(database);
@@ -233,6 +324,7 @@ function helpText(): string[] {
 }
 
 function formatKeyTable(keys: ApiKey[]): string[] {
+  const now = systemClock.now();
   const rows = keys.map((k) => [
     k.id,
     k.accountId,
@@ -241,7 +333,7 @@ function formatKeyTable(keys: ApiKey[]): string[] {
     k.name,
     iso(k.createdAt),
     k.lastUsedAt === null ? 'never' : iso(k.lastUsedAt),
-    k.revokedAt === null ? 'active' : `revoked ${iso(k.revokedAt)}`,
+    keyStatus(k, now),
   ]);
   const table = [['ID', 'ACCOUNT', 'MODE', 'KEY', 'NAME', 'CREATED', 'LAST USED', 'STATUS'], ...rows];
   const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
@@ -251,6 +343,41 @@ function formatKeyTable(keys: ApiKey[]): string[] {
       .join('  ')
       .trimEnd(),
   );
+}
+
+function keyStatus(key: ApiKey, now: number): string {
+  if (key.revokedAt === null) return 'active';
+  return key.revokedAt > now ? `active until ${iso(key.revokedAt)}` : `revoked ${iso(key.revokedAt)}`;
+}
+
+/** A key named on the command line by its id (`key_…`) or by the key itself (`pk_test_…`, `pk_live_…`). */
+async function findNamedKey(db: Kysely<Tables>, named: string): Promise<ApiKey | undefined> {
+  if (looksLikeKey(named)) return findApiKeyByHash(db, hashApiKey(named));
+  return findApiKey(db, named);
+}
+
+function noSuchKey(io: CliIo, named: string): number {
+  const { prefix, last4 } = displayParts(named);
+  const shown = looksLikeKey(named) ? `${prefix}…${last4}` : named;
+  io.stderr(
+    `msv3-gateway: no API key ${shown} (name a key by its id, key_…, as keys list shows, or by the key itself)`,
+  );
+  return 1;
+}
+
+/** A secret is never echoed whole, even a mistyped one. */
+function looksLikeKey(named: string): boolean {
+  return named.startsWith('pk_');
+}
+
+/** `0`, `90s`, `30m`, `12h`, `7d` (a bare number is seconds) → milliseconds; undefined if unreadable. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d{1,9})([smhd]?)$/.exec(text.trim());
+  if (match === null) return undefined;
+  const unit = { '': 1_000, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
+    match[2] as '' | 's' | 'm' | 'h' | 'd'
+  ];
+  return Number(match[1]) * unit;
 }
 
 function iso(epochMs: number | null | undefined): string {

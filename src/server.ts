@@ -24,8 +24,13 @@ export interface StartServerOptions {
   config: Config;
   logger?: Logger;
   clock?: Clock;
-  /** Human-readable lines (URL, first key); stderr in the CLI, so stdout stays JSON logs. */
+  /** Human-readable lines (URL, docs); stderr in the CLI, so stdout stays JSON logs. */
   print?: (line: string) => void;
+  /**
+   * The first start's key lines; stdout in the CLI (plain lines, never a log record, so a log collector
+   * that keeps only stderr or only JSON does not keep the key). Default: `print`.
+   */
+  printSecret?: (line: string) => void;
   /** Swap in a limiter (tests); by default the configured store is used. */
   rateLimiter?: RateLimiter;
 }
@@ -114,9 +119,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     print(`API docs: ${url}/docs  (OpenAPI: ${url}/v1/openapi.json)`);
     print(`Sandbox wholesaler (test keys): ${sandboxUrl}`);
     if (firstKey !== undefined) {
-      print(`First start: created account ${firstKey.accountId} and a test API key (shown only this once):`);
-      print(`  ${firstKey.secret}`);
-      print(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
+      const printSecret = options.printSecret ?? print;
+      printSecret(
+        `First start: created account ${firstKey.accountId} and a test API key (shown only this once):`,
+      );
+      printSecret(`  ${firstKey.secret}`);
+      printSecret(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
     }
     const dependencies = opened.slice(1);
     return {

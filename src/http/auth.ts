@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
 import { hashApiKey, parseApiKey } from '../store/api-key-secret.js';
-import { type ApiKey, findApiKeyByHash, recordApiKeyUse } from '../store/api-keys.js';
+import { type ApiKey, findApiKeyByHash, isRevoked, recordApiKeyUse } from '../store/api-keys.js';
 import type { Tables } from '../store/schema.js';
 import { ApiError } from './errors.js';
 import type { GatewayApp } from './types.js';
@@ -52,7 +52,8 @@ export function installAuth(app: GatewayApp, deps: AuthDeps): void {
       if (key === undefined) throw new ApiError('api_key_invalid', 'The API key is not known.');
       key = cache.set(hash, key);
     }
-    if (key.revokedAt !== null) throw new ApiError('api_key_invalid', 'The API key has been revoked.');
+    if (isRevoked(key, deps.clock.now()))
+      throw new ApiError('api_key_invalid', 'The API key has been revoked.');
     request.auth = { accountId: key.accountId, keyId: key.id, mode: key.mode };
 
     const now = deps.clock.now();

@@ -8,6 +8,7 @@ import {
   createApiKey,
   findApiKey,
   findApiKeyByHash,
+  isRevoked,
   listApiKeys,
   recordApiKeyUse,
   revokeApiKey,
@@ -87,6 +88,19 @@ describeEachDialect('api keys repository', (getDatabase) => {
     const firstTime = clock.now();
     clock.advance(5000);
     expect((await revokeApiKey(db, clock, apiKey.id))?.revokedAt).toBe(firstTime);
+  });
+
+  it('schedules a revocation for a roll-over: valid until then, and an earlier time wins', async () => {
+    const { db } = getDatabase();
+    const account = await newAccount();
+    const { apiKey } = await createApiKey(db, clock, { accountId: account.id, name: 'o', mode: 'live' });
+    const later = clock.now() + 3_600_000;
+    const scheduled = await revokeApiKey(db, clock, apiKey.id, later);
+    expect(scheduled?.revokedAt).toBe(later);
+    expect(isRevoked(scheduled!, clock.now())).toBe(false);
+    expect(isRevoked(scheduled!, later)).toBe(true);
+    expect((await revokeApiKey(db, clock, apiKey.id, later + 1))?.revokedAt).toBe(later);
+    expect((await revokeApiKey(db, clock, apiKey.id))?.revokedAt).toBe(clock.now());
   });
 
   it('returns undefined when revoking an unknown key', async () => {

@@ -81,19 +81,28 @@ export async function countApiKeys(db: Kysely<Tables>): Promise<number> {
   return Number(count);
 }
 
-/** Revokes the key at once; revoking twice keeps the first time. `undefined` if there is no such key. */
+/**
+ * Revokes the key at `at` (default: now; a later time leaves it valid until then, as `keys roll` does).
+ * A key already revoked, or due to be, keeps the earlier time. `undefined` if there is no such key.
+ */
 export async function revokeApiKey(
   db: Kysely<Tables>,
   clock: Clock,
   id: string,
+  at: number = clock.now(),
 ): Promise<ApiKey | undefined> {
   await db
     .updateTable('api_keys')
-    .set({ revoked_at: clock.now() })
+    .set({ revoked_at: at })
     .where('id', '=', id)
-    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', at)]))
     .execute();
   return findApiKey(db, id);
+}
+
+/** Whether the key is refused at `now`: revoked, or past the end of its roll-over overlap. */
+export function isRevoked(key: Pick<ApiKey, 'revokedAt'>, now: number): boolean {
+  return key.revokedAt !== null && key.revokedAt <= now;
 }
 
 /**

@@ -38,8 +38,19 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   return database;
 }
 
+/** The absolute file of a `sqlite:<file>` URL; undefined for PostgreSQL and `sqlite::memory:`. */
+export function sqliteFile(url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined;
+  const path = sqlitePath(url);
+  return path === ':memory:' ? undefined : resolve(path);
+}
+
+function sqlitePath(url: string): string {
+  return url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+}
+
 function openSqlite(url: string): Database {
-  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+  const path = sqlitePath(url);
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   sqlite.pragma('journal_mode = WAL');
