@@ -59,6 +59,8 @@ export interface WebhookWorker {
   /** Without the loop: attempts everything due now, until nothing is due; returns the attempts made. */
   drain(): Promise<number>;
   readonly id: string;
+  /** Between `start()` and `stop()` (readiness reports it). */
+  readonly running: boolean;
 }
 
 const PRUNE_INTERVAL_MS = 3_600_000;
@@ -220,6 +222,9 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
 
   return {
     id,
+    get running() {
+      return running;
+    },
     start() {
       if (running) return;
       running = true;

@@ -1,9 +1,32 @@
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
+import { pendingMigrations } from '../../store/migrate.js';
+import { ApiError } from '../errors.js';
 import type { GatewayApp } from '../types.js';
 import { VERSION } from '../version.js';
 
-export function registerHealthRoutes(app: GatewayApp, _deps: AppDeps): void {
+/** A readiness probe that waits longer than this for the database counts it as unreachable. */
+const READINESS_DATABASE_TIMEOUT_MS = 2_000;
+/** What a not-ready answer suggests as Retry-After, in seconds. */
+const READINESS_RETRY_AFTER_S = 5;
+
+const Ready = Type.Object({
+  status: Type.Literal('ready'),
+  version: Type.String(),
+  checks: Type.Object({
+    database: Type.Literal('ok'),
+    migrations: Type.Literal('ok'),
+    webhook_worker: Type.Union([Type.Literal('running'), Type.Literal('disabled')]),
+  }),
+});
+
+/**
+ * Liveness (`/v1/health`: the process answers HTTP; restart it if not) apart from readiness
+ * (`/v1/health/ready`: send it traffic; database reachable, migrations applied, the webhook worker
+ * running where it is enabled, not shutting down). See docs/operating.md, "Health probes".
+ */
+export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/health',
     {
@@ -12,9 +35,64 @@ export function registerHealthRoutes(app: GatewayApp, _deps: AppDeps): void {
         operationId: 'getHealth',
         tags: ['service'],
         summary: 'Liveness and version',
+        description:
+          'Answers as long as the process serves HTTP; it checks no dependency (see /v1/health/ready).',
         response: { 200: Type.Object({ status: Type.Literal('ok'), version: Type.String() }) },
       },
     },
     async () => ({ status: 'ok' as const, version: VERSION }),
   );
+
+  app.get(
+    '/v1/health/ready',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getReadiness',
+        tags: ['service'],
+        summary: 'Readiness for traffic',
+        description:
+          'Ready when the database answers within 2 s, every migration is applied and the webhook worker ' +
+          'runs (where WEBHOOK_WORKER_ENABLED). Otherwise, and while the process shuts down, 503 ' +
+          'service_unavailable naming what is missing, with Retry-After.',
+        response: { 200: Ready },
+      },
+    },
+    async () => {
+      const problems: string[] = [];
+      const pending = await withTimeout(
+        (async () => {
+          await sql`select 1`.execute(deps.database.db);
+          return pendingMigrations(deps.database);
+        })(),
+        READINESS_DATABASE_TIMEOUT_MS,
+      ).catch(() => undefined);
+      if (pending === undefined) problems.push('the database does not answer');
+      else if (pending.length > 0) problems.push(`migrations not applied: ${pending.join(', ')}`);
+      const workerEnabled = deps.config.webhooks.workerEnabled;
+      if (workerEnabled && !deps.webhooks.worker.running) problems.push('the webhook worker is not running');
+      if (problems.length > 0) {
+        throw new ApiError('service_unavailable', `Not ready: ${problems.join('; ')}.`, {
+          retryAfter: READINESS_RETRY_AFTER_S,
+        });
+      }
+      return {
+        status: 'ready' as const,
+        version: VERSION,
+        checks: {
+          database: 'ok' as const,
+          migrations: 'ok' as const,
+          webhook_worker: workerEnabled ? ('running' as const) : ('disabled' as const),
+        },
+      };
+    },
+  );
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timed out')), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
