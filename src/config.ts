@@ -81,6 +81,12 @@ export const ConfigSchema = Type.Object({
       description:
         'How long a process reuses an API key it looked up before asking the database again; a revoked key is refused within this time. 0: ask the database on every request.',
     }),
+    createFirstKey: Type.Boolean({
+      env: 'CREATE_FIRST_KEY',
+      default: true,
+      description:
+        'On a start with no API key in the database, create an account and a pk_test_ key and print it once (stdout); false in production, where keys come from `keys create`.',
+    }),
   }),
   rateLimit: Type.Object({
     store: Type.Enum(['auto', 'memory', 'redis', 'database'], {

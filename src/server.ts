@@ -10,9 +10,8 @@ import { createLogger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { createAccount } from './store/accounts.js';
-import { countApiKeys, createApiKey } from './store/api-keys.js';
-import { type Database, openDatabase } from './store/database.js';
+import { openDatabase } from './store/database.js';
+import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { createWebhooks } from './webhooks/service.js';
 import { watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
@@ -71,7 +70,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   try {
     const applied = await migrateToLatest(database);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-    const firstKey = await createFirstKeyIfNone(database, clock);
+    const firstKey = config.apiKeys.createFirstKey ? await createFirstKeyOnce(database, clock) : undefined;
     const rateLimiter = options.rateLimiter ?? (await createRateLimiter(config, database));
     opened.unshift({ name: 'rate limiter', close: () => rateLimiter.close() });
     const sandboxUrl = await startSandbox(config, clock, opened);
@@ -182,21 +181,6 @@ async function closeGracefully(
     }
   }
   return { clean };
-}
-
-/** On the very first start there is no key to call the API with; make one. */
-async function createFirstKeyIfNone(
-  database: Database,
-  clock: Clock,
-): Promise<{ accountId: string; secret: string } | undefined> {
-  if ((await countApiKeys(database.db)) > 0) return undefined;
-  const account = await createAccount(database.db, clock, { name: 'Default account' });
-  const { secret } = await createApiKey(database.db, clock, {
-    accountId: account.id,
-    name: 'first key',
-    mode: 'test',
-  });
-  return { accountId: account.id, secret };
 }
 
 function serverUrl(app: GatewayApp): string {
