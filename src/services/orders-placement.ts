@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError, isApiError } from '../http/errors.js';
 import { apiErrorFromUpstream } from '../http/upstream-errors.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { bestellen, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
@@ -36,6 +36,10 @@ import { assertSupports, callWholesalerRaw } from './wholesaler-call.js';
  *    `order_outcome_unknown`, and the same Idempotency-Key reconciles later.
  * 5. A retry that finds the order stored answers from it without a SOAP call when it is settled, and
  *    reconciles first when its outcome is open (the previous attempt crashed or timed out).
+ * 6. Once `bestellen` may have reached the wholesaler (in this attempt or an earlier one), any other
+ *    failure (the database failing while the answer is stored, a bug) is 504 `order_outcome_unknown`
+ *    naming the order, never a generic 5xx that invites a second order; the row stays open and the next
+ *    status query or retry with the key reconciles it (docs/resilience.md).
  * A second `bestellen` with a new Id for the same request is impossible: the Id is fixed before step 2.
  */
 
@@ -63,6 +67,8 @@ interface Placement {
   /** The client's wholesaler id, as given. */
   wholesalerId: string;
   withKey: boolean;
+  /** Set once `bestellen` may have reached the wholesaler: from then on every failure is an open outcome. */
+  maybeSent: boolean;
 }
 
 export async function placeOrder(
@@ -98,8 +104,23 @@ export async function placeOrder(
     request: order.request as StoredOrderRequest,
     wholesalerId: input.wholesaler,
     withKey: key !== undefined,
+    // An open row found by a retry may have been sent by an earlier attempt.
+    maybeSent: !created && (order.state === 'sending' || order.state === 'unknown'),
   };
-  return created ? send(placement, 2) : resume(placement);
+  try {
+    return await (created ? send(placement, 2) : resume(placement));
+  } catch (error) {
+    throw placement.maybeSent && !isDecidedAnswer(error) ? outcomeUnknownError(placement, error) : error;
+  }
+}
+
+/**
+ * The answers this module gives on purpose (a rejection, an open outcome, the wholesaler's own error when
+ * it did not take the order). Anything else after sending, a database error above all, says nothing
+ * about the order and must not reach the client as a 5xx it could answer by ordering again.
+ */
+function isDecidedAnswer(error: unknown): boolean {
+  return isApiError(error) && error.kind !== 'internal_error' && error.kind !== 'service_unavailable';
 }
 
 /** A retry found the order stored: answer from it, or settle what an earlier attempt left open. */
@@ -121,6 +142,7 @@ async function resume(p: Placement): Promise<OrderResult> {
 /** Sends `bestellen` (`sendsLeft` counts this one) and settles the order from what comes back. */
 async function send(p: Placement, sendsLeft: number): Promise<OrderResult> {
   if (p.order.state !== 'sending') await saveOrderChange(p.deps, p.order, { state: 'sending', status: null });
+  p.maybeSent = true;
   const outcome = await callWholesalerRaw(
     p.deps.upstream,
     p.wholesaler,
@@ -242,14 +264,22 @@ function rejectedError(p: Placement): ApiError {
   });
 }
 
-function outcomeUnknownError(p: Placement): ApiError {
+/**
+ * 504 naming the order. `cause`: the gateway's own failure (e.g. its database) after sending; without
+ * it, the wholesaler's answer and status could not be read.
+ */
+function outcomeUnknownError(p: Placement, cause?: unknown): ApiError {
   const next = p.withKey
     ? 'Retry with the same Idempotency-Key to reconcile it'
     : `Do not send it again: ask GET /v1/orders/${p.order.id}/status?wholesaler=${encodeURIComponent(p.wholesalerId)} until the wholesaler reports it (send an Idempotency-Key next time to retry safely)`;
+  const why =
+    cause === undefined
+      ? 'neither its answer nor its status could be read'
+      : 'the gateway could not record its outcome';
   return new ApiError(
     'order_outcome_unknown',
-    `Order ${p.order.id} was sent to ${p.wholesalerId}, but neither its answer nor its status could be read. ${next}.`,
-    { wholesaler: p.wholesalerId, retryAfter: 5 },
+    `Order ${p.order.id} was sent to ${p.wholesalerId}, but ${why}. ${next}.`,
+    { wholesaler: p.wholesalerId, retryAfter: 5, ...(cause === undefined ? {} : { cause }) },
   );
 }
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError, type ApiErrorOptions } from '../http/errors.js';
 import { apiErrorFromUpstream } from '../http/upstream-errors.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
@@ -32,7 +32,7 @@ export interface BindingRequest {
  * have reached the wholesaler (`maybeDelivered`), the Idempotency-Key stays bound to it, so the retry with
  * the key sends the same id and gets the wholesaler's answer instead of a second booking:
  * - an answer that was lost or could not be read (timeout, dropped connection, undecodable or too large)
- *   is 504 `return_outcome_unknown`;
+ *   is 504 `return_outcome_unknown`, and so is an announcement answered without a result (`returns.ts`);
  * - an error the wholesaler answered with (SOAP fault, HTTP 5xx) keeps its usual kind (e.g. 502
  *   `wholesaler_fault` with the wholesaler's texts), as for orders, with `keepsIdempotencyKey`.
  * A failure before anything was sent is mapped as usual, and releases the key.
@@ -49,24 +49,39 @@ export async function callBindingReturnOperation<Req, Res>(
   if (result.ok) return result.value;
   const error = apiErrorFromUpstream(result.error, wholesaler.id);
   if (!result.error.maybeDelivered) throw error;
-  const next = sent.withKey
-    ? 'Retry with the same Idempotency-Key: it sends the same id, which the wholesaler answers from its records instead of booking it again'
-    : sent.withoutKey;
   if (!ANSWER_LOST.has(result.error.reason)) {
     throw new ApiError(
       error.kind,
-      `${error.message.replace(/\.?$/, '.')} ${sent.label} ${sent.id} may have been booked all the same. ${next}.`,
+      `${error.message.replace(/\.?$/, '.')} ${sent.label} ${sent.id} may have been booked all the same. ${nextStep(sent)}.`,
       { ...error.options, keepsIdempotencyKey: true },
     );
   }
   const cause = error.message.replace(/\.$/, '');
-  throw new ApiError(
+  throw returnOutcomeUnknown(wholesaler.id, sent, `${cause.charAt(0).toLowerCase()}${cause.slice(1)}`, {
+    ...(error.options.upstream === undefined ? {} : { upstream: error.options.upstream }),
+  });
+}
+
+/**
+ * 504 `return_outcome_unknown` for a binding request that reached the wholesaler without an answer the
+ * gateway can use (`why`, e.g. `the answer carried no result`). Its kind reopens the Idempotency-Key
+ * (`http/idempotency-rules.ts`), so the retry with the key sends the same id.
+ */
+export function returnOutcomeUnknown(
+  wholesalerId: string,
+  sent: BindingRequest,
+  why: string,
+  options: { upstream?: ApiErrorOptions['upstream'] } = {},
+): ApiError {
+  return new ApiError(
     'return_outcome_unknown',
-    `${sent.label} ${sent.id} was sent to ${wholesaler.id}, but its answer was lost (${cause.charAt(0).toLowerCase()}${cause.slice(1)}); the wholesaler may have booked it. ${next}.`,
-    {
-      wholesaler: wholesaler.id,
-      retryAfter: 5,
-      ...(error.options.upstream === undefined ? {} : { upstream: error.options.upstream }),
-    },
+    `${sent.label} ${sent.id} was sent to ${wholesalerId}, but its answer was lost (${why}); the wholesaler may have booked it. ${nextStep(sent)}.`,
+    { wholesaler: wholesalerId, retryAfter: 5, ...options },
   );
+}
+
+function nextStep(sent: BindingRequest): string {
+  return sent.withKey
+    ? 'Retry with the same Idempotency-Key: it sends the same id, which the wholesaler answers from its records instead of booking it again'
+    : sent.withoutKey;
 }

@@ -16,7 +16,7 @@ import {
   toReturnPortion,
   toReturnPositions,
 } from './returns-json.js';
-import { callBindingReturnOperation } from './returns-outcome.js';
+import { type BindingRequest, callBindingReturnOperation, returnOutcomeUnknown } from './returns-outcome.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
@@ -101,20 +101,24 @@ export async function announceReturn(
     bic: company.bic,
     iban: company.iban,
   };
+  const sent: BindingRequest = {
+    label: 'Return announcement',
+    id: announcement.id,
+    withKey: keyScope !== undefined,
+    withoutKey: `Do not send it again without an Idempotency-Key (that would be a second announcement): check with POST /v1/returns whether the quantities are booked, or ask the wholesaler quoting support id ${announcement.supportId}`,
+  };
   const value = await callBindingReturnOperation(
     upstream,
     wholesaler,
     retourenavisAnkuendigen,
     request.credentials,
     { clientSoftwareId: upstream.clientSoftwareId, announcement },
-    {
-      label: 'Return announcement',
-      id: announcement.id,
-      withKey: keyScope !== undefined,
-      withoutKey: `Do not send it again without an Idempotency-Key (that would be a second announcement): check with POST /v1/returns whether the quantities are booked, or ask the wholesaler quoting support id ${announcement.supportId}`,
-    },
+    sent,
   );
-  if (value.answer === undefined) throw emptyAnswer(request.wholesaler, 'retourenavisAnkuendigen');
+  // Received, and perhaps booked, yet unanswered: as open as a lost answer, so the key stays bound.
+  if (value.answer === undefined) {
+    throw returnOutcomeUnknown(request.wholesaler, sent, 'the answer carried no result');
+  }
   return {
     wholesaler: request.wholesaler,
     return_id: value.answer.id.toLowerCase(),

@@ -25,7 +25,7 @@ const ORDER_DESCRIPTION = `Places one MSV3 order (\`bestellen\`) with one NORMAL
 
 **Dry run** (\`?dry_run=true\`): the same validation, the contract (order type, next cut-off) and current availability; places nothing. Findings are \`checks.warnings\`, never errors.
 
-Errors: 400 \`invalid_request\` (message and \`param\` name the item and field, e.g. \`items[3].quantity\`), 422 \`order_rejected\` (the wholesaler's \`Auftragsfehler\` texts in \`upstream\`), 504 \`order_outcome_unknown\` (sent, outcome not confirmable: retry with the same Idempotency-Key), 409 \`idempotency_request_in_progress\`, 422 \`idempotency_key_reused\`, 400 \`invalid_idempotency_key\`, ${COMMON_ERRORS}.`;
+Errors: 400 \`invalid_request\` (message and \`param\` name the item and field, e.g. \`items[3].quantity\`), 422 \`order_rejected\` (the wholesaler's \`Auftragsfehler\` texts in \`upstream\`), 504 \`order_outcome_unknown\` (sent, but its outcome could not be confirmed or recorded; the message names the \`order_id\`: retry with the same Idempotency-Key, or ask its status), 409 \`idempotency_request_in_progress\`, 422 \`idempotency_key_reused\`, 400 \`invalid_idempotency_key\`, ${COMMON_ERRORS}.`;
 
 export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
   const orderDeps: OrderDeps = {

@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
-import { type Gateway, startGateway } from '../../../test/gateway.js';
+import { type Gateway, startGateway, TEST_CATALOGUE } from '../../../test/gateway.js';
+import {
+  type InterceptingWholesaler,
+  startInterceptingWholesaler,
+} from '../../../test/intercepting-wholesaler.js';
 import { placeSandboxOrder } from '../../../test/sandbox-orders.js';
 import { SCENARIO_PZNS } from '../../mock/scenarios.js';
+import { parseCatalogue } from '../../wholesalers/catalogue.js';
 
 /**
  * Binding returns calls (`retourenavisAnkuendigen`, `ruecknahmeangebotAnfordern`) whose answer is lost after
@@ -11,15 +16,35 @@ import { SCENARIO_PZNS } from '../../mock/scenarios.js';
  */
 describeEachDialect('returns: a lost answer and the retry with the same Idempotency-Key', (getDatabase) => {
   let gw: Gateway;
+  // `hollow_test`: the mock test server behind a loopback proxy that can rewrite an answer.
+  let hollow: InterceptingWholesaler;
   beforeAll(async () => {
+    hollow = await startInterceptingWholesaler();
     gw = await startGateway({
       database: getDatabase(),
       // A late answer (LATE_ANSWER) arrives after the headers timeout, without waiting 30 s.
       env: { UPSTREAM_HEADERS_TIMEOUT_MS: '400' },
       mockOptions: { sandbox: { lateAnswerMs: 1_500 } },
+      catalogue: (mocks, closedPortUrl) => {
+        hollow.target = mocks.testServer.url;
+        const path = mocks.testServer
+          .baseUrl({ tenant: 'test/hollow', version: 2 })
+          .slice(mocks.testServer.url.length);
+        return [
+          ...TEST_CATALOGUE(mocks, closedPortUrl),
+          ...parseCatalogue({
+            wholesalers: [
+              { id: 'hollow', name: 'Hollow', version: 2, test: { baseUrl: `${hollow.url}${path}` } },
+            ],
+          }),
+        ];
+      },
     });
   });
-  afterAll(() => gw.close());
+  afterAll(async () => {
+    await gw.close();
+    await hollow.close();
+  });
 
   let pharmacies = 0;
   const newPharmacy = () => ({ username: `lost${++pharmacies}`, password: 'pw-for-tests' });
@@ -147,6 +172,43 @@ describeEachDialect('returns: a lost answer and the retry with the same Idempote
     expect(response.statusCode).toBe(504);
     expect(response.json()).toMatchObject({ error: 'return_outcome_unknown' });
     expect(response.json().message).toContain('Do not send it again without an Idempotency-Key');
+  });
+
+  it('answers an announcement answered without a result with 504 return_outcome_unknown, and keeps the key bound', async () => {
+    const pharmacy = newPharmacy();
+    await placeSandboxOrder(gw, [{ pzn: '4114918', quantity: 3 }], {
+      credentials: pharmacy,
+      wholesaler: 'hollow_test',
+    });
+    const tracking = gw.mocks.testServer.deliveryNotices('test/hollow', pharmacy.username)[0]!.notice
+      .deliveryNoteNumber;
+    const request = (quantity: number) => ({
+      url: '/v1/returns/announce',
+      body: {
+        wholesaler: 'hollow_test',
+        items: [{ tracking_number: tracking, pzn: '4114918', quantity, reason: 'damaged' }],
+      },
+      credentials: pharmacy,
+      headers: { 'idempotency-key': `hollow-${pharmacy.username}` },
+    });
+    // The wholesaler books it, but its answer comes without the optional `return` element.
+    hollow.interceptNext('retourenavisAnkuendigen', {
+      answer: (soap) => soap.replace(/<return\b[\s\S]*<\/return>/, ''),
+    });
+    const first = await gw.inject(request(1));
+    expect(first.statusCode).toBe(504);
+    expect(first.json()).toMatchObject({ error: 'return_outcome_unknown', wholesaler: 'hollow_test' });
+    expect(first.json().message).toContain('the answer carried no result');
+    expect(first.json().message).toContain('same Idempotency-Key');
+
+    // Bound to its request (released, the key would start a second announcement with a new id).
+    const corrected = await gw.inject(request(2));
+    expect(corrected.statusCode).toBe(422);
+    expect(corrected.json()).toMatchObject({ error: 'idempotency_key_reused' });
+    const retry = await gw.inject(request(1));
+    expect(retry.statusCode).toBe(200);
+    expect(first.json().message).toContain(retry.json().return_id);
+    expect(hollow.count('retourenavisAnkuendigen', retry.json().return_id)).toBe(2);
   });
 
   it('releases the key when the announcement never reached the wholesaler', async () => {
