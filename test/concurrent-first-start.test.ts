@@ -60,7 +60,7 @@ describe('concurrent first starts on one empty database', () => {
     const url = `sqlite:${join(folder, 'gateway.db')}`;
     await startTogether(url);
     expect(await counts(url)).toEqual({ accounts: 1, keys: 1, migrations: Object.keys(MIGRATIONS) });
-  }, 60_000);
+  }, 120_000);
 
   it('creates no key with CREATE_FIRST_KEY=false', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'msv3-first-start-'));
@@ -68,7 +68,7 @@ describe('concurrent first starts on one empty database', () => {
     const url = `sqlite:${join(folder, 'gateway.db')}`;
     await startTogether(url, { CREATE_FIRST_KEY: 'false' });
     expect(await counts(url)).toMatchObject({ accounts: 0, keys: 0 });
-  }, 60_000);
+  }, 120_000);
 
   if (postgresUrl() === undefined) {
     warnSkipped('TEST_DATABASE_URL', 'PostgreSQL');
@@ -81,5 +81,5 @@ describe('concurrent first starts on one empty database', () => {
     cleanUps.push(() => scratch.dispose());
     await startTogether(scratch.url);
     expect(await counts(scratch.url)).toEqual({ accounts: 1, keys: 1, migrations: Object.keys(MIGRATIONS) });
-  }, 60_000);
+  }, 120_000);
 });
