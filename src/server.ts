@@ -63,7 +63,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const logger = options.logger ?? createLogger({ level: config.log.level });
   const catalogue = loadCatalogue(config.wholesalers.catalogueFile ?? DEFAULT_CATALOGUE_FILE);
   const database = await openDatabase(config.database.url, {
-    onIdleError: (err) => logger.warn({ err }, 'idle database connection failed'),
+    // Code and message only: pg hangs the client (with its connection settings) on the error object.
+    onConnectionError: (err: Error & { code?: string }) =>
+      logger.warn({ code: err.code, reason: err.message }, 'database connection lost'),
   });
   // Closed in this order (the newest first) on shutdown or when start-up fails.
   const opened: Closable[] = [{ name: 'database', close: () => database.close() }];

@@ -18,12 +18,13 @@ export interface GatewayProcess {
 }
 
 /**
- * Starts `serve` with exactly `env` (no other variables) and resolves once it listens. The child is
- * added to `started` at once, for the caller's clean-up.
+ * Starts `serve` with exactly `env` (no other variables) and resolves once it listens (within
+ * `startTimeoutMs`, 30 s by default). The child is added to `started` at once, for the caller's clean-up.
  */
 export async function startGatewayProcess(
   env: NodeJS.ProcessEnv,
   started: ChildProcess[],
+  startTimeoutMs = 30_000,
 ): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
@@ -34,7 +35,10 @@ export async function startGatewayProcess(
   let output = '';
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s:\n${output}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`gateway did not start in ${startTimeoutMs} ms:\n${output}`)),
+        startTimeoutMs,
+      );
       child.stderr?.on('data', (chunk: Buffer) => {
         output += chunk.toString();
         const match = /listening on (http:\/\/\S+)/.exec(output);

@@ -5,6 +5,7 @@ import { registerProbeRoutes } from '../../test/probe-routes.js';
 import { manualClock } from '../lib/clock.js';
 import { generateApiKey } from '../store/api-key-secret.js';
 import { findApiKey, findApiKeyByHash, recordApiKeyUse, revokeApiKey } from '../store/api-keys.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from './database-errors.js';
 
 // The real functions, counted (for the cache tests).
 vi.mock('../store/api-keys.js', async (importOriginal) => {
@@ -160,6 +161,6 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     expect(malformed.statusCode).toBe(401);
     expect(wellFormed.statusCode).toBe(503);
     expect(wellFormed.json()).toMatchObject({ error: 'service_unavailable', error_code: '1901' });
-    expect(wellFormed.headers['retry-after']).toBe('1');
+    expect(wellFormed.headers['retry-after']).toBe(String(DATABASE_RETRY_AFTER_SECONDS));
   });
 });

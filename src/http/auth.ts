@@ -3,6 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import { hashApiKey, parseApiKey } from '../store/api-key-secret.js';
 import { type ApiKey, findApiKeyByHash, isRevoked, recordApiKeyUse } from '../store/api-keys.js';
 import type { Tables } from '../store/schema.js';
+import { databaseUnavailable } from './database-errors.js';
 import { ApiError } from './errors.js';
 import type { GatewayApp } from './types.js';
 
@@ -43,11 +44,9 @@ export function installAuth(app: GatewayApp, deps: AuthDeps): void {
     const hash = hashApiKey(presented);
     let key = cache.get(hash);
     if (key === undefined) {
+      // The lookup is the only thing here that can fail: whatever it throws, the database is the cause.
       key = await findApiKeyByHash(deps.db, hash).catch((cause: unknown) => {
-        throw new ApiError('service_unavailable', 'API keys cannot be checked right now; retry shortly.', {
-          retryAfter: 1,
-          cause,
-        });
+        throw databaseUnavailable(cause, 'API keys cannot be checked right now; retry shortly.');
       });
       if (key === undefined) throw new ApiError('api_key_invalid', 'The API key is not known.');
       key = cache.set(hash, key);

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { registerProbeRoutes } from '../../test/probe-routes.js';
+import type { RouteRegistration } from '../app.js';
 import { createLogger } from '../observability/logger.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from './database-errors.js';
 import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
 import type { GatewayApp } from './types.js';
 
@@ -21,6 +23,36 @@ function expectError(
   return body;
 }
 
+/** Errors as the drivers raise them when the database is away, each with an internal detail to hide. */
+const DATABASE_ERRORS: Record<string, () => Error> = {
+  'PostgreSQL 57P01': () =>
+    Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+      severity: 'FATAL',
+      detail: 'password hunter2',
+    }),
+  'refused connection': () =>
+    Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), {
+      code: 'ECONNREFUSED',
+      address: '10.0.0.5',
+    }),
+  'pg connection ended': () => new Error('Connection terminated unexpectedly'),
+  'SQLite busy': () => Object.assign(new Error('database is locked (SQLITE_BUSY)'), { code: 'SQLITE_BUSY' }),
+  'SQLite disk IO error': () => Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }),
+  'wrapped in a cause': () =>
+    new Error('storing the order failed (hunter2)', {
+      cause: Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
+    }),
+};
+
+const registerDatabaseErrorRoute: RouteRegistration = (app) => {
+  app.get<{ Params: { name: string } }>('/test/database-error/:name', async (request) => {
+    if (request.params.name === 'constraint')
+      throw Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
+    throw DATABASE_ERRORS[request.params.name]!();
+  });
+};
+
 describe('error responses', () => {
   let database: TestDatabase;
   let app: GatewayApp;
@@ -34,9 +66,10 @@ describe('error responses', () => {
       destination: { write: (line: string) => logLines.push(line) },
     });
     ({ app } = await buildTestApp(database, {
-      env: { BODY_LIMIT_BYTES: '2048' },
+      // A budget for the many requests of this suite's one key.
+      env: { BODY_LIMIT_BYTES: '2048', RATE_LIMIT_TEST_POINTS: '1000' },
       logger,
-      extraRoutes: [registerProbeRoutes],
+      extraRoutes: [registerProbeRoutes, registerDatabaseErrorRoute],
     }));
     key = (await createTestKey(database)).secret;
   });
@@ -201,6 +234,52 @@ describe('error responses', () => {
     const logged = logLines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'unexpected error');
     expect(logged.request_id).toBe(body.request_id);
     expect(logged.err.stack).toContain('probe-routes');
+  });
+
+  it.each(Object.keys(DATABASE_ERRORS))(
+    'answers a database outage (%s) with 503 service_unavailable and Retry-After, without internals',
+    async (name) => {
+      logLines.length = 0;
+      const response = await app.inject({
+        url: `/test/database-error/${name}`,
+        headers: { 'x-api-key': key },
+      });
+      const body = expectError(response, 'service_unavailable');
+      expect(response.headers['retry-after']).toBe(String(DATABASE_RETRY_AFTER_SECONDS));
+      expect(body.message).toBe('The database is unavailable right now; retry shortly.');
+      for (const internal of [
+        'hunter2',
+        'administrator',
+        'ECONN',
+        'SQLITE',
+        'terminated',
+        '10.0.0.5',
+        'probe',
+      ])
+        expect(response.body).not.toContain(internal);
+      expect(Object.keys(body).sort()).toEqual([
+        'error',
+        'error_code',
+        'message',
+        'request_id',
+        'wholesaler',
+      ]);
+      // Logged as a warning with the cause, not as an unexpected error.
+      const logged = logLines
+        .map((line) => JSON.parse(line))
+        .find((entry) => entry.request_id === body.request_id && entry.err);
+      expect(logged).toMatchObject({ level: 40, msg: body.message });
+      expect(logged.err.stack).toBeDefined();
+    },
+  );
+
+  it('keeps answering 500 internal_error for an error that is not the database', async () => {
+    const response = await app.inject({
+      url: '/test/database-error/constraint',
+      headers: { 'x-api-key': key },
+    });
+    expectError(response, 'internal_error');
+    expect(response.headers['retry-after']).toBeUndefined();
   });
 
   it('puts X-Request-Id on successful responses too', async () => {

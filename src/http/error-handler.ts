@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from '../lib/ids.js';
+import { databaseErrorToApiError } from './database-errors.js';
 import { ApiError, type ErrorKind, isApiError } from './errors.js';
 import { setIdempotencyOutcome } from './idempotency.js';
 import type { GatewayApp } from './types.js';
@@ -91,7 +92,10 @@ const STATUS_KINDS: Record<number, ErrorKind> = {
   429: 'rate_limited',
 };
 
-/** Maps anything thrown (ours, Fastify's, a bug) to an `ApiError`; unknown errors become a bare 500. */
+/**
+ * Maps anything thrown (ours, Fastify's, a bug) to an `ApiError`: an unavailable database (PostgreSQL or
+ * SQLite, see `isDatabaseUnavailable`) becomes 503 with Retry-After, other unknown errors a bare 500.
+ */
 export function toApiError(error: unknown, options: { bodyLimitBytes: number }): ApiError {
   if (isApiError(error)) return error;
   const e = error as Partial<FastifyError> & { validation?: SchemaError[]; validationContext?: RequestPart };
@@ -109,12 +113,11 @@ export function toApiError(error: unknown, options: { bodyLimitBytes: number }):
     case 'unsupported_media_type':
       return new ApiError(kind, 'Send the request body as application/json.');
     case undefined:
-      return new ApiError(
-        'internal_error',
-        'An unexpected error occurred; quote the request id to support.',
-        {
+      return (
+        databaseErrorToApiError(error) ??
+        new ApiError('internal_error', 'An unexpected error occurred; quote the request id to support.', {
           cause: error,
-        },
+        })
       );
     default:
       // Fastify's own 4xx messages describe the request, never internals.

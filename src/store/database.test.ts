@@ -1,11 +1,14 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
-import { openDatabase } from './database.js';
+import { type Database, openDatabase } from './database.js';
+import { isDatabaseUnavailable } from './database-unavailable.js';
+import type { Tables } from './schema.js';
 
 describe('openDatabase on SQLite', () => {
   const folder = mkdtempSync(join(tmpdir(), 'msv3-db-'));
@@ -56,6 +59,65 @@ describeEachDialect(
 
     it('fails fast when the server cannot be reached', async () => {
       await expect(openDatabase('postgres://postgres@127.0.0.1:1/test')).rejects.toThrow();
+    });
+
+    /** This test's own pool (only its connections are terminated) and a separate admin connection. */
+    async function withOwnPool(
+      body: (database: Database, terminate: (pid: number) => Promise<void>, lost: Error[]) => Promise<void>,
+    ): Promise<void> {
+      const { url } = getDatabase();
+      const lost: Error[] = [];
+      const database = await openDatabase(url, { maxConnections: 2, onConnectionError: (e) => lost.push(e) });
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        await body(
+          database,
+          async (pid) => void (await admin.query('select pg_terminate_backend($1)', [pid])),
+          lost,
+        );
+      } finally {
+        await admin.end();
+        await database.close();
+      }
+    }
+
+    const backendPid = async (db: Kysely<Tables>) =>
+      (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+
+    it('survives a connection terminated inside an open transaction: the transaction fails as unavailable', async () => {
+      await withOwnPool(async (database, terminate, lost) => {
+        const failure = await database.db
+          .transaction()
+          .execute(async (trx) => {
+            await terminate(await backendPid(trx));
+            // Idle in the transaction while the server's FATAL and the closed socket arrive: without a
+            // listener of its own, the checked-out client's 'error' event would end the process here.
+            const deadline = Date.now() + 5_000;
+            while (lost.length === 0 && Date.now() < deadline) await sleep(10);
+            await sql`select 1`.execute(trx);
+          })
+          .then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+        expect(isDatabaseUnavailable(failure)).toBe(true);
+        expect(lost.length).toBeGreaterThan(0);
+        // The dead connection left the pool; the next query gets a new one.
+        const { rows } = await sql<{ one: number }>`select 1 as one`.execute(database.db);
+        expect(rows[0]?.one).toBe(1);
+      });
+    });
+
+    it('reports an idle pooled connection that is terminated, and replaces it', async () => {
+      await withOwnPool(async (database, terminate, lost) => {
+        const pid = await backendPid(database.db);
+        await terminate(pid);
+        const deadline = Date.now() + 5_000;
+        while (lost.length === 0 && Date.now() < deadline) await sleep(10);
+        expect(lost.map((e) => (e as { code?: string }).code ?? e.message)).toContain('57P01');
+        expect(await backendPid(database.db)).not.toBe(pid);
+      });
     });
   },
   { only: 'postgres' },

@@ -20,8 +20,11 @@ export interface OpenDatabaseOptions {
   schema?: string;
   /** PostgreSQL: pool size. */
   maxConnections?: number;
-  /** PostgreSQL: errors of idle pooled connections (otherwise they would crash the process). */
-  onIdleError?: (error: Error) => void;
+  /**
+   * PostgreSQL: a pooled connection failed (terminated by the server, the server stopped, the network
+   * cut), whether idle in the pool or checked out by a query or transaction.
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -78,7 +81,15 @@ function openPostgres(url: string, options: OpenDatabaseOptions): Database {
         oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'),
     },
   });
-  pool.on('error', options.onIdleError ?? (() => {}));
+  // pg emits 'error' on a client whose connection breaks. pg-pool listens only while the client is idle
+  // in the pool; a client checked out (a query in flight, a transaction open) has no listener, and an
+  // 'error' event without one kills the process. So every client gets a listener of its own for its
+  // whole life. The failed query (or the next one on that client) rejects, the request answers 503
+  // (docs/resilience.md) and the pool drops the client when it is released, as it is no longer queryable.
+  const onConnectionError = options.onConnectionError ?? (() => {});
+  pool.on('connect', (client) => client.on('error', onConnectionError));
+  // The pool re-emits an idle client's error here; the client's own listener has reported it already.
+  pool.on('error', () => {});
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
 }
