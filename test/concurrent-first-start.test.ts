@@ -28,7 +28,7 @@ describe('concurrent first starts on one empty database', () => {
   async function startTogether(url: string, extra: NodeJS.ProcessEnv = {}): Promise<void> {
     const env = { PATH: process.env.PATH, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'warn', ...extra };
     const started = await Promise.all(
-      Array.from({ length: PROCESSES }, () => startGatewayProcess(env, children)),
+      Array.from({ length: PROCESSES }, () => startGatewayProcess(env, children, 90_000)),
     );
     for (const gateway of started) expect((await fetch(`${gateway.url}/v1/health/ready`)).status).toBe(200);
   }
