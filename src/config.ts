@@ -41,7 +41,8 @@ export const ConfigSchema = Type.Object({
       env: 'SHUTDOWN_TIMEOUT_MS',
       default: 10_000,
       minimum: 0,
-      description: 'How long in-flight requests may run after SIGTERM/SIGINT before connections are cut.',
+      description:
+        'How long in-flight requests may run after SIGTERM/SIGINT: wholesaler calls still open are stopped and answered (504) 0.5 s before it, connections still open are cut at it (docs/resilience.md).',
     }),
   }),
   database: Type.Object({

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { createLogger } from './observability/logger.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { startServer } from './server.js';
+import { exitOnSignals, shutdownTiming, startServer } from './server.js';
 
 /** Lets every request through after `delayMs`, so a request can be caught in flight. */
 function slowLimiter(delayMs: number): RateLimiter & { closed: boolean } {
@@ -118,5 +119,50 @@ describe('startServer', () => {
       /EADDRINUSE/,
     );
     await first.close();
+  });
+});
+
+describe('shutdown timing and exit', () => {
+  const logger = createLogger({ level: 'silent' });
+
+  it('stops wholesaler calls 500 ms before the shutdown limit, a quarter of a short limit before it', () => {
+    expect(shutdownTiming(10_000)).toEqual({ timeoutMs: 10_000, stopCallsAfterMs: 9_500 });
+    expect(shutdownTiming(1_000)).toEqual({ timeoutMs: 1_000, stopCallsAfterMs: 750 });
+    expect(shutdownTiming(0)).toEqual({ timeoutMs: 0, stopCallsAfterMs: 0 });
+  });
+
+  /** `exitOnSignals` on an emitter standing in for the process; `codes` collects the exit codes. */
+  function signalled(close: () => Promise<{ clean: boolean }>) {
+    const signals = new EventEmitter();
+    const codes: number[] = [];
+    exitOnSignals({ close, shutdownTimeoutMs: 100 }, logger, (code) => codes.push(code), signals);
+    return { signals, codes };
+  }
+
+  it('exits with 0 after a clean close and with 1 after an unclean one', async () => {
+    const clean = signalled(async () => ({ clean: true }));
+    clean.signals.emit('SIGTERM', 'SIGTERM');
+    const unclean = signalled(async () => ({ clean: false }));
+    unclean.signals.emit('SIGINT', 'SIGINT');
+    await sleep(10);
+    expect(clean.codes).toEqual([0]);
+    expect(unclean.codes).toEqual([1]);
+    // The last-resort timer was cleared: no second exit.
+    await sleep(1_000);
+    expect(clean.codes).toEqual([0]);
+  });
+
+  it('exits with 1 shortly after the limit when closing hangs, and at once on a second signal', async () => {
+    const hanging = signalled(() => new Promise(() => {}));
+    hanging.signals.emit('SIGTERM', 'SIGTERM');
+    await sleep(300);
+    expect(hanging.codes).toEqual([]);
+    await sleep(1_200);
+    expect(hanging.codes).toEqual([1]);
+
+    const impatient = signalled(() => new Promise(() => {}));
+    impatient.signals.emit('SIGTERM', 'SIGTERM');
+    impatient.signals.emit('SIGTERM', 'SIGTERM');
+    expect(impatient.codes).toEqual([1]);
   });
 });

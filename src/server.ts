@@ -40,11 +40,15 @@ export interface RunningServer {
   /** Where `pk_test_` calls go: the in-process mock wholesaler, or SANDBOX_URL. */
   sandboxUrl: string;
   /**
-   * Stops accepting connections, lets in-flight requests finish within SHUTDOWN_TIMEOUT_MS (then cuts
-   * the remaining connections), closes the wholesaler connections, the sandbox mock, the rate limiter
-   * and the database. `clean` is false if cut.
+   * Stops accepting connections and lets in-flight requests finish within SHUTDOWN_TIMEOUT_MS: shortly
+   * before the limit it stops the wholesaler calls still in flight, so their requests are answered, and
+   * at the limit it cuts the connections still open; then it closes the webhook worker, the wholesaler
+   * connections, the sandbox mock, the rate limiter and the database. `clean` is false if calls had to
+   * be stopped or connections cut (docs/resilience.md "Shutdown").
    */
   close(): Promise<{ clean: boolean }>;
+  /** SHUTDOWN_TIMEOUT_MS: `close()` ends within it, give or take closing the dependencies. */
+  shutdownTimeoutMs: number;
 }
 
 interface Closable {
@@ -77,6 +81,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     opened.unshift({ name: 'rate limiter', close: () => rateLimiter.close() });
     const sandboxUrl = await startSandbox(config, clock, opened);
     const wholesalerStatus = createWholesalerStatusFeed();
+    // Aborted on shutdown, shortly before the limit: stops the wholesaler calls still in flight.
+    const stopCalls = new AbortController();
     const upstream = createUpstream({
       config,
       db: database.db,
@@ -84,11 +90,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       sandboxUrl: () => sandboxUrl,
       clock,
       onBreakerChange: wholesalerStatus.publish,
+      stop: stopCalls.signal,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
     const metrics = createMetrics({ processMetrics: true });
     const webhooks = createWebhooks({ config, database, clock, metrics, logger, version: VERSION });
-    const stopWebhooks = () => webhooks.close({ timeoutMs: config.server.shutdownTimeoutMs });
+    const timing = shutdownTiming(config.server.shutdownTimeoutMs);
+    // Deliveries still in flight then are aborted with the wholesaler calls; their leases are released
+    // while the database is still open, so another worker retries them.
+    const stopWebhooks = () => webhooks.close({ timeoutMs: timing.stopCallsAfterMs });
     opened.unshift({ name: 'webhook worker', close: stopWebhooks });
     const watch = watchWholesalerStatus({
       db: database.db,
@@ -132,10 +142,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       app,
       url,
       sandboxUrl,
+      shutdownTimeoutMs: config.server.shutdownTimeoutMs,
       // The webhook worker stops claiming at once and finishes its attempts while HTTP drains.
       close: () => {
         void stopWebhooks().catch(() => {});
-        return closeGracefully(app, dependencies, config.server.shutdownTimeoutMs, logger);
+        return closeGracefully({
+          app,
+          dependencies,
+          timing,
+          stopCalls: () => stopCalls.abort(),
+          logger,
+        });
       },
     };
   } catch (error) {
@@ -160,22 +177,58 @@ async function startSandbox(config: Config, clock: Clock, opened: Closable[]): P
   return mock.url;
 }
 
-async function closeGracefully(
-  app: GatewayApp,
-  dependencies: readonly Closable[],
-  timeoutMs: number,
-  logger: Logger,
-): Promise<{ clean: boolean }> {
+/** How long before SHUTDOWN_TIMEOUT_MS the wholesaler calls are stopped: time to write their answers. */
+const ANSWER_MARGIN_MS = 500;
+
+interface ShutdownTiming {
+  /** SHUTDOWN_TIMEOUT_MS: then connections still open are cut. */
+  timeoutMs: number;
+  /** Then wholesaler calls and webhook deliveries still in flight are stopped. */
+  stopCallsAfterMs: number;
+}
+
+/** A short limit keeps three quarters of itself for the requests, a quarter for writing answers. */
+export function shutdownTiming(timeoutMs: number): ShutdownTiming {
+  const margin = Math.min(ANSWER_MARGIN_MS, Math.floor(timeoutMs / 4));
+  return { timeoutMs, stopCallsAfterMs: timeoutMs - margin };
+}
+
+/**
+ * Draining within SHUTDOWN_TIMEOUT_MS (docs/resilience.md "Shutdown"): HTTP stops accepting and finishes
+ * the requests in flight; new requests on open connections get 503 (`http/lifecycle.ts`). A wholesaler
+ * call that would outlast the limit (a wholesaler holding its answer) is stopped `ANSWER_MARGIN_MS`
+ * before it, so its request is still answered (504, `order_outcome_unknown`, …) rather than cut. At the
+ * limit the connections still open are cut. Then the dependencies close, newest first.
+ */
+async function closeGracefully(options: {
+  app: GatewayApp;
+  dependencies: readonly Closable[];
+  timing: ShutdownTiming;
+  stopCalls: () => void;
+  logger: Logger;
+}): Promise<{ clean: boolean }> {
+  const { app, dependencies, timing, stopCalls, logger } = options;
   let clean = true;
+  const stopping = setTimeout(() => {
+    clean = false;
+    logger.warn(
+      { timeout_ms: timing.timeoutMs },
+      'shutdown timeout near; stopping wholesaler calls still in flight and answering their requests',
+    );
+    stopCalls();
+  }, timing.stopCallsAfterMs);
   const deadline = setTimeout(() => {
     clean = false;
-    logger.warn({ timeout_ms: timeoutMs }, 'shutdown timeout reached; closing remaining connections');
+    logger.warn({ timeout_ms: timing.timeoutMs }, 'shutdown timeout reached; closing remaining connections');
     app.server.closeAllConnections();
-  }, timeoutMs);
+  }, timing.timeoutMs);
   try {
     await app.close();
   } finally {
+    clearTimeout(stopping);
     clearTimeout(deadline);
+    // No request is left to answer; a status probe still running must not hold the exit either.
+    stopCalls();
     for (const dependency of dependencies) {
       await dependency
         .close()
@@ -192,31 +245,53 @@ function serverUrl(app: GatewayApp): string {
   return `http://${host}:${address.port}`;
 }
 
+/** After SHUTDOWN_TIMEOUT_MS plus this, the process exits whatever is still closing. */
+const EXIT_GRACE_MS = 750;
+
 /**
- * SIGTERM/SIGINT: close gracefully, then exit 0 (1 if connections had to be cut or closing failed).
- * A second signal exits at once.
+ * SIGTERM/SIGINT: close gracefully, then exit 0 (1 if wholesaler calls had to be stopped, connections
+ * cut, or closing failed). A dependency that hangs while closing does not hold the process: it exits
+ * with 1 at SHUTDOWN_TIMEOUT_MS + EXIT_GRACE_MS at the latest. A second signal exits at once.
  */
-export function exitOnSignals(server: RunningServer, logger: Logger, exit: (code: number) => void): void {
+export function exitOnSignals(
+  server: Pick<RunningServer, 'close' | 'shutdownTimeoutMs'>,
+  logger: Logger,
+  exit: (code: number) => void,
+  /** Where the signals come from: the process, or a test's emitter. */
+  signals: { on(event: 'SIGTERM' | 'SIGINT', listener: (signal: NodeJS.Signals) => void): unknown } = process,
+): void {
   let stopping = false;
+  let exited = false;
+  let overrun: NodeJS.Timeout | undefined;
+  const exitOnce = (code: number) => {
+    clearTimeout(overrun);
+    if (exited) return;
+    exited = true;
+    exit(code);
+  };
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal; exiting now');
-      exit(1);
+      exitOnce(1);
       return;
     }
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    overrun = setTimeout(() => {
+      logger.error({ timeout_ms: server.shutdownTimeoutMs }, 'shutdown overran its limit; exiting now');
+      exitOnce(1);
+    }, server.shutdownTimeoutMs + EXIT_GRACE_MS);
     server.close().then(
       ({ clean }) => {
         logger.info({ clean }, 'stopped');
-        exit(clean ? 0 : 1);
+        exitOnce(clean ? 0 : 1);
       },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
-        exit(1);
+        exitOnce(1);
       },
     );
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  signals.on('SIGTERM', onSignal);
+  signals.on('SIGINT', onSignal);
 }

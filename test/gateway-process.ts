@@ -15,6 +15,8 @@ export interface GatewayProcess {
   url: string;
   /** Everything it wrote to stderr so far. */
   output: () => string;
+  /** Its JSON log lines (stdout) so far. */
+  logs: () => string;
 }
 
 /**
@@ -29,10 +31,14 @@ export async function startGatewayProcess(
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
   let output = '';
+  let logs = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    logs += chunk.toString();
+  });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
@@ -52,7 +58,7 @@ export async function startGatewayProcess(
         reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output}`));
       });
     });
-    return { child, url, output: () => output };
+    return { child, url, output: () => output, logs: () => logs };
   } catch (error) {
     await killAndWait(child);
     throw error;

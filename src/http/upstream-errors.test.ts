@@ -46,6 +46,13 @@ describe('apiErrorFromUpstream', () => {
     ],
     ['circuit', { ...base, reason: 'circuit_open', retryAfterMs: 2500 }, 'wholesaler_circuit_open', 503],
     ['overloaded', { ...base, reason: 'overloaded', cause: 'queue_full' }, 'wholesaler_throttled', 503],
+    [
+      'shutdown after sending',
+      { ...base, reason: 'shutdown', maybeDelivered: true },
+      'wholesaler_timeout',
+      504,
+    ],
+    ['shutdown before sending', { ...base, reason: 'shutdown' }, 'service_unavailable', 503],
     ['server fault', fault('ServerFault') as UpstreamErrorFields, 'wholesaler_fault', 502],
     [
       'validation fault',
@@ -92,5 +99,17 @@ describe('apiErrorFromUpstream', () => {
       'phoenix',
     );
     expect(circuit.options.retryAfter).toBe(3);
+  });
+
+  it('says whether a call the shutdown stopped may have reached the wholesaler, and to retry', () => {
+    const sent = apiErrorFromUpstream(
+      upstreamError({ ...base, reason: 'shutdown', maybeDelivered: true }),
+      'phoenix',
+    );
+    expect(sent.message).toContain('may have reached it');
+    expect(sent.options.retryAfter).toBe(1);
+    const unsent = apiErrorFromUpstream(upstreamError({ ...base, reason: 'shutdown' }), 'phoenix');
+    expect(unsent.message).toContain('not sent');
+    expect(unsent.options.retryAfter).toBe(1);
   });
 });

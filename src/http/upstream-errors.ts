@@ -73,6 +73,19 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
         `Too many calls to ${wholesaler} are in progress through this gateway; retry shortly.`,
         { ...options, retryAfter: 1 },
       );
+    case 'shutdown':
+      // Stopped just before SHUTDOWN_TIMEOUT_MS, so the answer is still written (docs/resilience.md).
+      return error.maybeDelivered
+        ? new ApiError(
+            'wholesaler_timeout',
+            `The gateway is shutting down and stopped waiting for the answer of ${wholesaler}; the request may have reached it.`,
+            { ...options, retryAfter: 1 },
+          )
+        : new ApiError(
+            'service_unavailable',
+            `The gateway is shutting down; the request was not sent to ${wholesaler}. Retry it.`,
+            { ...options, retryAfter: 1 },
+          );
   }
 }
 

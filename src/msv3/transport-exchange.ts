@@ -23,7 +23,9 @@ export type RawOutcome =
   | { kind: 'failed'; error: unknown; sent: boolean }
   | { kind: 'deadline'; sent: boolean; timeoutMs: number }
   | { kind: 'too_large'; status: number; limitBytes: number }
-  | { kind: 'closed' };
+  | { kind: 'closed' }
+  /** The transport's `stop` signal ended the exchange (the gateway is shutting down). */
+  | { kind: 'stopped'; sent: boolean };
 
 export type RawFailure = Exclude<RawOutcome, RawResponse>;
 
@@ -110,24 +112,31 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-/** Our own reason for stopping a request (deadline or caller abort); the outcome is settled before it fires. */
+/** Our own reason for stopping a request (deadline, stop or caller abort); the outcome is settled before it fires. */
 class ExchangeAbandoned extends Error {}
 
-/** Sends one request; resolves with what happened, rejects only with `signal.reason` when the caller aborts. */
+/**
+ * Sends one request; resolves with what happened, rejects only with `signal.reason` when the caller aborts.
+ * `stop` (the gateway's shutdown) also ends it, but as an outcome, `stopped`, that says whether the request
+ * had been sent: unlike a caller who gave up, the caller still answers its client from it.
+ */
 export function exchange(
   dispatcher: Dispatcher,
   request: Dispatcher.DispatchOptions,
   limits: ExchangeLimits,
   signal?: AbortSignal,
+  stop?: AbortSignal,
 ): Promise<RawOutcome> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
+    if (stop?.aborted) return resolve({ kind: 'stopped', sent: false });
     let settled = false;
     const finish = (complete: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       signal?.removeEventListener('abort', onAbort);
+      stop?.removeEventListener('abort', onStop);
       complete();
     };
     const handler = new ExchangeHandler(limits.maxBytes, (outcome) => finish(() => resolve(outcome)));
@@ -139,7 +148,12 @@ export function exchange(
       finish(() => reject(signal?.reason));
       handler.abort(new ExchangeAbandoned('aborted by the caller'));
     };
+    const onStop = () => {
+      finish(() => resolve({ kind: 'stopped', sent: handler.sent }));
+      handler.abort(new ExchangeAbandoned('stopped: the gateway is shutting down'));
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
+    stop?.addEventListener('abort', onStop, { once: true });
     try {
       dispatcher.dispatch(request, handler);
     } catch (error) {

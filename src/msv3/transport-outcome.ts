@@ -135,6 +135,8 @@ export function failureToError(
         maybeDelivered: sent,
       });
     }
+    case 'stopped':
+      return upstreamError({ reason: 'shutdown', target, operation, maybeDelivered: failure.sent });
     case 'too_large': {
       const { status, limitBytes } = failure;
       return upstreamError({

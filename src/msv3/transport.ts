@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { type Dispatcher, Pool } from 'undici';
 import { type Clock, systemClock } from '../lib/clock.js';
@@ -84,6 +85,12 @@ export interface TransportDeps {
   clock?: Clock;
   /** Circuit state changes per target; must not throw. */
   onBreakerChange?: (change: BreakerChange) => void;
+  /**
+   * The gateway's shutdown (docs/resilience.md "Shutdown"). Once aborted, calls in flight end at once as
+   * `shutdown` errors, `maybeDelivered` if their request had been sent, so their callers can still answer;
+   * later calls are refused as not sent. Probes end too.
+   */
+  stop?: AbortSignal;
 }
 
 export interface CallInput {
@@ -131,6 +138,9 @@ export function createTransport(
 ): Transport {
   const config: TransportOptions = { ...DEFAULT_TRANSPORT_OPTIONS, ...options };
   const clock = deps.clock ?? systemClock;
+  const { stop } = deps;
+  // Every call in flight listens to it; more than 10 are normal, not a leak (Node warns from 11 on).
+  if (stop !== undefined) setMaxListeners(0, stop);
   const userAgent = config.userAgent ?? defaultUserAgent();
   const connect = createConnector(config.connectTimeoutMs, config.addressPolicy);
   const dispatchers = new Map<string, Dispatcher>();
@@ -189,6 +199,12 @@ export function createTransport(
     return limiter;
   }
 
+  /** What ends a wait for a connection slot: the caller giving up, or the shutdown. */
+  function waitSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
+    if (signal === undefined || stop === undefined) return signal ?? stop;
+    return AbortSignal.any([signal, stop]);
+  }
+
   function send(
     url: Endpoint,
     headers: Record<string, string>,
@@ -204,7 +220,7 @@ export function createTransport(
       headers: { ...headers, accept: ACCEPT, 'user-agent': userAgent },
       body: Buffer.from(body, 'utf8'),
     };
-    return exchange(dispatcherFor(url.origin), request, limits, signal);
+    return exchange(dispatcherFor(url.origin), request, limits, signal, stop);
   }
 
   async function call<T>(input: CallInput, decode: (xml: string) => DecodeResult<T>): Promise<CallResult<T>> {
@@ -221,6 +237,7 @@ export function createTransport(
       latencyMs: performance.now() - started,
     });
     signal?.throwIfAborted();
+    if (stop?.aborted) return fail({ reason: 'shutdown', target, operation, maybeDelivered: false });
 
     // Refuse before queueing while the circuit is open, so waiting callers do not fill the queue for nothing.
     const breaker = breakerFor(target);
@@ -228,9 +245,11 @@ export function createTransport(
     if (state === 'open' && retryAfterMs > 0) {
       return fail({ reason: 'circuit_open', target, operation, maybeDelivered: false, retryAfterMs });
     }
-    const slot = await limiterFor(target).acquire(signal);
+    const slot = await limiterFor(target).acquire(waitSignal(signal));
     if (!slot.ok) {
-      if (slot.cause === 'aborted') throw signal?.reason;
+      if (signal?.aborted) throw signal.reason;
+      if (slot.cause === 'aborted')
+        return fail({ reason: 'shutdown', target, operation, maybeDelivered: false });
       return fail({ reason: 'overloaded', target, operation, maybeDelivered: false, cause: slot.cause });
     }
     try {
@@ -251,7 +270,9 @@ export function createTransport(
         outcome.kind === 'response'
           ? interpretResponse(outcome, decode, context)
           : { ok: false as const, error: failureToError(outcome, context, config) };
-      if (result.ok) breaker.record(admission, 'success');
+      // A call our own shutdown stopped tells nothing about the wholesaler.
+      if (outcome.kind === 'stopped') breaker.record(admission, 'abandoned');
+      else if (result.ok) breaker.record(admission, 'success');
       else breaker.record(admission, signalsOutage(result.error) ? 'failure' : 'success', result.error);
       return { ...result, latencyMs: performance.now() - started };
     } finally {

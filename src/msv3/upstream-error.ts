@@ -21,7 +21,8 @@ export type UpstreamError =
   | DecodeFailedError
   | TooLargeError
   | CircuitOpenError
-  | OverloadedError;
+  | OverloadedError
+  | ShutdownError;
 
 export type UpstreamErrorReason = UpstreamError['reason'];
 
@@ -95,6 +96,14 @@ export interface OverloadedError extends UpstreamErrorBase {
   cause: 'queue_full' | 'wait_timeout';
 }
 
+/**
+ * The gateway itself stopped the call because it is shutting down (its limit, SHUTDOWN_TIMEOUT_MS, is
+ * near): `maybeDelivered` tells whether the request had been sent (docs/resilience.md "Shutdown").
+ */
+export interface ShutdownError extends UpstreamErrorBase {
+  reason: 'shutdown';
+}
+
 type WithoutRetryable<E> = E extends UpstreamError ? Omit<E, 'retryable'> : never;
 export type UpstreamErrorFields = WithoutRetryable<UpstreamError>;
 
@@ -118,6 +127,7 @@ function isRetryable(e: UpstreamErrorFields): boolean {
     case 'timeout':
     case 'circuit_open':
     case 'overloaded':
+    case 'shutdown':
       return true;
     case 'http_status':
       return RETRYABLE_STATUSES.has(e.status);
@@ -191,6 +201,10 @@ function describeReason(e: UpstreamError): string {
       return e.cause === 'queue_full'
         ? 'too many calls are waiting for this wholesaler'
         : 'waited too long for a free connection slot to this wholesaler';
+    case 'shutdown':
+      return e.maybeDelivered
+        ? 'the gateway is shutting down and stopped waiting for the answer; the request may have been delivered'
+        : 'the gateway is shutting down; the request was not sent';
   }
 }
 

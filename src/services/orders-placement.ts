@@ -33,7 +33,8 @@ import { assertSupports, callWholesalerRaw } from './wholesaler-call.js';
  *    gateway asks `bestellstatusAbfragen` with the same Id before answering. An available answer settles
  *    the order; "answer not available" means it was taken (answered as `queued_night_mode`); an unknown Id
  *    means it was not placed, so `bestellen` is sent once more with the same Id; anything else is 504
- *    `order_outcome_unknown`, and the same Idempotency-Key reconciles later.
+ *    `order_outcome_unknown`, and the same Idempotency-Key reconciles later. When the gateway's shutdown
+ *    stopped the call after sending, there is no time to ask: 504 `order_outcome_unknown` at once.
  * 5. A retry that finds the order stored answers from it without a SOAP call when it is settled, and
  *    reconciles first when its outcome is open (the previous attempt crashed or timed out).
  * 6. Once `bestellen` may have reached the wholesaler (in this attempt or an earlier one), any other
@@ -159,6 +160,8 @@ async function send(p: Placement, sendsLeft: number): Promise<OrderResult> {
     throw apiErrorFromUpstream(outcome.error, p.wholesalerId);
   }
   await saveOrderChange(p.deps, p.order, { state: 'unknown', status: null });
+  // The gateway is shutting down: no time to ask; the retry with the key reconciles (docs/resilience.md).
+  if (outcome.error.reason === 'shutdown') throw outcomeUnknownError(p);
   p.deps.log?.warn(
     { order_id: p.order.id, wholesaler: p.wholesalerId, reason: outcome.error.reason },
     'order sent but its answer was lost; reconciling with bestellstatusAbfragen',

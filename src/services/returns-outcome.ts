@@ -12,6 +12,8 @@ const ANSWER_LOST: ReadonlySet<UpstreamError['reason']> = new Set([
   'timeout',
   'decode',
   'too_large',
+  // The gateway stopped waiting for the answer because it is shutting down.
+  'shutdown',
 ]);
 
 /** What a binding returns call sent, for the message when its answer is lost. */

@@ -91,6 +91,15 @@ describe('createWholesalerMonitor', () => {
     expect(errors).toEqual([new Error('database gone')]);
   });
 
+  it("announces nothing for a probe the gateway's shutdown stopped", async () => {
+    const { monitor, observed } = monitorWith(
+      { [phoenix.url]: [{ up: false, error: { reason: 'shutdown' } }], [custom.url]: [{ up: true }] },
+      [phoenix, custom],
+    );
+    expect(await monitor.check()).toHaveLength(2);
+    expect(observed.map((o) => [o.endpoint.wholesaler, o.up])).toEqual([['custom-nord-abc123', true]]);
+  });
+
   it('runs one round at a time', async () => {
     let calls = 0;
     const monitor = createWholesalerMonitor({

@@ -18,6 +18,8 @@ export type EndpointProbe = (input: { target: string; url: string }) => Promise<
   error?: { reason?: string; code?: string; message?: string };
 }>;
 
+type ProbeOutcome = Awaited<ReturnType<EndpointProbe>>;
+
 export interface ProbeObservation {
   endpoint: MonitoredEndpoint;
   up: boolean;
@@ -60,10 +62,12 @@ export function createWholesalerMonitor(options: WholesalerMonitorOptions): Whol
     const endpoints = await options.endpointsInUse();
     return Promise.all(
       endpoints.map(async (endpoint) => {
-        const result = await options
+        const result: ProbeOutcome = await options
           .probe({ target: endpoint.target, url: endpoint.url })
           .catch((error: unknown) => ({ up: false, error: { message: String(error) } }));
         const observation = { endpoint, up: result.up, reason: describe(result) };
+        // Stopped by the gateway's own shutdown: it tells nothing about the wholesaler, so nothing is announced.
+        if (result.error?.reason === 'shutdown') return observation;
         await Promise.resolve()
           .then(() => options.onResult(observation))
           .catch(onError);
@@ -95,7 +99,7 @@ export function createWholesalerMonitor(options: WholesalerMonitorOptions): Whol
   };
 }
 
-function describe(result: Awaited<ReturnType<EndpointProbe>>): string {
+function describe(result: ProbeOutcome): string {
   if (result.up) return 'answers again';
   if (result.status !== undefined) return `HTTP ${result.status}`;
   if (result.error?.reason) {

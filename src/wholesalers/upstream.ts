@@ -37,6 +37,8 @@ export interface UpstreamOptions {
   clock?: Clock;
   /** Breaker transitions of both transports (the wholesaler status feed). */
   onBreakerChange?: (change: BreakerChange) => void;
+  /** The gateway's shutdown: stops both transports' calls and probes in flight (`TransportDeps.stop`). */
+  stop?: AbortSignal;
 }
 
 export interface Upstream {
@@ -79,6 +81,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   const transportDeps = {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.onBreakerChange === undefined ? {} : { onBreakerChange: options.onBreakerChange }),
+    ...(options.stop === undefined ? {} : { stop: options.stop }),
   };
   // Every test account's sandbox calls go to one origin: its targets (one per account, each capped at
   // UPSTREAM_MAX_CONCURRENCY) share no pool limit, so one account's slow scenario calls cannot hold the
