@@ -108,6 +108,7 @@ describe('an order whose answer cannot be stored because PostgreSQL went down', 
       expect(response.headers['retry-after']).toBe('5');
       const orderId = /GW-[0-9A-Za-z]{22}/.exec(body.message)?.[0];
       expect(orderId, `the 504 names the order: ${body.message}`).toBeDefined();
+      expect(body.order_id, 'the 504 carries the order id as a field too').toBe(orderId);
       return orderId!;
     } finally {
       await postgres.start();

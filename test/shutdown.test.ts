@@ -246,6 +246,7 @@ describe('shutdown with wholesaler calls in flight', () => {
     }
     expect(placed!.status).toBe(504);
     expect(placed!.body).toMatchObject({ error: 'order_outcome_unknown', wholesaler: 'phoenix_test' });
+    expect(placed!.body.order_id).toMatch(/^GW-/);
     const orderId = /Order (GW-\w+)/.exec(placed!.body.message ?? '')?.[1];
     expect(orderId).toBeDefined();
     expect(offered!.status).toBe(504);

@@ -191,6 +191,8 @@ export interface ErrorBody {
   error_code: string;
   request_id: string;
   param?: string;
+  /** The gateway order an `order_outcome_unknown` is about: ask its status, or retry with the same key. */
+  order_id?: string;
   /** Wholesaler texts from an MSV3 fault or Auftragsfehler, when there is one. */
   upstream?: {
     kind?: string;
@@ -204,6 +206,7 @@ export interface ErrorBody {
 export interface ApiErrorOptions {
   wholesaler?: string | null;
   param?: string;
+  orderId?: string;
   upstream?: ErrorBody['upstream'];
   /** Seconds, sent as Retry-After. */
   retryAfter?: number;
@@ -239,6 +242,7 @@ export class ApiError extends Error {
       request_id: requestId,
     };
     if (this.options.param !== undefined) body.param = this.options.param;
+    if (this.options.orderId !== undefined) body.order_id = this.options.orderId;
     if (this.options.upstream !== undefined) body.upstream = this.options.upstream;
     return body;
   }

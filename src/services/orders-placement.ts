@@ -282,7 +282,12 @@ function outcomeUnknownError(p: Placement, cause?: unknown): ApiError {
   return new ApiError(
     'order_outcome_unknown',
     `Order ${p.order.id} was sent to ${p.wholesalerId}, but ${why}. ${next}.`,
-    { wholesaler: p.wholesalerId, retryAfter: 5, ...(cause === undefined ? {} : { cause }) },
+    {
+      wholesaler: p.wholesalerId,
+      orderId: p.order.id,
+      retryAfter: 5,
+      ...(cause === undefined ? {} : { cause }),
+    },
   );
 }
 

@@ -12,6 +12,12 @@ export const ErrorBodySchema = Type.Object(
     error_code: Type.String({ description: 'Stable numeric code, as a string.' }),
     request_id: Type.String({ description: 'Same as the X-Request-Id response header.' }),
     param: Type.Optional(Type.String({ description: 'The offending field, e.g. `items[3].pzn`.' })),
+    order_id: Type.Optional(
+      Type.String({
+        description:
+          'With `order_outcome_unknown`: the gateway order (`GW-…`) that was sent; ask its status or retry with the same Idempotency-Key.',
+      }),
+    ),
     upstream: Type.Optional(
       Type.Object(
         {
