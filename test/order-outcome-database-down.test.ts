@@ -7,12 +7,7 @@ import { findOrderById } from '../src/store/orders.js';
 import { parseCatalogue } from '../src/wholesalers/catalogue.js';
 import { type Gateway, type GatewayRequest, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
-import {
-  keepAliveOnBrokenConnections,
-  type PrivatePostgres,
-  privatePostgresUnavailable,
-  startPrivatePostgres,
-} from './private-postgres.js';
+import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
 
 /**
  * `bestellen` reaches the wholesaler, and at that very moment the gateway's PostgreSQL goes down
@@ -25,7 +20,7 @@ import {
  */
 
 const LOCK_MS = 1_000;
-const unavailable = privatePostgresUnavailable();
+const unavailable = postgresUnavailable();
 
 describe('an order whose answer cannot be stored because PostgreSQL went down', () => {
   if (unavailable !== undefined) {
@@ -34,16 +29,15 @@ describe('an order whose answer cannot be stored because PostgreSQL went down', 
     return;
   }
 
-  let postgres: PrivatePostgres;
+  let postgres: PostgresInstance;
   let database: Database;
   let wholesaler: InterceptingWholesaler;
   let gw: Gateway;
   let stopBeforeRecording = false;
 
   beforeAll(async () => {
-    postgres = await startPrivatePostgres();
+    postgres = await startPostgresInstance();
     database = await openDatabase(postgres.url, { maxConnections: 5 });
-    keepAliveOnBrokenConnections(database);
     await migrateToLatest(database);
     wholesaler = await startInterceptingWholesaler();
     gw = await startGateway({

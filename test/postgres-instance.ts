@@ -1,120 +1,116 @@
-import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 /**
- * A PostgreSQL server of a test's own (initdb into a temporary folder, a free loopback port), for tests
- * that stop or restart the database: the shared server on 5432 must never be touched. As root, the
- * binaries run as the `postgres` OS user (initdb refuses root).
+ * A PostgreSQL server of a test's own, for tests that stop or restart the database under a running
+ * gateway: the shared server of `TEST_DATABASE_URL` must never be stopped. initdb into a temporary
+ * folder (as the `postgres` OS user when running as root, since initdb refuses root), a free loopback
+ * port, the socket in the same folder, no fsync. `stop()` is an immediate shutdown by default (a crash,
+ * as far as the gateway can tell), `start()` brings it back on the same port with the same data,
+ * `dispose()` stops it and deletes the folder. A process exit stops it too, so a failing or aborted
+ * test leaves no server behind.
  */
 
 const run = promisify(execFile);
 
-/** Where Debian/Ubuntu put the PostgreSQL 15 server binaries. */
-export const POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
-
-export function postgresBinariesAvailable(): boolean {
-  return ['initdb', 'pg_ctl', 'postgres'].every((name) => existsSync(join(POSTGRES_BIN, name)));
-}
-
 export interface PostgresInstance {
-  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication, loopback only). */
   readonly url: string;
   readonly port: number;
-  /** `pg_ctl stop` (immediate: no shutdown checkpoint, backends killed at once, as in a crash). */
-  stop(mode: 'immediate' | 'fast'): Promise<void>;
-  /** Starts it again on the same port and folder; resolves once it accepts connections. */
+  stop(mode?: 'immediate' | 'fast'): Promise<void>;
   start(): Promise<void>;
-  /** Stops it (if running) and deletes its folder. */
   dispose(): Promise<void>;
 }
 
-export async function startPostgresInstance(): Promise<PostgresInstance> {
-  const folder = mkdtempSync(join(tmpdir(), 'msv3-pg-'));
-  const data = join(folder, 'data');
-  const asRoot = process.getuid?.() === 0;
-  const runAsOwner = async (binary: string, args: string[]) => {
-    const path = join(POSTGRES_BIN, binary);
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
-    await run(file, argv, { timeout: 30_000 });
-  };
-  try {
-    if (asRoot) {
-      const { stdout } = await run('id', ['-u', 'postgres']);
-      const { stdout: group } = await run('id', ['-g', 'postgres']);
-      chownSync(folder, Number(stdout.trim()), Number(group.trim()));
-    }
-    await runAsOwner('initdb', [
-      '-D',
-      data,
-      '-U',
-      'postgres',
-      '-A',
-      'trust',
-      '--no-sync',
-      '--no-instructions',
-    ]);
-  } catch (error) {
-    rmSync(folder, { recursive: true, force: true });
-    throw error;
-  }
-  const port = await freePort();
-  const serverOptions = [
-    `-p ${port}`,
-    `-k ${folder}`,
-    '-c listen_addresses=127.0.0.1',
-    // Nothing here needs to survive a crash of the machine.
-    '-c fsync=off',
-    '-c full_page_writes=off',
-  ].join(' ');
-  const start = () =>
-    runAsOwner('pg_ctl', [
-      '-D',
-      data,
-      '-o',
-      serverOptions,
-      '-l',
-      join(folder, 'server.log'),
-      '-w',
-      '-t',
-      '30',
-      'start',
-    ]);
-  const instance: PostgresInstance = {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    port,
-    async stop(mode) {
-      await runAsOwner('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop']);
-    },
-    start,
-    async dispose() {
-      // Fails quickly (and harmlessly) when it is not running.
-      await instance.stop('immediate').catch(() => {});
-      rmSync(folder, { recursive: true, force: true });
-    },
-  };
-  try {
-    await start();
-  } catch (error) {
-    await instance.dispose();
-    throw error;
-  }
-  return instance;
+/** The newest Debian server binaries (`/usr/lib/postgresql/<version>/bin`), if any. */
+export function postgresBinaries(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((name) => existsSync(join(root, name, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] === undefined ? undefined : join(root, versions[0], 'bin');
 }
 
-/** A port free on 127.0.0.1 right now (the kernel's pick). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+/** Why a server of its own cannot be started here, or undefined when it can. */
+export function postgresUnavailable(): string | undefined {
+  if (postgresBinaries() === undefined) return 'no PostgreSQL server binaries in /usr/lib/postgresql/*/bin';
+  if (process.getuid?.() === 0 && !existsSync('/usr/sbin/runuser') && !existsSync('/sbin/runuser')) {
+    return 'running as root without runuser (initdb refuses root)';
+  }
+  return undefined;
+}
+
+export async function startPostgresInstance(): Promise<PostgresInstance> {
+  const bin = postgresBinaries();
+  if (bin === undefined) throw new Error(postgresUnavailable());
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-pg-'));
+  const data = join(folder, 'data');
+  const asRoot = process.getuid?.() === 0;
+  const command = (tool: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args];
+  const pgCtl = (...args: string[]) => command('pg_ctl', ['-D', data, ...args]);
+  const stopCommand = (mode: 'immediate' | 'fast') => pgCtl('-m', mode, '-w', '-t', '30', 'stop');
+  let running = false;
+  const stopOnExit = () => {
+    if (running) {
+      try {
+        execFileSync(...stopCommand('immediate'), { stdio: 'ignore' });
+      } catch {}
+    }
+    rmSync(folder, { recursive: true, force: true });
+  };
+  try {
+    if (asRoot) execFileSync('chown', ['postgres:', folder]);
+    await run(
+      ...command('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']),
+    );
+    const port = await freePort();
+    const options = [
+      `-p ${port}`,
+      `-k ${folder}`,
+      '-c listen_addresses=127.0.0.1',
+      // Nothing here needs to survive a crash of the machine.
+      '-c fsync=off',
+      '-c full_page_writes=off',
+      '-c shared_buffers=16MB',
+      '-c max_connections=60',
+    ].join(' ');
+    const start = async () => {
+      await run(...pgCtl('-o', options, '-l', join(folder, 'server.log'), '-w', '-t', '30', 'start'));
+      running = true;
+    };
+    await start();
+    process.once('exit', stopOnExit);
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      port,
+      start,
+      async stop(mode = 'immediate') {
+        await run(...stopCommand(mode));
+        running = false;
+      },
+      async dispose() {
+        process.off('exit', stopOnExit);
+        if (running) await run(...stopCommand('immediate')).catch(() => {});
+        running = false;
+        rmSync(folder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    stopOnExit();
+    throw error;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -6,12 +6,7 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { parseCatalogue } from '../src/wholesalers/catalogue.js';
 import { type Gateway, type GatewayRequest, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
-import {
-  keepAliveOnBrokenConnections,
-  type PrivatePostgres,
-  privatePostgresUnavailable,
-  startPrivatePostgres,
-} from './private-postgres.js';
+import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
 import { placeSandboxOrder } from './sandbox-orders.js';
 
 /**
@@ -28,7 +23,7 @@ import { placeSandboxOrder } from './sandbox-orders.js';
  */
 
 const LOCK_MS = 1_000;
-const unavailable = privatePostgresUnavailable();
+const unavailable = postgresUnavailable();
 
 describe('returns sent while PostgreSQL goes down', () => {
   if (unavailable !== undefined) {
@@ -37,15 +32,14 @@ describe('returns sent while PostgreSQL goes down', () => {
     return;
   }
 
-  let postgres: PrivatePostgres;
+  let postgres: PostgresInstance;
   let database: Database;
   let wholesaler: InterceptingWholesaler;
   let gw: Gateway;
 
   beforeAll(async () => {
-    postgres = await startPrivatePostgres();
+    postgres = await startPostgresInstance();
     database = await openDatabase(postgres.url, { maxConnections: 5 });
-    keepAliveOnBrokenConnections(database);
     await migrateToLatest(database);
     wholesaler = await startInterceptingWholesaler();
     gw = await startGateway({
