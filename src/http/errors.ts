@@ -155,7 +155,12 @@ export const ERROR_CATALOGUE = {
     status: 502,
     description: 'The wholesaler answer could not be decoded or was too large.',
   },
-  wholesaler_timeout: { code: '1504', status: 504, description: 'The wholesaler did not answer in time.' },
+  wholesaler_timeout: {
+    code: '1504',
+    status: 504,
+    description:
+      'The wholesaler did not answer in time (see the UPSTREAM_*_TIMEOUT_MS settings; a whole call ends after UPSTREAM_TOTAL_TIMEOUT_MS).',
+  },
   order_outcome_unknown: {
     code: '1505',
     status: 504,

@@ -33,7 +33,7 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
     case 'timeout':
       return new ApiError(
         'wholesaler_timeout',
-        `The wholesaler ${wholesaler} did not answer in time (${error.phase} timeout after ${error.timeoutMs} ms).`,
+        `The wholesaler ${wholesaler} did not answer in time (${error.phase} timeout after ${error.timeoutMs} ms, ${TIMEOUT_SETTINGS[error.phase]}).`,
         options,
       );
     case 'http_status':
@@ -75,6 +75,14 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
       );
   }
 }
+
+/** The setting behind each timeout phase, so an operator knows which one to look at. */
+const TIMEOUT_SETTINGS: Record<Extract<UpstreamError, { reason: 'timeout' }>['phase'], string> = {
+  connect: 'UPSTREAM_CONNECT_TIMEOUT_MS',
+  headers: 'UPSTREAM_HEADERS_TIMEOUT_MS',
+  body: 'UPSTREAM_BODY_TIMEOUT_MS',
+  total: 'UPSTREAM_TOTAL_TIMEOUT_MS',
+};
 
 const FAULT_KINDS: Record<string, ErrorKind> = {
   AuthorizationFault: 'wholesaler_function_not_agreed',

@@ -8,7 +8,6 @@ import {
   type BreakerChange,
   type BreakerSnapshot,
   createTransport,
-  DEFAULT_TRANSPORT_OPTIONS,
   type ProbeResult,
   type Transport,
   type TransportOptions,
@@ -61,11 +60,8 @@ export function transportOptionsFrom(config: Config): Partial<TransportOptions> 
     connectTimeoutMs: u.connectTimeoutMs,
     headersTimeoutMs: u.headersTimeoutMs,
     bodyTimeoutMs: u.bodyTimeoutMs,
-    // A safety net over the phase timeouts, never shorter than the default.
-    totalTimeoutMs: Math.max(
-      DEFAULT_TRANSPORT_OPTIONS.totalTimeoutMs,
-      u.connectTimeoutMs + u.headersTimeoutMs + u.bodyTimeoutMs,
-    ),
+    // The deadline over the phase timeouts (a trickling answer never trips the body timeout).
+    totalTimeoutMs: u.totalTimeoutMs,
     maxResponseBytes: u.maxResponseBytes,
     connectionsPerOrigin: u.maxConcurrency,
     maxConcurrentPerTarget: u.maxConcurrency,
