@@ -29,7 +29,12 @@ export const ERROR_CATALOGUE = {
     description: 'The body exceeds the configured size limit.',
   },
   route_not_found: { code: '1007', status: 404, description: 'No such path.' },
-  method_not_allowed: { code: '1008', status: 405, description: 'The path exists, but not for this method.' },
+  method_not_allowed: {
+    code: '1008',
+    status: 405,
+    description:
+      'The path exists, but not for this method (or the method is CONNECT: the gateway is no proxy).',
+  },
   request_headers_too_large: {
     code: '1009',
     status: 431,
