@@ -28,9 +28,16 @@ describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (get
       url: `https://${id}.example/msv3/v2.0/verbindungTesten`,
       mode,
       accountId: account.id,
+      version: 2,
     });
     const inUse: MonitoredEndpoint[] = [
-      { target: 'phoenix', wholesaler: 'phoenix', url: 'https://p.example/verbindungTesten', mode: 'live' },
+      {
+        target: 'phoenix',
+        wholesaler: 'phoenix',
+        url: 'https://p.example/verbindungTesten',
+        mode: 'live',
+        version: 1,
+      },
       custom('custom-nord-abc123'),
       // A test key's `<id>_test` route of a custom wholesaler: its registration is `<id>`, in test mode.
       custom('custom-west-aaa111_test', 'test'),
