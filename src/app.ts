@@ -9,6 +9,7 @@ import {
   answerFrameworkError,
   installErrorHandling,
   MAX_PARAM_LENGTH,
+  refuseConnect,
 } from './http/error-handler.js';
 import { installIdempotency } from './http/idempotency.js';
 import { installJsonBodyParser } from './http/json-body.js';
@@ -105,6 +106,7 @@ export async function buildApp(
     // fast-json-stringify with a faster path that writes the same bytes (http/serializer.ts).
     schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.on('connect', refuseConnect(app.log));
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain'); // JSON only: anything else is 415
   installJsonBodyParser(app);

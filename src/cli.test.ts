@@ -257,6 +257,34 @@ describe('msv3-gateway as a process', () => {
     }
   });
 
+  it('exits 1 naming REDIS_URL (without its password) and the cause when Redis is not reachable at start', async () => {
+    const port = await closedLoopbackPort();
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], {
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATABASE_URL: `sqlite:${join(folder, 'redis-down', 'gateway.db')}`,
+        REDIS_URL: `redis://gateway:s3cret-pw@127.0.0.1:${port}`,
+        LOG_LEVEL: 'silent',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    // Bounded: a start that hangs (a client reconnecting forever) is killed and fails the test. The
+    // bound is generous because loading the sources through tsx alone takes seconds on a busy machine.
+    const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exit) => resolve(exit)));
+    clearTimeout(killer);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `msv3-gateway: REDIS_URL redis://gateway@127.0.0.1:${port}: Redis is not reachable (connect ECONNREFUSED 127.0.0.1:${port})`,
+    );
+    expect(stderr).not.toContain('s3cret-pw');
+  }, 60_000);
+
   it('exits 1 with the variable named when the configuration is bad', async () => {
     const proc = spawnCli(['serve'], { PORT: '-5' });
     expect(await proc.exited).toBe(1);
@@ -280,3 +308,12 @@ describe('msv3-gateway as a process', () => {
     }
   });
 });
+
+/** A loopback port nothing listens on (one that was free a moment ago). */
+async function closedLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -64,6 +64,12 @@ describe('loadConfig', () => {
     expect(config.log.level).toBe('debug');
   });
 
+  it('gives a whole wholesaler call 65 s unless UPSTREAM_TOTAL_TIMEOUT_MS says otherwise', () => {
+    expect(loadConfig({}).upstream.totalTimeoutMs).toBe(65_000);
+    const lowered = { UPSTREAM_CONNECT_TIMEOUT_MS: '200', UPSTREAM_HEADERS_TIMEOUT_MS: '800' };
+    expect(loadConfig({ ...lowered, UPSTREAM_TOTAL_TIMEOUT_MS: '1000' }).upstream.totalTimeoutMs).toBe(1_000);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', REDIS_URL: '' })).toMatchObject({ server: { port: 8080 }, redis: {} });
   });
@@ -91,6 +97,16 @@ describe('loadConfig', () => {
       { WHOLESALER_PROBE_INTERVAL_MS: '50' },
       'WHOLESALER_PROBE_INTERVAL_MS',
       'must be 0 (off) or at least 1000',
+    ],
+    [
+      { UPSTREAM_TOTAL_TIMEOUT_MS: '999' },
+      'UPSTREAM_TOTAL_TIMEOUT_MS',
+      'UPSTREAM_TOTAL_TIMEOUT_MS must be >= 1000',
+    ],
+    [
+      { UPSTREAM_TOTAL_TIMEOUT_MS: '20000', UPSTREAM_HEADERS_TIMEOUT_MS: '16000' },
+      'UPSTREAM_TOTAL_TIMEOUT_MS',
+      'UPSTREAM_TOTAL_TIMEOUT_MS (20000) must be at least UPSTREAM_CONNECT_TIMEOUT_MS + UPSTREAM_HEADERS_TIMEOUT_MS (21000)',
     ],
   ])('rejects %j naming %s', (env, variable, message) => {
     const error = configError(env);

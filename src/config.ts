@@ -140,6 +140,14 @@ export const ConfigSchema = Type.Object({
       minimum: 1,
       description: 'Longest pause allowed between two chunks of a wholesaler response body.',
     }),
+    totalTimeoutMs: Type.Integer({
+      env: 'UPSTREAM_TOTAL_TIMEOUT_MS',
+      default: 65_000,
+      minimum: 1_000,
+      maximum: 600_000,
+      description:
+        'Deadline for a whole wholesaler call, from sending the request (waiting for a free connection included) to the last byte of the answer; a call still running then ends with 504 wholesaler_timeout. At least UPSTREAM_CONNECT_TIMEOUT_MS + UPSTREAM_HEADERS_TIMEOUT_MS.',
+    }),
     maxResponseBytes: Type.Integer({
       env: 'UPSTREAM_MAX_RESPONSE_BYTES',
       default: 20_971_520,
@@ -417,6 +425,14 @@ function checkCombinations(config: Config): void {
     throw new ConfigError(
       'WHOLESALER_PROBE_INTERVAL_MS',
       'WHOLESALER_PROBE_INTERVAL_MS must be 0 (off) or at least 1000',
+    );
+  }
+  const { connectTimeoutMs, headersTimeoutMs, totalTimeoutMs } = config.upstream;
+  if (totalTimeoutMs < connectTimeoutMs + headersTimeoutMs) {
+    // A shorter deadline would pre-empt the phase timeouts, and their clearer 504 messages, every time.
+    throw new ConfigError(
+      'UPSTREAM_TOTAL_TIMEOUT_MS',
+      `UPSTREAM_TOTAL_TIMEOUT_MS (${totalTimeoutMs}) must be at least UPSTREAM_CONNECT_TIMEOUT_MS + UPSTREAM_HEADERS_TIMEOUT_MS (${connectTimeoutMs + headersTimeoutMs})`,
     );
   }
   if (config.webhooks.leaseMs <= config.webhooks.timeoutMs) {

@@ -118,6 +118,34 @@ describe('the gateway over a real socket', () => {
     });
   });
 
+  it('answers CONNECT with 405 method_not_allowed in the uniform shape and closes, instead of dropping it', async () => {
+    for (const target of ['example.com:443', '127.0.0.1:6379']) {
+      const raw = await rawExchange(port, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
+      expect(raw).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+      expect(raw).toMatch(/\r\nConnection: close\r\n/i);
+      expect(raw).toMatch(/\r\nallow: DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT\r\n/i);
+      const requestId = /\r\nX-Request-Id: (req_\S+)\r\n/i.exec(raw)?.[1];
+      expect(bodyOf(raw)).toEqual({
+        error: 'method_not_allowed',
+        error_code: '1008',
+        message: 'CONNECT is not supported: the gateway is not a proxy.',
+        wholesaler: null,
+        request_id: requestId,
+      });
+    }
+    // The server goes on answering.
+    expect((await fetch(`${base}/v1/health`)).status).toBe(200);
+  });
+
+  it('answers a request asking for a protocol upgrade as an ordinary request', async () => {
+    const raw = await rawExchange(
+      port,
+      'GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\r\n',
+    );
+    expect(raw).toMatch(/^HTTP\/1\.1 200 /);
+    expect(bodyOf(raw)).toEqual({ status: 'ok', version: '0.1.0' });
+  });
+
   it('answers oversized headers with 431 request_headers_too_large', async () => {
     const raw = await rawExchange(
       port,

@@ -1,9 +1,12 @@
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { newRequestId } from '../lib/ids.js';
 import { databaseErrorToApiError } from './database-errors.js';
 import { ApiError, type ErrorKind, isApiError } from './errors.js';
 import { setIdempotencyOutcome } from './idempotency.js';
+import { requestIdFor } from './request-id.js';
 import type { GatewayApp } from './types.js';
 import { describeSchemaErrors, type RequestPart, type SchemaError } from './validation.js';
 
@@ -137,20 +140,60 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new ApiError('request_timeout', 'The request was not received completely in time.')
         : new ApiError('invalid_request', 'The HTTP request could not be parsed.');
-  const requestId = newRequestId();
+  endWithApiError(socket, apiError, newRequestId());
+}
+
+/** The methods the gateway's routes answer (the `Allow` of a refused CONNECT). */
+const SERVED_METHODS = 'DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT';
+
+/**
+ * The HTTP server's 'connect' listener. Node hands a CONNECT request (a proxy tunnel) to this event
+ * and, without a listener, destroys the socket with no answer at all; the gateway is no proxy, so it
+ * answers 405 in the uniform shape and closes. (Requests with `Upgrade` need no such listener: without
+ * one Node passes them to Fastify like any other request.)
+ */
+export function refuseConnect(log: {
+  info(object: object, message: string): void;
+}): (request: IncomingMessage, socket: Duplex) => void {
+  return (request, socket) => {
+    // Node removed its own listeners from the socket: an error now must not crash the process.
+    socket.on('error', () => socket.destroy());
+    const requestId = requestIdFor(request);
+    const apiError = new ApiError(
+      'method_not_allowed',
+      'CONNECT is not supported: the gateway is not a proxy.',
+      { headers: { allow: SERVED_METHODS } },
+    );
+    endWithApiError(socket, apiError, requestId);
+    log.info(
+      { request_id: requestId, method: 'CONNECT', status_code: apiError.status },
+      'CONNECT request refused',
+    );
+  };
+}
+
+/** Writes a whole error response on a socket that Fastify does not own, then closes it. */
+function endWithApiError(socket: Duplex, apiError: ApiError, requestId: string): void {
   const body = JSON.stringify(apiError.toBody(requestId));
+  const headers = Object.entries(apiError.options.headers ?? {})
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${apiError.status} ${REASONS[apiError.status] ?? 'Bad Request'}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
+      headers +
       'Connection: close\r\n\r\n' +
       body,
   );
+  // A client that never closes its side must not keep the socket open.
+  setTimeout(() => socket.destroy(), 5_000).unref();
 }
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
+  405: 'Method Not Allowed',
   408: 'Request Timeout',
   431: 'Request Header Fields Too Large',
 };

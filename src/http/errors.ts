@@ -29,7 +29,12 @@ export const ERROR_CATALOGUE = {
     description: 'The body exceeds the configured size limit.',
   },
   route_not_found: { code: '1007', status: 404, description: 'No such path.' },
-  method_not_allowed: { code: '1008', status: 405, description: 'The path exists, but not for this method.' },
+  method_not_allowed: {
+    code: '1008',
+    status: 405,
+    description:
+      'The path exists, but not for this method (or the method is CONNECT: the gateway is no proxy).',
+  },
   request_headers_too_large: {
     code: '1009',
     status: 431,
@@ -155,7 +160,12 @@ export const ERROR_CATALOGUE = {
     status: 502,
     description: 'The wholesaler answer could not be decoded or was too large.',
   },
-  wholesaler_timeout: { code: '1504', status: 504, description: 'The wholesaler did not answer in time.' },
+  wholesaler_timeout: {
+    code: '1504',
+    status: 504,
+    description:
+      'The wholesaler did not answer in time (see the UPSTREAM_*_TIMEOUT_MS settings; a whole call ends after UPSTREAM_TOTAL_TIMEOUT_MS).',
+  },
   order_outcome_unknown: {
     code: '1505',
     status: 504,

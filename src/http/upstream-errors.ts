@@ -1,9 +1,12 @@
+import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
 import { ApiError, type ErrorBody, type ErrorKind } from './errors.js';
 
 /**
  * The one mapping from a failed wholesaler call to the gateway's error vocabulary. Messages name the
- * wholesaler by the id the client used; the wholesaler's own texts travel in `upstream`.
+ * wholesaler by the id the client used; the wholesaler's own texts travel in `upstream`. Every text the
+ * wholesaler wrote passes `sanitizeUntrustedText` here, the one place it enters an error body: no
+ * controls, escape sequences, bidi formatting or markup, at most 500 characters.
  */
 export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): ApiError {
   const options = { wholesaler };
@@ -33,7 +36,7 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
     case 'timeout':
       return new ApiError(
         'wholesaler_timeout',
-        `The wholesaler ${wholesaler} did not answer in time (${error.phase} timeout after ${error.timeoutMs} ms).`,
+        `The wholesaler ${wholesaler} did not answer in time (${error.phase} timeout after ${error.timeoutMs} ms, ${TIMEOUT_SETTINGS[error.phase]}).`,
         options,
       );
     case 'http_status':
@@ -42,7 +45,10 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
         `The wholesaler ${wholesaler} answered HTTP ${error.status}.`,
         {
           ...options,
-          upstream: { http_status: error.status, technical_text: error.bodySnippet || undefined },
+          upstream: {
+            http_status: error.status,
+            technical_text: sanitizeUntrustedText(error.bodySnippet) || undefined,
+          },
         },
       );
     case 'soap_fault':
@@ -50,7 +56,7 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
     case 'decode':
       return new ApiError(
         'wholesaler_bad_response',
-        `The answer of ${wholesaler} could not be decoded: ${error.detail}`,
+        `The answer of ${wholesaler} could not be decoded: ${sanitizeUntrustedText(error.detail)}`,
         { ...options, upstream: { http_status: error.status } },
       );
     case 'too_large':
@@ -89,6 +95,14 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
   }
 }
 
+/** The setting behind each timeout phase, so an operator knows which one to look at. */
+const TIMEOUT_SETTINGS: Record<Extract<UpstreamError, { reason: 'timeout' }>['phase'], string> = {
+  connect: 'UPSTREAM_CONNECT_TIMEOUT_MS',
+  headers: 'UPSTREAM_HEADERS_TIMEOUT_MS',
+  body: 'UPSTREAM_BODY_TIMEOUT_MS',
+  total: 'UPSTREAM_TOTAL_TIMEOUT_MS',
+};
+
 const FAULT_KINDS: Record<string, ErrorKind> = {
   AuthorizationFault: 'wholesaler_function_not_agreed',
   ValidationFault: 'wholesaler_rejected_request',
@@ -99,11 +113,12 @@ const FAULT_KINDS: Record<string, ErrorKind> = {
 function faultError(error: Extract<UpstreamError, { reason: 'soap_fault' }>, wholesaler: string): ApiError {
   const { fault } = error;
   const kind = FAULT_KINDS[fault.kind] ?? 'wholesaler_fault';
-  const text = fault.userText ?? fault.reason;
+  const userText = fault.userText === undefined ? undefined : sanitizeUntrustedText(fault.userText);
+  const text = userText ?? sanitizeUntrustedText(fault.reason);
   const upstream: NonNullable<ErrorBody['upstream']> = { kind: fault.kind, http_status: error.status };
-  if (fault.errorCode !== undefined) upstream.error_code = fault.errorCode;
-  if (fault.userText !== undefined) upstream.user_text = fault.userText;
-  if (fault.technicalText !== undefined) upstream.technical_text = fault.technicalText;
+  if (fault.errorCode !== undefined) upstream.error_code = sanitizeUntrustedText(fault.errorCode, 20);
+  if (userText !== undefined) upstream.user_text = userText;
+  if (fault.technicalText !== undefined) upstream.technical_text = sanitizeUntrustedText(fault.technicalText);
   return new ApiError(kind, `The wholesaler ${wholesaler} answered with ${fault.kind}: ${text}`, {
     wholesaler,
     upstream,

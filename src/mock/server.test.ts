@@ -4,6 +4,7 @@ import { bestellen } from '../msv3/operations/bestellen.js';
 import { lieferavisAbfrageNeu } from '../msv3/operations/lieferavis-abfrage-neu.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
 import { verfuegbarkeitAnfragen } from '../msv3/operations/verfuegbarkeit-anfragen.js';
+import { probeRequest } from '../msv3/probe-request.js';
 import { startMockWholesaler } from './server.js';
 import {
   basic,
@@ -154,9 +155,15 @@ describe('HTTP rules of a JAX-WS SOAP 1.2 endpoint', () => {
     }
   });
 
-  it('lets the anonymous transport probe see the server as up (401 is an answer)', async () => {
-    const probe = await sandbox.transport.probe({ target: 'mock', url: sandbox.mock.baseUrl() });
-    expect(probe).toMatchObject({ up: true, status: 401 });
+  it('answers the credential-free probe (verbindungTesten without credentials) with 401, which is up', async () => {
+    for (const version of [1, 2] as const) {
+      const probe = await sandbox.transport.probe({
+        target: 'mock',
+        url: `${sandbox.mock.baseUrl({ version })}/verbindungTesten`,
+        request: probeRequest(version, CLIENT_ID),
+      });
+      expect({ version, ...probe }).toMatchObject({ version, up: true, status: 401 });
+    }
   });
 });
 

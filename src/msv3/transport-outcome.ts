@@ -78,7 +78,8 @@ export function interpretResponse<T>(
 
 /**
  * A probe is anonymous, so an MSV3 server answers 401: any answer below 500 means "up". A 5xx only counts as up
- * when the SOAP stack produced it (a fault about the empty envelope), not a proxy in front of a dead backend.
+ * when the SOAP stack produced it (a fault, e.g. about the missing credentials), not a proxy in front of a
+ * dead backend.
  */
 export function interpretProbe(
   outcome: RawOutcome,

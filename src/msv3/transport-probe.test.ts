@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../lib/clock.js';
+import { probeRequest } from './probe-request.js';
 import {
   callInput,
   closedPortUrl,
@@ -10,25 +11,28 @@ import {
 } from './test-support/local-server.js';
 
 const { server, transport } = transportTestRig({}, () => ({ clock: manualClock() }));
+const request = probeRequest(2, 'msv3-gateway test');
 
 describe('probe', () => {
   it('counts an MSV3 server answering 401 to the anonymous probe as up', async () => {
     const wholesaler = await server((_req, res) => {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="MSV3"' }).end();
     });
-    const result = await transport().probe({ target: 'phoenix', url: wholesaler.url });
+    const result = await transport().probe({ target: 'phoenix', url: wholesaler.url, request });
 
     expect(result).toMatchObject({ up: true, status: 401 });
     expect(result.error).toBeUndefined();
-    const [request] = wholesaler.requests;
-    expect(request?.method).toBe('POST');
-    expect(request?.headers.authorization).toBeUndefined();
-    expect(request?.headers['content-type']).toBe('application/soap+xml; charset=utf-8');
-    expect(request?.body).toMatch(/<env:Envelope[^>]*><env:Body\/><\/env:Envelope>$/);
+    const [seen] = wholesaler.requests;
+    expect(seen?.method).toBe('POST');
+    expect(seen?.headers.authorization).toBeUndefined();
+    expect(seen?.headers['content-type']).toBe(
+      'application/soap+xml; charset=utf-8; action="urn:msv3:v2:Msv3:verbindungTesten"',
+    );
+    expect(seen?.body).toBe(request.body);
   });
 
   it('reports a refused connection as down', async () => {
-    const result = await transport().probe({ target: 'phoenix', url: await closedPortUrl() });
+    const result = await transport().probe({ target: 'phoenix', url: await closedPortUrl(), request });
     expect(result).toMatchObject({
       up: false,
       error: { reason: 'unreachable', code: 'ECONNREFUSED', target: 'phoenix', operation: 'probe' },
@@ -46,17 +50,24 @@ describe('probe', () => {
         .end(faultEnvelope('ServerFaultInfo', 'no operation')),
     );
     const client = transport();
-    expect(await client.probe({ target: 'a', url: proxy.url })).toMatchObject({
+    expect(await client.probe({ target: 'a', url: proxy.url, request })).toMatchObject({
       up: false,
       status: 503,
       error: { reason: 'http_status', status: 503 },
     });
-    expect(await client.probe({ target: 'b', url: soap.url })).toMatchObject({ up: true, status: 500 });
+    expect(await client.probe({ target: 'b', url: soap.url, request })).toMatchObject({
+      up: true,
+      status: 500,
+    });
   });
 
   it('reports a silent server as down at the probe deadline', async () => {
     const wholesaler = await server(() => {});
-    const result = await transport({ probeTimeoutMs: 100 }).probe({ target: 'phoenix', url: wholesaler.url });
+    const result = await transport({ probeTimeoutMs: 100 }).probe({
+      target: 'phoenix',
+      url: wholesaler.url,
+      request,
+    });
     expect(result).toMatchObject({ up: false, error: { reason: 'timeout', phase: 'total', timeoutMs: 100 } });
   });
 
@@ -67,7 +78,9 @@ describe('probe', () => {
     await client.call(callInput(closed), testDecode);
     expect(client.breakerState('phoenix').state).toBe('open');
 
-    expect(await client.probe({ target: 'phoenix', url: wholesaler.url })).toMatchObject({ up: true });
+    expect(await client.probe({ target: 'phoenix', url: wholesaler.url, request })).toMatchObject({
+      up: true,
+    });
     expect(client.breakerState('phoenix').state).toBe('open');
   });
 });

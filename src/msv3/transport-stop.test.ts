@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { probeRequest } from './probe-request.js';
 import {
   callInput as input,
   SOAP_CONTENT_TYPE,
@@ -95,7 +96,11 @@ describe('stopping calls on shutdown', () => {
   it('ends a probe in flight', async () => {
     const { wholesaler, held } = await silentServer();
     const stop = new AbortController();
-    const probe = transport({}, { stop: stop.signal }).probe({ target: 'phoenix', url: wholesaler.url });
+    const probe = transport({}, { stop: stop.signal }).probe({
+      target: 'phoenix',
+      url: wholesaler.url,
+      request: probeRequest(2, 'msv3-gateway test'),
+    });
     await waitFor(() => held.length === 1);
     stop.abort();
     expect(await probe).toMatchObject({ up: false, error: { reason: 'shutdown' } });

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../lib/clock.js';
 import { type Breaker, type BreakerSnapshot, type BreakerTransition, createBreaker } from './breaker.js';
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from './concurrency.js';
 import { basicAuthorization, type Credentials } from './credentials.js';
+import type { ProbeRequest } from './probe-request.js';
 import type { DecodeResult } from './result.js';
 import {
   type AddressPolicy,
@@ -28,6 +29,7 @@ import {
 } from './upstream-error.js';
 
 export type { BreakerSnapshot, BreakerState } from './breaker.js';
+export type { ProbeRequest } from './probe-request.js';
 export type { AddressPolicy } from './transport-exchange.js';
 
 export interface TransportOptions {
@@ -118,18 +120,25 @@ export interface ProbeResult {
   error?: UpstreamError;
 }
 
+export interface ProbeInput {
+  target: string;
+  url: string;
+  request: ProbeRequest;
+}
+
 export interface Transport {
   call<T>(input: CallInput, decode: (xml: string) => DecodeResult<T>): Promise<CallResult<T>>;
-  /** Credential-free reachability check; bypasses the breaker and the concurrency cap. */
-  probe(input: { target: string; url: string }): Promise<ProbeResult>;
+  /**
+   * Credential-free reachability check (`probeRequest`: verbindungTesten without credentials); bypasses
+   * the breaker and the concurrency cap.
+   */
+  probe(input: ProbeInput): Promise<ProbeResult>;
   breakerState(target: string): BreakerSnapshot;
   /** Waits for calls in flight, then closes all connections; later calls fail as `unreachable`. */
   close(): Promise<void>;
 }
 
 const ACCEPT = 'application/soap+xml, text/xml;q=0.9, */*;q=0.1';
-const PROBE_ENVELOPE =
-  '<?xml version="1.0" encoding="UTF-8"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body/></env:Envelope>';
 const PROBE_MAX_BYTES = 64 * 1024;
 
 export function createTransport(
@@ -280,11 +289,12 @@ export function createTransport(
     }
   }
 
-  async function probe(input: { target: string; url: string }): Promise<ProbeResult> {
+  async function probe(input: ProbeInput): Promise<ProbeResult> {
     const started = performance.now();
     const url = remembered(endpoints, input.url, parseEndpoint);
     const limits = { maxBytes: PROBE_MAX_BYTES, totalTimeoutMs: config.probeTimeoutMs };
-    const outcome = await send(url, { 'content-type': soapContentType() }, PROBE_ENVELOPE, limits);
+    const contentType = remembered(contentTypes, input.request.action, soapContentType);
+    const outcome = await send(url, { 'content-type': contentType }, input.request.body, limits);
     const context: CallContext = { target: input.target, operation: 'probe', secrets: [] };
     return { ...interpretProbe(outcome, context, config), latencyMs: performance.now() - started };
   }
@@ -343,8 +353,7 @@ function checkEndpoint(raw: string): URL {
   return url;
 }
 
-function soapContentType(action?: string): string {
-  if (action === undefined) return 'application/soap+xml; charset=utf-8';
+function soapContentType(action: string): string {
   if (/["\\\p{Cc}]/u.test(action))
     throw new TypeError('SOAP action must not contain quotes or control characters');
   return `application/soap+xml; charset=utf-8; action="${action}"`;

@@ -23,8 +23,17 @@ export async function createRedisRateLimiter(
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
   });
-  client.on('error', () => {}); // reconnects on its own; requests meanwhile use the insurance limiter
-  await client.connect();
+  let lastError: Error | undefined;
+  // Reconnects on its own; requests meanwhile use the insurance limiter.
+  client.on('error', (error: Error) => {
+    lastError = error;
+  });
+  try {
+    await client.connect();
+  } catch (error) {
+    client.disconnect(); // no reconnecting in the background of a failed start
+    throw redisStartError(options.url, lastError ?? error);
+  }
   const prefix = options.keyPrefix ?? 'msv3:ratelimit';
   const limiter = (mode: KeyMode) =>
     new RateLimiterRedis({
@@ -38,4 +47,35 @@ export async function createRedisRateLimiter(
   return fromFlexible({ test: limiter('test'), live: limiter('live') }, budgets, async () => {
     await client.quit().catch(() => client.disconnect());
   });
+}
+
+/**
+ * ioredis rejects `connect()` with a bare "Connection is closed."; the reason is in the last 'error'
+ * event. Names the variable and the URL without its password, so the operator sees what to fix.
+ */
+export function redisStartError(url: string, cause: unknown): Error {
+  let reason = cause instanceof Error ? cause.message : String(cause);
+  for (const password of passwordsOf(url)) reason = reason.split(password).join('***');
+  return new Error(`REDIS_URL ${withoutPassword(url)}: Redis is not reachable (${reason})`, { cause });
+}
+
+/** The URL without the password (the user name stays: it helps and is no secret). */
+export function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** The password as written in the URL and decoded (empty ones left out). */
+function passwordsOf(url: string): string[] {
+  try {
+    const { password } = new URL(url);
+    return [password, decodeURIComponent(password)].filter((p) => p !== '');
+  } catch {
+    return [];
+  }
 }

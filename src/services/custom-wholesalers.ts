@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import {
   type CustomWholesaler,
+  deleteCustomWholesaler,
   listCustomWholesalers,
   type Owner,
   upsertCustomWholesaler,
@@ -88,6 +89,27 @@ export async function registerCustomWholesaler(
     );
   }
   return shown(saved, owner);
+}
+
+/**
+ * DELETE /v1/wholesalers/custom/{id}: the owner's registration is gone at once for every gateway
+ * process (the registry reads it from the database on every request, it keeps no copy). What was done
+ * through it stays: stored orders and delivery notices keep their data and their wholesaler id (their
+ * status is then answered with 404 `wholesaler_not_found`, see `orderStatus`), and registering the same
+ * endpoint again gives the same id back, unverified. The status monitor stops probing it by its next
+ * round (`webhooks/wholesaler-watch.ts`).
+ */
+export async function removeCustomWholesaler(
+  deps: Pick<CustomWholesalerDeps, 'db'>,
+  owner: Owner,
+  id: string,
+): Promise<void> {
+  if (await deleteCustomWholesaler(deps.db, owner, id)) return;
+  throw new ApiError(
+    'wholesaler_not_found',
+    `No custom wholesaler '${id}' is registered by this account in this mode (catalogue wholesalers cannot be deleted; \`<id>_test\` is a route of \`<id>\`, not a registration of its own).`,
+    { wholesaler: id, param: 'id' },
+  );
 }
 
 export function customWholesalerId(owner: Owner, name: string, endpoint: string): string {

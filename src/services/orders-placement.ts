@@ -1,5 +1,6 @@
 import { ApiError, isApiError } from '../http/errors.js';
 import { apiErrorFromUpstream } from '../http/upstream-errors.js';
+import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { bestellen, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../msv3/operations/bestellstatus-abfragen.js';
@@ -250,7 +251,16 @@ function result(p: Placement): OrderResult {
 }
 
 function rejectedError(p: Placement): ApiError {
-  const rejection = rejectionOf(p.request, (p.order.answer ?? []) as SubOrderAnswer[]);
+  const answered = rejectionOf(p.request, (p.order.answer ?? []) as SubOrderAnswer[]);
+  // The wholesaler's texts, made safe for the error body as in http/upstream-errors.ts.
+  const rejection =
+    answered === null
+      ? null
+      : {
+          error_code: sanitizeUntrustedText(answered.error_code, 20),
+          user_text: sanitizeUntrustedText(answered.user_text),
+          technical_text: sanitizeUntrustedText(answered.technical_text),
+        };
   const text = rejection === null ? 'no reason given' : `${rejection.user_text} (${rejection.error_code})`;
   return new ApiError('order_rejected', `${p.wholesalerId} rejected order ${p.order.id}: ${text}`, {
     wholesaler: p.wholesalerId,

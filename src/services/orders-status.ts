@@ -29,12 +29,11 @@ export async function orderStatus(
   credentials: Credentials,
   input: { orderId: string; wholesaler: string },
 ): Promise<OrderStatusResult> {
-  const wholesaler = await deps.upstream.registry.resolve(owner, input.wholesaler);
-  const order = await findOwnOrder(
-    deps.db,
-    { ...owner, wholesaler: input.wholesaler, customerId: credentials.username },
-    input.orderId,
-  );
+  const scope = { ...owner, wholesaler: input.wholesaler, customerId: credentials.username };
+  const wholesaler = await deps.upstream.registry.resolve(owner, input.wholesaler).catch(async (error) => {
+    throw (await goneWholesalerError(deps, scope, input.orderId, error)) ?? error;
+  });
+  const order = await findOwnOrder(deps.db, scope, input.orderId);
   if (order === undefined) {
     throw new ApiError(
       'order_not_found',
@@ -52,6 +51,27 @@ export async function orderStatus(
     status,
   });
   return orderStatusJson(order, status);
+}
+
+/**
+ * An order placed with a custom wholesaler that has been deleted since: its data are kept, but nobody
+ * can be asked for its status. Says so instead of the plain "unknown wholesaler" (still 404
+ * `wholesaler_not_found`: registering the same endpoint again brings the id, and the status, back).
+ */
+async function goneWholesalerError(
+  deps: OrderDeps,
+  scope: Parameters<typeof findOwnOrder>[1],
+  orderId: string,
+  error: unknown,
+): Promise<ApiError | undefined> {
+  if (!(error instanceof ApiError) || error.kind !== 'wholesaler_not_found') return undefined;
+  if (!scope.wholesaler.startsWith('custom-')) return undefined;
+  if ((await findOwnOrder(deps.db, scope, orderId)) === undefined) return undefined;
+  return new ApiError(
+    'wholesaler_not_found',
+    `Order ${orderId} was placed with ${scope.wholesaler}, which is no longer registered (a deleted custom wholesaler): the order's stored data are kept, but its status cannot be asked. Registering the same endpoint again brings ${scope.wholesaler} back.`,
+    { wholesaler: scope.wholesaler, param: 'wholesaler' },
+  );
 }
 
 function stateAfter(

@@ -3,6 +3,7 @@ import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
 import { createAccount } from './accounts.js';
 import {
+  deleteCustomWholesaler,
   findCustomWholesaler,
   listCustomWholesalers,
   markCustomWholesalerVerified,
@@ -186,6 +187,40 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
     expect(await findCustomWholesaler(db, stranger, 'custom-w')).toEqual(theirs);
     expect(await findCustomWholesaler(db, { ...owner, mode: 'live' }, 'custom-w')).toEqual(live);
     expect(await findCustomWholesaler(db, owner, 'custom-w2')).toEqual(sibling);
+  });
+
+  it('deletes only the owner’s registration of that id, once', async () => {
+    const { db } = getDatabase();
+    const owner = await newOwner();
+    const stranger = await newOwner();
+    const liveOwner: Owner = { ...owner, mode: 'live' };
+    const theirs = await upsertCustomWholesaler(db, clock, stranger, registration('custom-x'));
+    const live = await upsertCustomWholesaler(db, clock, liveOwner, registration('custom-x'));
+    const sibling = await upsertCustomWholesaler(db, clock, owner, registration('custom-x2'));
+    await upsertCustomWholesaler(db, clock, owner, registration('custom-x'));
+
+    expect(await deleteCustomWholesaler(db, owner, 'custom-x')).toBe(true);
+    expect(await findCustomWholesaler(db, owner, 'custom-x')).toBeUndefined();
+    expect(await listCustomWholesalers(db, owner)).toEqual([sibling]);
+    expect(await findCustomWholesaler(db, stranger, 'custom-x')).toEqual(theirs);
+    expect(await findCustomWholesaler(db, liveOwner, 'custom-x')).toEqual(live);
+
+    expect(await deleteCustomWholesaler(db, owner, 'custom-x')).toBe(false);
+    expect(await deleteCustomWholesaler(db, owner, 'custom-never')).toBe(false);
+  });
+
+  it('registers an endpoint again after its deletion, as new', async () => {
+    const { db } = getDatabase();
+    const owner = await newOwner();
+    await upsertCustomWholesaler(db, clock, owner, registration('custom-y'));
+    await markCustomWholesalerVerified(db, clock, owner, 'custom-y', ['bestellen']);
+    await deleteCustomWholesaler(db, owner, 'custom-y');
+    clock.advance(5_000);
+    expect(await upsertCustomWholesaler(db, clock, owner, registration('custom-y'))).toMatchObject({
+      verified: false,
+      capabilities: [],
+      createdAt: clock.now(),
+    });
   });
 
   it('creates nothing when verifying an id that is not registered', async () => {

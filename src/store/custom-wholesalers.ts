@@ -97,6 +97,21 @@ export async function markCustomWholesalerVerified(
     .execute();
 }
 
+/**
+ * Removes the owner's registration; `false` when the owner has none with this id (another account's or
+ * mode's is never touched). Orders and delivery notices naming the id are kept: they reference it by
+ * value, not by key.
+ */
+export async function deleteCustomWholesaler(db: Kysely<Tables>, owner: Owner, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('custom_wholesalers')
+    .where('account_id', '=', owner.accountId)
+    .where('mode', '=', owner.mode)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
 function toCustomWholesaler(row: Selectable<CustomWholesalersTable>): CustomWholesaler {
   return {
     id: row.id,

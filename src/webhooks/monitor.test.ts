@@ -6,6 +6,7 @@ const phoenix: MonitoredEndpoint = {
   wholesaler: 'phoenix',
   url: 'https://msv3.phoenix.example/verbindungTesten',
   mode: 'live',
+  version: 2,
 };
 const custom: MonitoredEndpoint = {
   target: 'custom/acct_1/custom-nord-abc123',
@@ -13,6 +14,7 @@ const custom: MonitoredEndpoint = {
   url: 'http://127.0.0.1:9/verbindungTesten',
   mode: 'live',
   accountId: 'acct_1',
+  version: 1,
 };
 
 type Answer = Awaited<ReturnType<Parameters<typeof createWholesalerMonitor>[0]['probe']>>;
@@ -52,8 +54,8 @@ describe('createWholesalerMonitor', () => {
     await monitor.check();
     await monitor.check();
     expect(probed.slice(0, 2)).toEqual([
-      { target: 'phoenix', url: phoenix.url },
-      { target: custom.target, url: custom.url },
+      { target: 'phoenix', url: phoenix.url, version: 2 },
+      { target: custom.target, url: custom.url, version: 1 },
     ]);
     expect(observed.map((o) => [o.endpoint.wholesaler, o.up, o.reason])).toEqual([
       ['phoenix', true, 'answers again'],

@@ -1,3 +1,4 @@
+import type { Msv3Version } from '../msv3/envelope.js';
 import type { KeyMode } from '../store/api-key-secret.js';
 
 /** An endpoint the gateway currently calls, as the monitor probes it (`Upstream.endpointsInUse`). */
@@ -9,10 +10,12 @@ export interface MonitoredEndpoint {
   mode: KeyMode;
   /** Custom wholesalers: the owning account (only it is told). */
   accountId?: string;
+  /** The endpoint's MSV3 version: the probe sends a `verbindungTesten` request of this version. */
+  version: Msv3Version;
 }
 
-/** `Upstream.probe` fits: it receives `{ target, url }` and answers `{ up }`. */
-export type EndpointProbe = (input: { target: string; url: string }) => Promise<{
+/** `Upstream.probe` fits: it receives `{ target, url, version }` and answers `{ up }`. */
+export type EndpointProbe = (input: { target: string; url: string; version: Msv3Version }) => Promise<{
   up: boolean;
   status?: number;
   error?: { reason?: string; code?: string; message?: string };
@@ -63,7 +66,7 @@ export function createWholesalerMonitor(options: WholesalerMonitorOptions): Whol
     return Promise.all(
       endpoints.map(async (endpoint) => {
         const result: ProbeOutcome = await options
-          .probe({ target: endpoint.target, url: endpoint.url })
+          .probe({ target: endpoint.target, url: endpoint.url, version: endpoint.version })
           .catch((error: unknown) => ({ up: false, error: { message: String(error) } }));
         const observation = { endpoint, up: result.up, reason: describe(result) };
         // Stopped by the gateway's own shutdown: it tells nothing about the wholesaler, so nothing is announced.

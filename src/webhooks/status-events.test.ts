@@ -104,6 +104,7 @@ describeEachDialect('wholesaler status announcements', (getDatabase) => {
       url: 'https://msv3.nord.example/verbindungTesten',
       mode: 'live',
       accountId: scope.accountId,
+      version: 2,
     };
     const step = async (observe: () => unknown) => {
       clock.advance(1_000);

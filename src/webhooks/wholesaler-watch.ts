@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
+import { findCustomWholesaler } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
+import { isCustomTarget, TEST_SUFFIX } from '../wholesalers/registry.js';
 import { createWholesalerMonitor, type EndpointProbe, type MonitoredEndpoint } from './monitor.js';
 import {
   announceBreakerChanges,
@@ -38,7 +40,7 @@ export function watchWholesalerStatus(options: WholesalerWatchOptions): { stop()
   const unsubscribe = announceBreakerChanges(options.feed, announcer);
   const monitor = createWholesalerMonitor({
     probe: upstream.probe,
-    endpointsInUse: () => upstream.endpointsInUse(),
+    endpointsInUse: () => withoutDeletedCustom(options.db, upstream.endpointsInUse()),
     intervalMs: options.probeIntervalMs,
     onResult: announceProbeResult(announcer, (target) => upstream.breakerState(target)),
     onError: (err) => logger.warn({ err }, 'wholesaler probe round failed'),
@@ -50,4 +52,24 @@ export function watchWholesalerStatus(options: WholesalerWatchOptions): { stop()
       await monitor.stop();
     },
   };
+}
+
+/**
+ * The endpoints in use, less customer-registered ones whose registration is gone: a deleted custom
+ * wholesaler stays in the in-use list for up to an hour after its last call, and must neither be probed
+ * nor announced meanwhile. Asked of the database every round, so it holds for every gateway process by
+ * its next round, whichever process the deletion went through.
+ */
+export async function withoutDeletedCustom(
+  db: Kysely<Tables>,
+  endpoints: readonly MonitoredEndpoint[],
+): Promise<MonitoredEndpoint[]> {
+  const registered = await Promise.all(
+    endpoints.map(async ({ target, wholesaler, mode, accountId }) => {
+      if (!isCustomTarget(target) || accountId === undefined) return true;
+      const id = wholesaler.endsWith(TEST_SUFFIX) ? wholesaler.slice(0, -TEST_SUFFIX.length) : wholesaler;
+      return (await findCustomWholesaler(db, { accountId, mode }, id)) !== undefined;
+    }),
+  );
+  return endpoints.filter((_, i) => registered[i]);
 }

@@ -15,7 +15,7 @@ const custom = {
 };
 
 describe('endpoint usage', () => {
-  it('lists each called endpoint once, with its mode, owner and verbindungTesten URL', () => {
+  it('lists each called endpoint once, with its mode, owner, verbindungTesten URL and MSV3 version', () => {
     const usage = createEndpointUsage({ clock: manualClock() });
     usage.record(sandbox);
     usage.record(custom);
@@ -27,6 +27,7 @@ describe('endpoint usage', () => {
         mode: 'test',
         accountId: 'acct_2',
         url: 'http://127.0.0.1:9/sandbox/phoenix/msv3/v2.0/verbindungTesten',
+        version: 2,
       },
       {
         target: 'custom/acct_1/custom-nord-abc123',
@@ -34,6 +35,7 @@ describe('endpoint usage', () => {
         mode: 'live',
         accountId: 'acct_1',
         url: 'https://msv3.nord.example/msv3/v1.0/ws/VerbindungTesten',
+        version: 1,
       },
     ]);
   });

@@ -1,5 +1,6 @@
 import type { Clock } from '../lib/clock.js';
 import { type Msv3Endpoint, serviceUrl } from '../msv3/client.js';
+import type { Msv3Version } from '../msv3/envelope.js';
 import type { KeyMode } from '../store/api-key-secret.js';
 import { describeTarget } from './registry.js';
 
@@ -23,6 +24,8 @@ export interface EndpointInUse {
   accountId?: string;
   /** What the probe POSTs to: the endpoint's `verbindungTesten` service, which every MSV3 version has. */
   url: string;
+  /** The endpoint's MSV3 version: the probe's request is written in it. */
+  version: Msv3Version;
 }
 
 export interface EndpointUsage {
@@ -40,12 +43,18 @@ export function createEndpointUsage(options: { clock: Clock; windowMs?: number }
       const at = options.clock.now();
       const known = used.get(endpoint.target);
       const url = serviceUrl(endpoint, 'verbindungTesten');
-      if (known !== undefined && known.endpoint.url === url) {
+      if (known !== undefined && known.endpoint.url === url && known.endpoint.version === endpoint.version) {
         known.at = at;
         return;
       }
       const { wholesaler, mode, accountId } = describeTarget(endpoint.target);
-      const entry: EndpointInUse = { target: endpoint.target, wholesaler, mode, url };
+      const entry: EndpointInUse = {
+        target: endpoint.target,
+        wholesaler,
+        mode,
+        url,
+        version: endpoint.version,
+      };
       if (accountId !== null) entry.accountId = accountId;
       used.set(endpoint.target, { endpoint: entry, at });
     },

@@ -1,9 +1,12 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 import { type MockWholesaler, startMockWholesaler } from '../mock/index.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
+import { probeRequest } from '../msv3/probe-request.js';
 import { type Database, openDatabase } from '../store/database.js';
-import { createUpstream, type Upstream } from './upstream.js';
+import { createUpstream, defaultClientSoftwareId, type Upstream } from './upstream.js';
 
 const CREDENTIALS = { username: 'apotheke1', password: 'sandbox-secret' };
 
@@ -43,24 +46,75 @@ describe('createUpstream', () => {
       false,
     );
     expect(upstream.endpointsInUse()).toEqual([
-      { target: 'phoenix', wholesaler: 'phoenix', mode: 'live', url: `${trusted.baseUrl}/verbindungTesten` },
+      {
+        target: 'phoenix',
+        wholesaler: 'phoenix',
+        mode: 'live',
+        url: `${trusted.baseUrl}/verbindungTesten`,
+        version: 2,
+      },
       {
         target: custom.target,
         wholesaler: 'custom-nord-abc123',
         mode: 'live',
         accountId: 'acct_1',
         url: `${trusted.baseUrl}/verbindungTesten`,
+        version: 2,
       },
     ]);
   });
 
   it('probes a custom endpoint through the address-restricted transport, a catalogue one through the trusted', async () => {
     const url = `${mock.baseUrl({ tenant: 'live/phoenix' })}/verbindungTesten`;
-    expect(await upstream.probe({ target: 'phoenix', url })).toMatchObject({ up: true, status: 401 });
-    expect(await upstream.probe({ target: 'custom/acct_1/custom-nord-abc123', url })).toMatchObject({
+    expect(await upstream.probe({ target: 'phoenix', url, version: 2 })).toMatchObject({
+      up: true,
+      status: 401,
+    });
+    expect(
+      await upstream.probe({ target: 'custom/acct_1/custom-nord-abc123', url, version: 2 }),
+    ).toMatchObject({
       up: false,
       error: { reason: 'unreachable', code: 'ADDRESS_NOT_ALLOWED' },
     });
+  });
+
+  it('probes with verbindungTesten in the endpoint’s MSV3 version, named by the client software id, without credentials', async () => {
+    const seen: { body: string; contentType?: string; authorization?: string }[] = [];
+    const wholesaler = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        seen.push({
+          body,
+          contentType: req.headers['content-type'],
+          authorization: req.headers.authorization,
+        });
+        res.writeHead(401, { 'www-authenticate': 'Basic realm="MSV3"' }).end();
+      });
+    });
+    await new Promise<void>((resolve) => wholesaler.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = wholesaler.address() as AddressInfo;
+      for (const version of [1, 2] as const) {
+        const url = `http://127.0.0.1:${port}/v${version}/verbindungTesten`;
+        expect(await upstream.probe({ target: `gehe-${version}`, url, version })).toMatchObject({
+          up: true,
+          status: 401,
+        });
+      }
+      expect(seen).toEqual(
+        ([1, 2] as const).map((version) => ({
+          body: probeRequest(version, defaultClientSoftwareId()).body,
+          contentType: `application/soap+xml; charset=utf-8; action="urn:msv3:v${version}:Msv3:verbindungTesten"`,
+          authorization: undefined,
+        })),
+      );
+    } finally {
+      await new Promise((resolve) => wholesaler.close(resolve));
+    }
   });
 
   it('probes the sandbox through the trusted transport, one request for all the accounts probing it at once', async () => {
@@ -68,17 +122,18 @@ describe('createUpstream', () => {
     const probes = () => mockLog.filter((line) => line.startsWith('POST /sandbox/phoenix/')).length;
     const before = probes();
     const targets = ['sandbox/acct_1/phoenix', 'sandbox/acct_2/phoenix', 'sandbox/acct_3/phoenix'];
-    const results = await Promise.all(targets.map((target) => upstream.probe({ target, url })));
+    const results = await Promise.all(targets.map((target) => upstream.probe({ target, url, version: 2 })));
     // Loopback is refused for custom endpoints here, so `up` also shows the sandbox's transport.
     expect(results.map((r) => r.up)).toEqual([true, true, true]);
     expect(probes() - before).toBe(1);
-    await upstream.probe({ target: targets[0]!, url });
+    await upstream.probe({ target: targets[0]!, url, version: 2 });
     expect(probes() - before).toBe(2);
 
     // Each account's own tenant URL (as the registry names it) is the same sandbox server: one request.
     const perAccount = targets.map((target, i) => ({
       target,
       url: `${mock.baseUrl({ tenant: `sandbox/${i}abc/phoenix` })}/verbindungTesten`,
+      version: 2 as const,
     }));
     const tenantProbes = () =>
       mockLog.filter((line) => /^POST \/sandbox\/\dabc\/phoenix\//.test(line)).length;
@@ -88,7 +143,9 @@ describe('createUpstream', () => {
 
     // A shared failure names each caller's own target.
     const closed = `${mock.baseUrl({ tenant: 'sandbox/phoenix' }).replace(/:\d+/, ':9')}/verbindungTesten`;
-    const failed = await Promise.all(targets.map((target) => upstream.probe({ target, url: closed })));
+    const failed = await Promise.all(
+      targets.map((target) => upstream.probe({ target, url: closed, version: 2 })),
+    );
     expect(failed.map((r) => [r.up, r.error?.target])).toEqual(targets.map((target) => [false, target]));
   });
 });

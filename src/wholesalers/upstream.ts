@@ -4,11 +4,12 @@ import { VERSION } from '../http/version.js';
 import { isAllowedAddress } from '../lib/address-policy.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { createMsv3Client, type Msv3Client } from '../msv3/client.js';
+import type { Msv3Version } from '../msv3/envelope.js';
+import { probeRequest } from '../msv3/probe-request.js';
 import {
   type BreakerChange,
   type BreakerSnapshot,
   createTransport,
-  DEFAULT_TRANSPORT_OPTIONS,
   type ProbeResult,
   type Transport,
   type TransportOptions,
@@ -41,12 +42,21 @@ export interface UpstreamOptions {
   stop?: AbortSignal;
 }
 
+export interface UpstreamProbeInput {
+  target: string;
+  url: string;
+  version: Msv3Version;
+}
+
 export interface Upstream {
   deps: UpstreamDeps;
   /** Endpoints called in the last hour (`IN_USE_WINDOW_MS`): what the status monitor probes. */
   endpointsInUse(): EndpointInUse[];
-  /** Credential-free probe through the transport the target's calls use (custom: address-restricted). */
-  probe(input: { target: string; url: string }): Promise<ProbeResult>;
+  /**
+   * Credential-free probe through the transport the target's calls use (custom: address-restricted): a
+   * `verbindungTesten` request of the endpoint's version without credentials (`probeRequest`).
+   */
+  probe(input: UpstreamProbeInput): Promise<ProbeResult>;
   /** The circuit breaker of a target, in the transport its calls use. */
   breakerState(target: string): BreakerSnapshot;
   /** Waits for calls in flight, then closes every connection. */
@@ -63,11 +73,8 @@ export function transportOptionsFrom(config: Config): Partial<TransportOptions> 
     connectTimeoutMs: u.connectTimeoutMs,
     headersTimeoutMs: u.headersTimeoutMs,
     bodyTimeoutMs: u.bodyTimeoutMs,
-    // A safety net over the phase timeouts, never shorter than the default.
-    totalTimeoutMs: Math.max(
-      DEFAULT_TRANSPORT_OPTIONS.totalTimeoutMs,
-      u.connectTimeoutMs + u.headersTimeoutMs + u.bodyTimeoutMs,
-    ),
+    // The deadline over the phase timeouts (a trickling answer never trips the body timeout).
+    totalTimeoutMs: u.totalTimeoutMs,
     maxResponseBytes: u.maxResponseBytes,
     connectionsPerOrigin: u.maxConcurrency,
     maxConcurrentPerTarget: u.maxConcurrency,
@@ -110,14 +117,18 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   // per account that used it: probes of the sandbox server in flight at once share one request (whatever
   // the tenant path; one server answers them all), as do probes of one URL through one transport.
   const probing = new Map<string, Promise<ProbeResult>>();
-  function probe(input: { target: string; url: string }): Promise<ProbeResult> {
+  const clientSoftwareId = config.wholesalers.clientSoftwareId ?? defaultClientSoftwareId();
+  function probe(input: UpstreamProbeInput): Promise<ProbeResult> {
     const transport = transportOf(input.target);
     const key = isSandboxTarget(input.target)
       ? `sandbox ${originOf(input.url)}`
-      : `${transport === trusted ? 'trusted' : 'custom'} ${input.url}`;
+      : `${transport === trusted ? 'trusted' : 'custom'} v${input.version} ${input.url}`;
     let shared = probing.get(key);
     if (shared === undefined) {
-      shared = transport.probe(input).finally(() => probing.delete(key));
+      const request = probeRequest(input.version, clientSoftwareId);
+      shared = transport
+        .probe({ target: input.target, url: input.url, request })
+        .finally(() => probing.delete(key));
       probing.set(key, shared);
     }
     return shared.then((result) =>
@@ -136,7 +147,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       }),
       client: recordingUse(createMsv3Client(trusted), usage),
       customClient: recordingUse(createMsv3Client(custom), usage),
-      clientSoftwareId: config.wholesalers.clientSoftwareId ?? defaultClientSoftwareId(),
+      clientSoftwareId,
     },
     endpointsInUse: () => usage.inUse(),
     probe,

@@ -1,7 +1,10 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
 import { SCENARIO_PZNS, SUBSTITUTE_PZN } from '../../mock/index.js';
+import { parseCatalogue } from '../../wholesalers/catalogue.js';
 
 const availability = (wholesaler: string, items: unknown[]) => ({
   url: '/v1/availability',
@@ -265,6 +268,73 @@ describe('POST /v1/availability with a slow wholesaler', () => {
     expect(response.statusCode).toBe(504);
     expect(response.json()).toMatchObject({ error: 'wholesaler_timeout', wholesaler: 'phoenix' });
     expect(performance.now() - started).toBeLessThan(1_900);
+  });
+});
+
+describe('POST /v1/availability with a wholesaler whose answer trickles in', () => {
+  let database: TestDatabase;
+  let gw: Gateway;
+  let trickler: Server;
+  beforeAll(async () => {
+    // Headers at once, then one byte every 100 ms for at most 10 s: never a pause long enough for
+    // UPSTREAM_BODY_TIMEOUT_MS, so only the deadline of the whole call can stop it.
+    trickler = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/soap+xml; charset=utf-8' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (++sent > 100 || res.destroyed) {
+          clearInterval(timer);
+          res.end();
+        } else res.write(' ');
+      }, 100);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => trickler.listen(0, '127.0.0.1', resolve));
+    const { port } = trickler.address() as AddressInfo;
+    database = await createTestDatabase('sqlite');
+    gw = await startGateway({
+      database,
+      env: {
+        UPSTREAM_CONNECT_TIMEOUT_MS: '200',
+        UPSTREAM_HEADERS_TIMEOUT_MS: '800',
+        UPSTREAM_TOTAL_TIMEOUT_MS: '1000',
+      },
+      catalogue: () =>
+        parseCatalogue({
+          wholesalers: [
+            {
+              id: 'trickle',
+              name: 'Trickle',
+              version: 2,
+              live: { baseUrl: `http://127.0.0.1:${port}/msv3/v2.0` },
+            },
+          ],
+        }),
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await database?.dispose();
+    trickler.closeAllConnections();
+    await new Promise((resolve) => trickler.close(resolve));
+  });
+
+  it('answers 504 wholesaler_timeout once UPSTREAM_TOTAL_TIMEOUT_MS has passed', async () => {
+    const started = performance.now();
+    const response = await gw.inject({
+      ...availability('trickle', [{ pzn: '4114918', quantity: 1 }]),
+      key: 'live',
+    });
+    const elapsed = performance.now() - started;
+    expect(response.statusCode).toBe(504);
+    expect(response.json()).toMatchObject({
+      error: 'wholesaler_timeout',
+      wholesaler: 'trickle',
+      message: expect.stringContaining('total timeout after 1000 ms, UPSTREAM_TOTAL_TIMEOUT_MS'),
+    });
+    // Generous margins: cut at the deadline, long before the 10 s the answer would take.
+    expect(elapsed).toBeGreaterThan(900);
+    expect(elapsed).toBeLessThan(5_000);
   });
 });
 

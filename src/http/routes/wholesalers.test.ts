@@ -207,6 +207,120 @@ describeEachDialect('GET /v1/wholesalers and POST /v1/wholesalers/custom', (getD
     expect(other.json().error).toBe('idempotency_key_reused');
   });
 
+  it('deletes a custom wholesaler of the account and mode with 204: gone from the list, no longer callable', async () => {
+    const key = await gw.createKey('test');
+    const { wholesaler } = (
+      await gw.inject(register({ name: 'Zum Löschen', endpoint: `${PUBLIC_ENDPOINT}/delete` }, key.secret))
+    ).json();
+    const deleted = await gw.inject({
+      method: 'DELETE',
+      url: `/v1/wholesalers/custom/${wholesaler.id}`,
+      key: key.secret,
+      credentials: null,
+    });
+    expect(deleted.statusCode).toBe(204);
+    expect(deleted.body).toBe('');
+    expect((await idsFor(key.secret)).some((id) => id.startsWith('custom-'))).toBe(false);
+    const call = await gw.inject({
+      url: '/v1/connection/test',
+      body: { wholesaler: wholesaler.id },
+      key: key.secret,
+    });
+    expect(call.statusCode).toBe(404);
+    expect(call.json()).toMatchObject({ error: 'wholesaler_not_found', wholesaler: wholesaler.id });
+
+    const again = await gw.inject({
+      method: 'DELETE',
+      url: `/v1/wholesalers/custom/${wholesaler.id}`,
+      key: key.secret,
+      credentials: null,
+    });
+    expect(again.statusCode).toBe(404);
+    expect(again.json()).toMatchObject({
+      error: 'wholesaler_not_found',
+      error_code: '1200',
+      wholesaler: wholesaler.id,
+      request_id: expect.stringMatching(/^req_/),
+    });
+  });
+
+  it("answers 404 wholesaler_not_found for another account's or mode's custom wholesaler and leaves it alone", async () => {
+    const owner = await gw.createKey('test');
+    const stranger = await gw.createKey('test');
+    const { wholesaler } = (
+      await gw.inject(register({ name: 'Fremd', endpoint: `${PUBLIC_ENDPOINT}/fremd` }, owner.secret))
+    ).json();
+    const remove = (id: string, key: string) =>
+      gw.inject({ method: 'DELETE', url: `/v1/wholesalers/custom/${id}`, key, credentials: null });
+
+    for (const key of [stranger.secret, 'live']) {
+      const response = await remove(wholesaler.id, key);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toMatchObject({ error: 'wholesaler_not_found', wholesaler: wholesaler.id });
+    }
+    expect(await idsFor(owner.secret)).toContain(`${wholesaler.id}:sandbox`);
+    // Catalogue wholesalers and the `_test` route of a custom one are no registrations.
+    for (const id of ['phoenix', `${wholesaler.id}_test`]) {
+      expect((await remove(id, owner.secret)).statusCode).toBe(404);
+    }
+    expect((await remove('not%20an%20id', owner.secret)).json()).toMatchObject({
+      error: 'invalid_request',
+      param: 'id',
+    });
+    expect((await remove(wholesaler.id, owner.secret)).statusCode).toBe(204);
+  });
+
+  it('keeps orders placed with a deleted custom wholesaler: replays still answer, the status says the wholesaler is gone', async () => {
+    const key = await gw.createKey('test');
+    const endpoint = `${PUBLIC_ENDPOINT}/orders`;
+    const { wholesaler } = (await gw.inject(register({ name: 'Bestellt', endpoint }, key.secret))).json();
+    // A test key reaches the sandbox for a custom id, so the order is really placed.
+    const order = {
+      method: 'POST' as const,
+      url: '/v1/orders',
+      key: key.secret,
+      headers: { 'idempotency-key': `order-${Math.random()}` },
+      body: { wholesaler: wholesaler.id, items: [{ pzn: '4114918', quantity: 1 }] },
+    };
+    const placed = await gw.inject(order);
+    expect(placed.statusCode).toBe(200);
+    const orderId = placed.json().order_id as string;
+    const status = () =>
+      gw.inject({
+        url: `/v1/orders/${orderId}/status`,
+        query: { wholesaler: wholesaler.id },
+        key: key.secret,
+      });
+    expect((await status()).statusCode).toBe(200);
+
+    const deleted = await gw.inject({
+      method: 'DELETE',
+      url: `/v1/wholesalers/custom/${wholesaler.id}`,
+      key: key.secret,
+      credentials: null,
+    });
+    expect(deleted.statusCode).toBe(204);
+
+    const replay = await gw.inject(order);
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(placed.json());
+    const gone = await status();
+    expect(gone.statusCode).toBe(404);
+    expect(gone.json()).toMatchObject({
+      error: 'wholesaler_not_found',
+      wholesaler: wholesaler.id,
+      message: expect.stringContaining(
+        `Order ${orderId} was placed with ${wholesaler.id}, which is no longer registered`,
+      ),
+    });
+
+    // The id is derived from the endpoint: registering it again brings the order's status back.
+    const again = await gw.inject(register({ name: 'Bestellt', endpoint }, key.secret));
+    expect(again.json().wholesaler.id).toBe(wholesaler.id);
+    expect((await status()).statusCode).toBe(200);
+  });
+
   it('needs an API key but no MSV3 credentials', async () => {
     const response = await gw.inject({ url: '/v1/wholesalers', key: null, credentials: null });
     expect(response.statusCode).toBe(401);

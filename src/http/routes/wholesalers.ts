@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
-import { registerCustomWholesaler } from '../../services/custom-wholesalers.js';
+import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/custom-wholesalers.js';
 import { NonBlankXmlText, XmlText } from '../schemas/strings.js';
 import type { GatewayApp } from '../types.js';
 
@@ -66,6 +66,16 @@ const CustomWholesalerBody = Type.Object(
   },
 );
 
+const CustomWholesalerParams = Type.Object({
+  id: Type.String({
+    minLength: 1,
+    maxLength: 80,
+    pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+    description: 'The custom wholesaler id, `custom-<slug of name>-<6 hex>`.',
+    examples: [CUSTOM_EXAMPLE.id],
+  }),
+});
+
 export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/wholesalers',
@@ -114,5 +124,24 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
         request.body,
       ),
     }),
+  );
+
+  app.delete(
+    '/v1/wholesalers/custom/:id',
+    {
+      schema: {
+        operationId: 'deleteCustomWholesaler',
+        tags: ['wholesalers'],
+        summary: 'Delete a custom wholesaler',
+        description:
+          "Removes a custom wholesaler of this account and mode. It disappears from `GET /v1/wholesalers` and can no longer be called, at once in every gateway process; the credential-free status probes of its endpoint stop by their next round (`WHOLESALER_PROBE_INTERVAL_MS`). Data already stored through it stay: orders placed with it keep their data and their wholesaler id, and an Idempotency-Key replay of such an order still answers as before; asking their status (`GET /v1/orders/{order_id}/status`) answers 404 `wholesaler_not_found`, saying the order's wholesaler is no longer registered. Registering the same endpoint again gives the same id back (unverified), and with it the status of those orders. Errors: 404 `wholesaler_not_found` (no custom wholesaler with this id in this account and mode: another account's, a catalogue wholesaler, or one deleted already).",
+        params: CustomWholesalerParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }) },
+      },
+    },
+    async (request, reply) => {
+      await removeCustomWholesaler({ db: deps.database.db }, request.auth, request.params.id);
+      return reply.code(204).send(null);
+    },
   );
 }

@@ -1,0 +1,64 @@
+/**
+ * Text from outside (a wholesaler's fault texts, the start of its error page) made safe to show: our
+ * error bodies end up in terminals, log viewers and web pages, so nothing in them may be interpreted by
+ * one of those. Removed: ANSI escape sequences (CSI such as colours and cursor moves, OSC such as window
+ * titles and hyperlinks, and the other string and two-character sequences), every remaining C0 and C1
+ * control character and DEL, the bidirectional formatting characters (overrides, embeddings, isolates
+ * and marks, which can make text read differently from what it is), and markup (`<script>…</script>` and
+ * `<style>…</style>` with their content, every other tag, comment or CDATA marker by itself). Whitespace
+ * runs become one space; the result is trimmed and at most `maxLength` characters long, ending in `…`
+ * when cut. A plain `<` or `>` that is no tag (`Menge < 5`) stays. Applying it twice changes nothing more.
+ * See docs/resilience.md, "Rough edges handled".
+ */
+
+export const UNTRUSTED_TEXT_MAX_LENGTH = 500;
+
+const ESC = '\\u001b';
+/** String sequences (OSC `ESC ]`, DCS `ESC P`, SOS `ESC X`, PM `ESC ^`, APC `ESC _`, and their 8-bit forms) up to BEL or ST. */
+const ANSI_STRING = new RegExp(
+  `(?:${ESC}[\\]PX^_]|[\\u0090\\u0098\\u009d\\u009e\\u009f])[\\s\\S]*?(?:\\u0007|${ESC}\\\\|\\u009c|$)`,
+  'g',
+);
+/** CSI (`ESC [` or 8-bit U+009B): parameter bytes, intermediate bytes, one final byte. */
+const ANSI_CSI = new RegExp(
+  `(?:${ESC}\\[|\\u009b)[\\u0030-\\u003f]*[\\u0020-\\u002f]*[\\u0040-\\u007e]?`,
+  'g',
+);
+/** Any other escape: ESC, intermediate bytes, one final byte (`ESC c`, `ESC ( B`). */
+const ANSI_OTHER = new RegExp(`${ESC}[\\u0020-\\u002f]*[\\u0030-\\u007e]?`, 'g');
+/** C0, DEL and C1 controls. */
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+/** Tab, line feed, vertical tab, form feed, carriage return, next line. */
+const SEPARATING_CONTROLS = '\t\n\u000b\f\r\u0085';
+/** Bidi embeddings and overrides (U+202A–U+202E), isolates (U+2066–U+2069), marks (LRM, RLM, ALM). */
+const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+const SCRIPT_OR_STYLE = /<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi;
+/** A tag, end tag, comment, CDATA marker, declaration or processing instruction. */
+const TAG = /<\/?[A-Za-z!?][^<>]*>/g;
+const WHITESPACE = /\s+/g;
+
+export function sanitizeUntrustedText(text: string, maxLength = UNTRUSTED_TEXT_MAX_LENGTH): string {
+  // Escape sequences and controls take no room on a terminal: gone without a trace, except line
+  // breaks and tabs, which separate words.
+  let clean = text
+    .replace(ANSI_STRING, '')
+    .replace(ANSI_CSI, '')
+    .replace(ANSI_OTHER, '')
+    .replace(CONTROLS, (control) => (SEPARATING_CONTROLS.includes(control) ? ' ' : ''))
+    .replace(BIDI, '');
+  // Removing one tag may join the pieces of another (`<a<b>>`): repeat until none is left.
+  for (let before = ''; before !== clean; ) {
+    before = clean;
+    clean = clean.replace(SCRIPT_OR_STYLE, ' ').replace(TAG, ' ');
+  }
+  clean = clean.replace(WHITESPACE, ' ').trim();
+  return clean.length > maxLength ? cut(clean, maxLength) : clean;
+}
+
+/** The first `maxLength - 1` characters (no surrogate pair split) and `…`. */
+function cut(text: string, maxLength: number): string {
+  let end = maxLength - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end).trimEnd()}…`;
+}
