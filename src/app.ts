@@ -31,6 +31,7 @@ import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
 import { buildSerializer } from './http/serializer.js';
 import type { GatewayApp } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
+import type { Outbound } from './lib/address-policy.js';
 import type { Clock } from './lib/clock.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -56,6 +57,8 @@ export interface AppDeps {
   wholesalerStatus: WholesalerStatusFeed;
   /** Webhook delivery (worker, HTTP client); pass `webhooks.wake` to `recordEvent`. */
   webhooks: Webhooks;
+  /** The outbound address policy (the same object the transports and webhooks use) for URL checks. */
+  outbound: Outbound;
 }
 
 /** A route module: `registerXRoutes(app, deps)` in `src/http/routes/<resource>.ts`. */

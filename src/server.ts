@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { GatewayApp } from './http/types.js';
 import { VERSION } from './http/version.js';
+import { createAddressPolicy } from './lib/address-policy.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
@@ -71,6 +72,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     opened.unshift({ name: 'rate limiter', close: () => rateLimiter.close() });
     const sandboxUrl = await startSandbox(config, clock, opened);
     const wholesalerStatus = createWholesalerStatusFeed();
+    // One policy for every customer-chosen outbound address: registrations, webhooks, custom wholesalers.
+    const outbound = { policy: createAddressPolicy(config.network) };
     const upstream = createUpstream({
       config,
       db: database.db,
@@ -78,10 +81,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       sandboxUrl: () => sandboxUrl,
       clock,
       onBreakerChange: wholesalerStatus.publish,
+      addressPolicy: outbound.policy,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
     const metrics = createMetrics({ processMetrics: true });
-    const webhooks = createWebhooks({ config, database, clock, metrics, logger, version: VERSION });
+    const webhooks = createWebhooks({
+      config,
+      database,
+      clock,
+      metrics,
+      logger,
+      version: VERSION,
+      addressPolicy: outbound.policy,
+    });
     const stopWebhooks = () => webhooks.close({ timeoutMs: config.server.shutdownTimeoutMs });
     opened.unshift({ name: 'webhook worker', close: stopWebhooks });
     const watch = watchWholesalerStatus({
@@ -104,6 +116,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       upstream: upstream.deps,
       wholesalerStatus,
       webhooks,
+      outbound,
     });
     opened.unshift({ name: 'app', close: () => app.close() });
     await app.listen({ host: config.server.host, port: config.server.port });

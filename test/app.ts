@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { type AppDeps, buildApp, ROUTES, type RouteRegistration } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { GatewayApp } from '../src/http/types.js';
-import type { HostLookup } from '../src/lib/address-policy.js';
+import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
@@ -37,12 +37,18 @@ export async function buildTestApp(
     upstream?: UpstreamDeps;
     wholesalerStatus?: WholesalerStatusFeed;
     webhooks?: Webhooks;
-    /** Host name resolution for webhook URL checks and deliveries (instead of DNS). */
+    /** Host name resolution for outbound URL checks and webhook deliveries (instead of DNS). */
     lookup?: HostLookup;
+    /** Default: built from the configuration. Pass the one the upstream transports use to share it. */
+    addressPolicy?: AddressPolicy;
   } = {},
 ): Promise<{ app: GatewayApp; deps: AppDeps }> {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...overrides.env });
   const metrics = createMetrics();
+  const outbound = {
+    policy: overrides.addressPolicy ?? createAddressPolicy(config.network),
+    ...(overrides.lookup === undefined ? {} : { lookup: overrides.lookup }),
+  };
   const deps: AppDeps = {
     config,
     database,
@@ -74,8 +80,10 @@ export async function buildTestApp(
         metrics,
         logger: createLogger({ level: 'silent' }),
         version: 'test',
+        addressPolicy: outbound.policy,
         lookup: overrides.lookup,
       }),
+    outbound,
   };
   return { app: await buildApp(deps, [...ROUTES, ...(overrides.extraRoutes ?? [])]), deps };
 }
