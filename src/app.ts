@@ -116,7 +116,12 @@ export async function buildApp(
   const addMethodNotAllowedRoutes = trackRouteMethods(app);
   // onRequest hooks run in this order: request id and shutdown check, API key, rate limit.
   installLifecycle(app);
-  installAuth(app, { db: deps.database.db, clock: deps.clock, cacheTtlMs: deps.config.apiKeys.cacheTtlMs });
+  installAuth(app, {
+    db: deps.database.db,
+    clock: deps.clock,
+    cacheTtlMs: deps.config.apiKeys.cacheTtlMs,
+    rateLimiter: deps.rateLimiter,
+  });
   installRateLimit(app, deps);
   // Idempotency-Key on routes with `config: { idempotent: true }` (after auth and validation).
   installIdempotency(app, {

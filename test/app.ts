@@ -6,6 +6,7 @@ import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../src
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
+import { budgetsFrom } from '../src/ratelimit/create.js';
 import { createMemoryRateLimiter } from '../src/ratelimit/memory.js';
 import type { RateLimiter } from '../src/ratelimit/rate-limiter.js';
 import type { UpstreamDeps } from '../src/services/wholesaler-call.js';
@@ -52,12 +53,7 @@ export async function buildTestApp(
   const deps: AppDeps = {
     config,
     database,
-    rateLimiter:
-      overrides.rateLimiter ??
-      createMemoryRateLimiter({
-        test: { points: config.rateLimit.testPoints, windowSeconds: config.rateLimit.testWindowSeconds },
-        live: { points: config.rateLimit.livePoints, windowSeconds: config.rateLimit.liveWindowSeconds },
-      }),
+    rateLimiter: overrides.rateLimiter ?? createMemoryRateLimiter(budgetsFrom(config)),
     logger: overrides.logger ?? createLogger({ level: 'silent' }),
     clock: overrides.clock ?? systemClock,
     metrics,
