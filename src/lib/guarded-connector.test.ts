@@ -115,11 +115,15 @@ describe('createGuardedConnector', () => {
     expect({ lookups, opened: opener.calls }).toEqual({ lookups: 0, opened: 0 });
   });
 
-  it('connects to an allowed address of a name, skipping the refused ones', async () => {
-    const lookup: HostLookup = async () => [
-      { address: '169.254.169.254', family: 4 },
-      { address: '127.0.0.1', family: 4 },
-    ];
+  it('connects to an allowed address of a name, skipping the refused ones, resolving once', async () => {
+    let lookups = 0;
+    const lookup: HostLookup = async () => {
+      lookups++;
+      return [
+        { address: '169.254.169.254', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ];
+    };
     const connector = createGuardedConnector({ connectTimeoutMs: 1_000, policy: allowAll, lookup });
     const before = accepted;
     const result = await connectThrough(connector, `http://receiver.example:${port}/`);
@@ -127,6 +131,7 @@ describe('createGuardedConnector', () => {
     expect(result.socket.remoteAddress).toBe('127.0.0.1');
     result.socket.destroy();
     await expect.poll(() => accepted).toBe(before + 1);
+    expect(lookups).toBe(1); // the socket got the checked addresses, not a second answer
   });
 
   it('applies an ALLOWED_PRIVATE_CIDRS list: an address inside is connected to, one outside refused', async () => {
