@@ -32,6 +32,7 @@ import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
 import { buildSerializer } from './http/serializer.js';
 import type { GatewayApp } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
+import type { Outbound } from './lib/address-policy.js';
 import type { Clock } from './lib/clock.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -57,6 +58,8 @@ export interface AppDeps {
   wholesalerStatus: WholesalerStatusFeed;
   /** Webhook delivery (worker, HTTP client); pass `webhooks.wake` to `recordEvent`. */
   webhooks: Webhooks;
+  /** The outbound address policy (the same object the transports and webhooks use) for URL checks. */
+  outbound: Outbound;
 }
 
 /** A route module: `registerXRoutes(app, deps)` in `src/http/routes/<resource>.ts`. */
@@ -115,7 +118,12 @@ export async function buildApp(
   const addMethodNotAllowedRoutes = trackRouteMethods(app);
   // onRequest hooks run in this order: request id and shutdown check, API key, rate limit.
   installLifecycle(app);
-  installAuth(app, { db: deps.database.db, clock: deps.clock, cacheTtlMs: deps.config.apiKeys.cacheTtlMs });
+  installAuth(app, {
+    db: deps.database.db,
+    clock: deps.clock,
+    cacheTtlMs: deps.config.apiKeys.cacheTtlMs,
+    rateLimiter: deps.rateLimiter,
+  });
   installRateLimit(app, deps);
   // Idempotency-Key on routes with `config: { idempotent: true }` (after auth and validation).
   installIdempotency(app, {

@@ -114,6 +114,35 @@ describe('loadConfig', () => {
     expect(error.message).toContain(message);
   });
 
+  it('reads ALLOWED_PRIVATE_CIDRS as a comma-separated list of CIDR ranges', () => {
+    expect(loadConfig({}).network.allowedPrivateCidrs).toBeUndefined();
+    expect(
+      loadConfig({ ALLOWED_PRIVATE_CIDRS: ' 10.20.0.0/16, 127.0.0.0/8 ,::1/128,' }).network
+        .allowedPrivateCidrs,
+    ).toEqual(['10.20.0.0/16', '127.0.0.0/8', '::1/128']);
+    const file = writeFile('cidrs.json', { network: { allowedPrivateCidrs: ['192.168.7.0/24'] } });
+    expect(loadConfig({}, { file }).network.allowedPrivateCidrs).toEqual(['192.168.7.0/24']);
+  });
+
+  it.each([
+    ['10.20.0.0/16,intranet', '"intranet" is not a CIDR range: expected an IP address and a prefix length'],
+    ['10.20.1.0/16', '"10.20.1.0/16" is not a CIDR range: the address has bits set beyond the /16 prefix'],
+    ['::1/129', '"::1/129" is not a CIDR range: the prefix length must be 0 to 128'],
+  ])('stops start-up on ALLOWED_PRIVATE_CIDRS=%s, naming the variable', (value, message) => {
+    const error = configError({ ALLOWED_PRIVATE_CIDRS: value });
+    expect(error.variable).toBe('ALLOWED_PRIVATE_CIDRS');
+    expect(error.message).toContain(`ALLOWED_PRIVATE_CIDRS: ${message}`);
+  });
+
+  it('names ALLOWED_PRIVATE_CIDRS and the file for a list entry of the wrong type', () => {
+    const file = writeFile('cidr-type.json', { network: { allowedPrivateCidrs: [10] } });
+    const error = configError({}, { file });
+    expect(error.variable).toBe('ALLOWED_PRIVATE_CIDRS');
+    expect(error.message).toContain(
+      `ALLOWED_PRIVATE_CIDRS (network.allowedPrivateCidrs in ${file}) must be string`,
+    );
+  });
+
   it('never echoes the value of a secret setting', () => {
     const error = configError({ METRICS_TOKEN: 'short-secret' });
     expect(error.variable).toBe('METRICS_TOKEN');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Static, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { parseCidr } from './lib/address-policy.js';
 
 /**
  * The one configuration schema. Each setting is a TypeBox schema inside a section and names its
@@ -87,6 +88,20 @@ export const ConfigSchema = Type.Object({
       default: true,
       description:
         'On a start with no API key in the database, create an account and a pk_test_ key and print it once (stdout); false in production, where keys come from `keys create`.',
+    }),
+    failuresPerAddress: Type.Integer({
+      env: 'API_KEY_FAILURES_PER_ADDRESS',
+      default: 20,
+      minimum: 1,
+      description:
+        'Unknown or revoked API keys one client address (an IPv6 /64) may present per window; then 429 rate_limited, and unknown keys are not looked up until the window ends.',
+    }),
+    failureWindowSeconds: Type.Integer({
+      env: 'API_KEY_FAILURE_WINDOW_SECONDS',
+      default: 60,
+      minimum: 1,
+      maximum: 86_400,
+      description: 'Window for API_KEY_FAILURES_PER_ADDRESS, in seconds.',
     }),
   }),
   rateLimit: Type.Object({
@@ -178,8 +193,15 @@ export const ConfigSchema = Type.Object({
       env: 'ALLOW_PRIVATE_ENDPOINTS',
       default: false,
       description:
-        'Allow custom wholesaler and webhook URLs on private, loopback or link-local addresses (plain http included).',
+        'Allow custom wholesaler and webhook URLs on every private and loopback address (plain http included); link-local and cloud metadata addresses stay refused.',
     }),
+    allowedPrivateCidrs: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        env: 'ALLOWED_PRIVATE_CIDRS',
+        description:
+          'Comma-separated CIDR ranges (e.g. `10.20.0.0/16,::1/128`) of private addresses custom wholesaler and webhook URLs may use, plain http included, when ALLOW_PRIVATE_ENDPOINTS is off; link-local and cloud metadata addresses stay refused.',
+      }),
+    ),
   }),
   wholesalers: Type.Object({
     catalogueFile: Type.Optional(
@@ -405,16 +427,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = 
 
   const error = checkConfig.Errors(raw)[0];
   if (error !== undefined) {
-    const setting = settings.find((s) => `/${s.section}/${s.key}` === error.instancePath);
+    const setting = settings.find((s) => `${error.instancePath}/`.startsWith(`/${s.section}/${s.key}/`));
     const name = setting?.env ?? 'CONFIG_FILE';
     const shown = setting?.schema.secret ? '' : ` (got ${JSON.stringify(valueAt(raw, error.instancePath))})`;
     const problem =
       error.keyword === 'pattern' && setting?.schema.hint
         ? `must be ${setting.schema.hint}`
         : describe(error);
-    throw new ConfigError(name, `${origin.get(error.instancePath) ?? name} ${problem}${shown}`);
+    const path = setting === undefined ? error.instancePath : `/${setting.section}/${setting.key}`;
+    throw new ConfigError(name, `${origin.get(path) ?? name} ${problem}${shown}`);
   }
   const config = raw as Config;
+  checkCidrs(config, origin.get('/network/allowedPrivateCidrs') ?? 'ALLOWED_PRIVATE_CIDRS');
   checkCombinations(config);
   return deepFreeze(config);
 }
@@ -450,6 +474,19 @@ function checkCombinations(config: Config): void {
   }
 }
 
+/** The CIDR ranges are parsed here, so a bad one stops start-up instead of the first outbound call. */
+function checkCidrs(config: Config, origin: string): void {
+  for (const text of config.network.allowedPrivateCidrs ?? []) {
+    const parsed = parseCidr(text);
+    if (!parsed.ok) {
+      throw new ConfigError(
+        'ALLOWED_PRIVATE_CIDRS',
+        `${origin}: "${text}" is not a CIDR range: ${parsed.problem}`,
+      );
+    }
+  }
+}
+
 function readConfigFile(path: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -469,6 +506,12 @@ function fromEnvText(schema: TSchema, text: string): unknown {
   const type = (schema as { type?: string }).type;
   const trimmed = text.trim();
   if ((type === 'integer' || type === 'number') && /^[+-]?\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  if (type === 'array') {
+    return trimmed
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  }
   if (type === 'boolean') {
     if (/^(true|1|yes|on)$/i.test(trimmed)) return true;
     if (/^(false|0|no|off)$/i.test(trimmed)) return false;

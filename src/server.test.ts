@@ -18,6 +18,9 @@ function slowLimiter(delayMs: number): RateLimiter & { closed: boolean } {
       await sleep(delayMs);
       return { allowed: true, limit: 10, remaining: 9, resetSeconds: 1 };
     },
+    async peek() {
+      return { allowed: true, limit: 10, remaining: 10, resetSeconds: 0 };
+    },
     async close() {
       this.closed = true;
     },

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { GatewayApp } from './http/types.js';
 import { VERSION } from './http/version.js';
+import { createAddressPolicy } from './lib/address-policy.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
@@ -83,6 +84,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const wholesalerStatus = createWholesalerStatusFeed();
     // Aborted on shutdown, shortly before the limit: stops the wholesaler calls still in flight.
     const stopCalls = new AbortController();
+    // One policy for every customer-chosen outbound address: registrations, webhooks, custom wholesalers.
+    const outbound = { policy: createAddressPolicy(config.network) };
     const upstream = createUpstream({
       config,
       db: database.db,
@@ -91,10 +94,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       clock,
       onBreakerChange: wholesalerStatus.publish,
       stop: stopCalls.signal,
+      addressPolicy: outbound.policy,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
     const metrics = createMetrics({ processMetrics: true });
-    const webhooks = createWebhooks({ config, database, clock, metrics, logger, version: VERSION });
+    const webhooks = createWebhooks({
+      config,
+      database,
+      clock,
+      metrics,
+      logger,
+      version: VERSION,
+      addressPolicy: outbound.policy,
+    });
     const timing = shutdownTiming(config.server.shutdownTimeoutMs);
     // Deliveries still in flight then are aborted with the wholesaler calls; their leases are released
     // while the database is still open, so another worker retries them.
@@ -120,6 +132,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       upstream: upstream.deps,
       wholesalerStatus,
       webhooks,
+      outbound,
     });
     opened.unshift({ name: 'app', close: () => app.close() });
     await app.listen({ host: config.server.host, port: config.server.port });

@@ -2,10 +2,11 @@ import type { Logger } from 'pino';
 import { type AppDeps, buildApp, ROUTES, type RouteRegistration } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { GatewayApp } from '../src/http/types.js';
-import type { HostLookup } from '../src/lib/address-policy.js';
+import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
+import { budgetsFrom } from '../src/ratelimit/create.js';
 import { createMemoryRateLimiter } from '../src/ratelimit/memory.js';
 import type { RateLimiter } from '../src/ratelimit/rate-limiter.js';
 import type { UpstreamDeps } from '../src/services/wholesaler-call.js';
@@ -37,21 +38,22 @@ export async function buildTestApp(
     upstream?: UpstreamDeps;
     wholesalerStatus?: WholesalerStatusFeed;
     webhooks?: Webhooks;
-    /** Host name resolution for webhook URL checks and deliveries (instead of DNS). */
+    /** Host name resolution for outbound URL checks and webhook deliveries (instead of DNS). */
     lookup?: HostLookup;
+    /** Default: built from the configuration. Pass the one the upstream transports use to share it. */
+    addressPolicy?: AddressPolicy;
   } = {},
 ): Promise<{ app: GatewayApp; deps: AppDeps }> {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...overrides.env });
   const metrics = createMetrics();
+  const outbound = {
+    policy: overrides.addressPolicy ?? createAddressPolicy(config.network),
+    ...(overrides.lookup === undefined ? {} : { lookup: overrides.lookup }),
+  };
   const deps: AppDeps = {
     config,
     database,
-    rateLimiter:
-      overrides.rateLimiter ??
-      createMemoryRateLimiter({
-        test: { points: config.rateLimit.testPoints, windowSeconds: config.rateLimit.testWindowSeconds },
-        live: { points: config.rateLimit.livePoints, windowSeconds: config.rateLimit.liveWindowSeconds },
-      }),
+    rateLimiter: overrides.rateLimiter ?? createMemoryRateLimiter(budgetsFrom(config)),
     logger: overrides.logger ?? createLogger({ level: 'silent' }),
     clock: overrides.clock ?? systemClock,
     metrics,
@@ -74,8 +76,10 @@ export async function buildTestApp(
         metrics,
         logger: createLogger({ level: 'silent' }),
         version: 'test',
+        addressPolicy: outbound.policy,
         lookup: overrides.lookup,
       }),
+    outbound,
   };
   return { app: await buildApp(deps, [...ROUTES, ...(overrides.extraRoutes ?? [])]), deps };
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AppDeps, RouteRegistration } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { GatewayApp } from '../src/http/types.js';
-import type { HostLookup } from '../src/lib/address-policy.js';
+import { createAddressPolicy, type HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import type { MockWholesaler, MockWholesalerOptions } from '../src/mock/index.js';
 import { startMockWholesaler } from '../src/mock/index.js';
@@ -81,6 +81,7 @@ export interface GatewayOptions {
   mockOptions?: Partial<Record<keyof Mocks, MockWholesalerOptions>>;
   clock?: Clock;
   logger?: Logger;
+  /** Host name resolution instead of DNS: URL checks, webhook deliveries and custom wholesaler calls. */
   lookup?: HostLookup;
   extraRoutes?: RouteRegistration[];
 }
@@ -166,6 +167,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...options.env,
     };
     const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...env });
+    const addressPolicy = createAddressPolicy(config.network);
     const statusChanges: WholesalerStatusChange[] = [];
     const wholesalerStatus = createWholesalerStatusFeed();
     wholesalerStatus.subscribe((change) => statusChanges.push(change));
@@ -176,12 +178,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       sandboxUrl: () => mocks.sandbox.url,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       onBreakerChange: wholesalerStatus.publish,
+      addressPolicy,
+      ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     });
     started.unshift(upstream);
     const { app, deps } = await buildTestApp(options.database, {
       env,
       upstream: upstream.deps,
       wholesalerStatus,
+      addressPolicy,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...(options.lookup === undefined ? {} : { lookup: options.lookup }),

@@ -20,6 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { createAddressPolicy } from '../../src/lib/address-policy.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { type Database, type Dialect, openDatabase } from '../../src/store/database.js';
@@ -104,7 +105,7 @@ async function benchmark(dialect: Dialect, receiver: ReceiverProcess): Promise<R
   const client = createWebhookHttpClient({
     timeoutMs: 10_000,
     connectTimeoutMs: 5_000,
-    allowPrivate: true,
+    addressPolicy: createAddressPolicy({ allowPrivateEndpoints: true }),
     connectionsPerOrigin: CONCURRENCY,
   });
   const pool = database.pgPool;
@@ -130,7 +131,7 @@ async function benchmark(dialect: Dialect, receiver: ReceiverProcess): Promise<R
       const deps = {
         db: database.db,
         clock: systemClock,
-        allowPrivate: true,
+        addressPolicy: createAddressPolicy({ allowPrivateEndpoints: true }),
         resolveWholesaler: anyWholesaler,
       };
       await createSubscription(deps, scope, {

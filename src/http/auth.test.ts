@@ -5,6 +5,7 @@ import { registerProbeRoutes } from '../../test/probe-routes.js';
 import { manualClock } from '../lib/clock.js';
 import { generateApiKey } from '../store/api-key-secret.js';
 import { findApiKey, findApiKeyByHash, recordApiKeyUse, revokeApiKey } from '../store/api-keys.js';
+import { UNKNOWN_KEY_TTL_MS } from './auth.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from './database-errors.js';
 
 // The real functions, counted (for the cache tests).
@@ -52,7 +53,10 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
       headers: { 'x-api-key': generateApiKey('test') },
     });
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toMatchObject({ error: 'api_key_invalid', message: 'The API key is not known.' });
+    expect(response.json()).toMatchObject({
+      error: 'api_key_invalid',
+      message: 'The API key is unknown or has been revoked.',
+    });
     await app.close();
   });
 
@@ -67,7 +71,7 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     expect(response.statusCode).toBe(401);
     expect(response.json()).toMatchObject({
       error: 'api_key_invalid',
-      message: 'The API key has been revoked.',
+      message: 'The API key is unknown or has been revoked.',
     });
     await app.close();
   });
@@ -105,14 +109,14 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     expect(refused.statusCode).toBe(401);
     expect(refused.json()).toMatchObject({
       error: 'api_key_invalid',
-      message: 'The API key has been revoked.',
+      message: 'The API key is unknown or has been revoked.',
     });
     clock.advance(60_000);
     expect((await call()).statusCode).toBe(401); // a revoked record stays refused
     await app.close();
   });
 
-  it('answers remembered keys without the database, and looks unknown keys up every time', async () => {
+  it('answers remembered keys without the database, and an unknown key once per UNKNOWN_KEY_TTL_MS', async () => {
     const { app } = await appFor({ API_KEY_CACHE_TTL_MS: '5000' });
     const { secret, accountId } = await createTestKey(getDatabase());
     const unknown = generateApiKey('test');
@@ -120,10 +124,13 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     const call = (key: string) => app.inject({ url: '/test/whoami', headers: { 'x-api-key': key } });
     for (let i = 0; i < 5; i++) expect((await call(secret)).json()).toMatchObject({ accountId });
     for (let i = 0; i < 3; i++) expect((await call(unknown)).statusCode).toBe(401);
-    expect(lookups()).toBe(1 + 3);
+    expect(lookups()).toBe(1 + 1);
     clock.advance(5_000);
     await call(secret);
-    expect(lookups()).toBe(5);
+    expect(lookups()).toBe(3);
+    clock.advance(UNKNOWN_KEY_TTL_MS - 5_000);
+    expect((await call(unknown)).statusCode).toBe(401);
+    expect(lookups()).toBe(4);
     await app.close();
   });
 

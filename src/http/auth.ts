@@ -1,15 +1,21 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
+import type { RateLimiter } from '../ratelimit/rate-limiter.js';
 import { hashApiKey, parseApiKey } from '../store/api-key-secret.js';
 import { type ApiKey, findApiKeyByHash, isRevoked, recordApiKeyUse } from '../store/api-keys.js';
 import type { Tables } from '../store/schema.js';
+import { createApiKeyCache, createHashSet } from './api-key-cache.js';
+import { failureCounterKey, tooManyFailures } from './auth-failures.js';
 import { databaseUnavailable } from './database-errors.js';
 import { ApiError } from './errors.js';
 import type { GatewayApp } from './types.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
-/** Keys remembered at most; the oldest entry goes first. */
-const CACHE_MAX_KEYS = 10_000;
+/**
+ * How long a process answers a key the database did not know without asking again. Keys are random
+ * (30 base62 characters), so one that was unknown a minute ago is not suddenly issued.
+ */
+export const UNKNOWN_KEY_TTL_MS = 60_000;
 
 export interface AuthDeps {
   db: Kysely<Tables>;
@@ -19,15 +25,52 @@ export interface AuthDeps {
    * Revocation (`keys revoke`, another process) is seen within this time.
    */
   cacheTtlMs?: number;
+  /** Counts failed attempts per client address in its `auth_failures` budget. */
+  rateLimiter: RateLimiter;
 }
+
+/** One answer for every key that does not authenticate, so callers cannot tell revoked from unknown. */
+const KEY_REFUSED = 'The API key is unknown or has been revoked.';
 
 /**
  * Resolves X-API-Key to `request.auth` on every route that is not public. The format and checksum
  * are checked before the database is asked; the stored SHA-256 is looked up, never the key. Keys found
- * (revoked or not) are remembered by hash for `cacheTtlMs`; unknown keys are never remembered.
+ * (revoked or not) are remembered by hash for `cacheTtlMs`, unknown ones for UNKNOWN_KEY_TTL_MS.
+ *
+ * Failed attempts (unknown or revoked keys) are counted per client address (docs/security.md). Once an
+ * address has used up its budget, every failure from it is answered 429, and a key this process has not
+ * seen authenticate is not looked up at all until the window ends: a flood of random keys costs no
+ * database lookups beyond the budget. Keys that authenticate are not counted and keep working.
  */
 export function installAuth(app: GatewayApp, deps: AuthDeps): void {
   const cache = createApiKeyCache(deps.clock, deps.cacheTtlMs ?? 0);
+  const unknownKeys = createHashSet(deps.clock, UNKNOWN_KEY_TTL_MS);
+  /** Keys that authenticated in this process: looked up even from an address over its budget. */
+  const knownKeys = createHashSet(deps.clock);
+
+  async function lookUp(hash: string, client: string): Promise<ApiKey | undefined> {
+    const cached = cache.get(hash);
+    if (cached !== undefined) return cached;
+    if (unknownKeys.has(hash)) return undefined;
+    if (!knownKeys.has(hash)) {
+      const failures = await deps.rateLimiter.peek(client, 'auth_failures');
+      if (!failures.allowed) throw tooManyFailures(failures);
+    }
+    // The lookup is the only thing here that can fail: whatever it throws, the database is the cause.
+    const found = await findApiKeyByHash(deps.db, hash).catch((cause: unknown) => {
+      throw databaseUnavailable(cause, 'API keys cannot be checked right now; retry shortly.');
+    });
+    if (found === undefined) unknownKeys.add(hash);
+    if (found !== undefined && !isRevoked(found, deps.clock.now())) knownKeys.add(hash);
+    else knownKeys.delete(hash);
+    return found === undefined ? undefined : cache.set(hash, found);
+  }
+
+  async function refuse(client: string): Promise<never> {
+    const failures = await deps.rateLimiter.consume(client, 'auth_failures');
+    throw failures.allowed ? new ApiError('api_key_invalid', KEY_REFUSED) : tooManyFailures(failures);
+  }
+
   app.decorateRequest('auth', null as never);
   app.addHook('onRequest', async (request) => {
     if (request.is404 || request.routeOptions.config.public) return;
@@ -35,24 +78,17 @@ export function installAuth(app: GatewayApp, deps: AuthDeps): void {
     if (presented === undefined || presented === '') {
       throw new ApiError('api_key_missing', 'Send your API key in the X-API-Key header.');
     }
+    // Malformed keys cost nothing (no lookup) and cannot be guessed into valid ones: not counted.
     if (typeof presented !== 'string' || parseApiKey(presented) === undefined) {
       throw new ApiError(
         'api_key_invalid',
         'The X-API-Key header is not a well-formed key (pk_test_… or pk_live_…).',
       );
     }
-    const hash = hashApiKey(presented);
-    let key = cache.get(hash);
-    if (key === undefined) {
-      // The lookup is the only thing here that can fail: whatever it throws, the database is the cause.
-      key = await findApiKeyByHash(deps.db, hash).catch((cause: unknown) => {
-        throw databaseUnavailable(cause, 'API keys cannot be checked right now; retry shortly.');
-      });
-      if (key === undefined) throw new ApiError('api_key_invalid', 'The API key is not known.');
-      key = cache.set(hash, key);
-    }
-    if (isRevoked(key, deps.clock.now()))
-      throw new ApiError('api_key_invalid', 'The API key has been revoked.');
+    const client = failureCounterKey(request.ip);
+    const key = await lookUp(hashApiKey(presented), client);
+    // A rolled key (`keys roll`) stays valid until its scheduled revocation.
+    if (key === undefined || isRevoked(key, deps.clock.now())) return refuse(client);
     request.auth = { accountId: key.accountId, keyId: key.id, mode: key.mode };
 
     const now = deps.clock.now();
@@ -64,35 +100,4 @@ export function installAuth(app: GatewayApp, deps: AuthDeps): void {
       );
     }
   });
-}
-
-interface ApiKeyCache {
-  /** A private, mutable copy of the record, or undefined when absent or older than the TTL. */
-  get(hash: string): ApiKey | undefined;
-  /** Remembers a copy of `key` and returns the record to use (the copy, or `key` without caching). */
-  set(hash: string, key: ApiKey): ApiKey;
-}
-
-/** Found keys by SHA-256 for `ttlMs` (a no-op cache when 0), at most CACHE_MAX_KEYS. */
-export function createApiKeyCache(clock: Clock, ttlMs: number): ApiKeyCache {
-  if (ttlMs <= 0) return { get: () => undefined, set: (_hash, key) => key };
-  const entries = new Map<string, { key: ApiKey; expiresAt: number }>();
-  return {
-    get(hash) {
-      const entry = entries.get(hash);
-      if (entry === undefined) return undefined;
-      if (clock.now() >= entry.expiresAt) {
-        entries.delete(hash);
-        return undefined;
-      }
-      return entry.key;
-    },
-    set(hash, key) {
-      entries.delete(hash);
-      if (entries.size >= CACHE_MAX_KEYS) entries.delete(entries.keys().next().value as string);
-      const copy = { ...key };
-      entries.set(hash, { key: copy, expiresAt: clock.now() + ttlMs });
-      return copy;
-    },
-  };
 }

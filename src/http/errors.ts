@@ -129,7 +129,8 @@ export const ERROR_CATALOGUE = {
   rate_limited: {
     code: '1400',
     status: 429,
-    description: "The API key's request budget is spent; see Retry-After.",
+    description:
+      "The API key's request budget, or the client address's budget of failed API key attempts, is spent; see Retry-After.",
   },
   wholesaler_throttled: {
     code: '1401',

@@ -22,7 +22,8 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
       if (error.code === 'ADDRESS_NOT_ALLOWED') {
         return new ApiError(
           'endpoint_not_allowed',
-          `The endpoint of ${wholesaler} resolves to a private, loopback or link-local address, which this gateway does not call (see ALLOW_PRIVATE_ENDPOINTS).`,
+          // Never the address it resolved to: that would map the gateway's internal DNS for the caller.
+          `The endpoint of ${wholesaler} does not resolve to an address this gateway calls: public addresses, private ones only where the operator allows them, link-local and cloud metadata addresses never.`,
           options,
         );
       }

@@ -1,150 +1,152 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import {
+  type AddressKind,
+  classifyAddress,
+  describeKind,
+  effectiveAddress,
+  ipv4Readings,
+  ipv6Words,
+  parseAddress,
+} from './address-kinds.js';
 
 /**
- * Which outbound addresses the gateway may connect to (webhook targets, custom MSV3 endpoints).
- * Public unicast only, unless the operator sets ALLOW_PRIVATE_ENDPOINTS. Ranges follow the IANA
- * special-purpose registries; IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4) are judged
- * by the embedded address, so `::ffff:127.0.0.1` is loopback.
+ * Which outbound addresses the gateway may connect to (webhook receivers, custom MSV3 endpoints); see
+ * docs/security.md. Public unicast addresses always; private, loopback and other non-public unicast
+ * ranges when the operator allows them (ALLOW_PRIVATE_ENDPOINTS: all of them; ALLOWED_PRIVATE_CIDRS:
+ * the listed ones); link-local addresses and cloud metadata services never, whatever the settings, in
+ * every form that reaches them (IPv4-mapped, -compatible and -translated IPv6, NAT64, 6to4).
  */
-export type AddressKind =
-  | 'public'
-  | 'unspecified'
-  | 'loopback'
-  | 'private'
-  | 'shared' // CGNAT 100.64/10
-  | 'link_local'
-  | 'multicast'
-  | 'broadcast'
-  | 'documentation'
-  | 'benchmarking'
-  | 'reserved'
-  | 'invalid';
-
-const V4_RANGES: [string, number, AddressKind][] = [
-  ['0.0.0.0', 8, 'unspecified'],
-  ['10.0.0.0', 8, 'private'],
-  ['100.64.0.0', 10, 'shared'],
-  ['127.0.0.0', 8, 'loopback'],
-  ['169.254.0.0', 16, 'link_local'],
-  ['172.16.0.0', 12, 'private'],
-  ['192.0.0.0', 24, 'reserved'], // IETF protocol assignments
-  ['192.0.2.0', 24, 'documentation'],
-  ['192.88.99.0', 24, 'reserved'], // deprecated 6to4 relay anycast
-  ['192.168.0.0', 16, 'private'],
-  ['198.18.0.0', 15, 'benchmarking'],
-  ['198.51.100.0', 24, 'documentation'],
-  ['203.0.113.0', 24, 'documentation'],
-  ['224.0.0.0', 4, 'multicast'],
-  ['255.255.255.255', 32, 'broadcast'],
-  ['240.0.0.0', 4, 'reserved'],
-];
-
-/** IPv6 outside 2000::/3 is not global unicast; inside it, these are still special. */
-const V6_RANGES: [string, number, AddressKind][] = [
-  ['::', 128, 'unspecified'],
-  ['::1', 128, 'loopback'],
-  ['fe80::', 10, 'link_local'],
-  ['fec0::', 10, 'link_local'], // deprecated site-local
-  ['fc00::', 7, 'private'], // unique local
-  ['ff00::', 8, 'multicast'],
-  ['2001:db8::', 32, 'documentation'],
-  ['3fff::', 20, 'documentation'],
-  ['2001::', 23, 'reserved'], // IETF protocol assignments: Teredo, benchmarking, ORCHID
-  ['5f00::', 16, 'reserved'], // SRv6 SIDs
-  ['64:ff9b:1::', 48, 'private'], // local-use NAT64
-  ['100::', 64, 'reserved'], // discard-only
-];
-
-function rangeTable(ranges: [string, number, AddressKind][], type: 'ipv4' | 'ipv6') {
-  return ranges.map(([network, prefix, kind]) => {
-    const list = new BlockList();
-    list.addSubnet(network, prefix, type);
-    return { list, kind };
-  });
+export interface AddressPolicy {
+  judge(ip: string): AddressVerdict;
+  /** The connect-time decision: `public` or `private_allowed`. */
+  allowsAddress(ip: string): boolean;
+  /** Host names refused whatever they resolve to: the cloud metadata services' names. */
+  refusesHostName(host: string): boolean;
+  /** Whether any non-public address may be called (either setting is on). */
+  readonly admitsPrivate: boolean;
 }
 
-const V4_TABLE = rangeTable(V4_RANGES, 'ipv4');
-const V6_TABLE = rangeTable(V6_RANGES, 'ipv6');
-const GLOBAL_UNICAST_V6 = new BlockList();
-GLOBAL_UNICAST_V6.addSubnet('2000::', 3, 'ipv6');
+export type AddressVerdict = 'public' | 'private_allowed' | 'private_refused' | 'never';
 
-/** What kind of address `ip` is (an IP literal without brackets; a zone id is ignored). */
-export function classifyAddress(ip: string): AddressKind {
-  const address = ip.replace(/%.*$/, '');
+/** The shape of `config.network`, so `createAddressPolicy(config.network)` builds the gateway's policy. */
+export interface AddressPolicySettings {
+  allowPrivateEndpoints: boolean;
+  /** CIDR ranges already checked by `parseCidr` (src/config.ts refuses bad ones at start-up). */
+  allowedPrivateCidrs?: readonly string[];
+}
+
+/** Kinds that are never called: nothing answers there, or (link-local) the host's own platform does. */
+const NEVER_KINDS = new Set<AddressKind>(['unspecified', 'multicast', 'broadcast', 'invalid', 'link_local']);
+
+/**
+ * Cloud instance metadata and platform services outside the link-local range (which is refused as a
+ * whole; its well-known members are listed for the record): they hand out credentials to whoever on the
+ * machine asks.
+ */
+const METADATA_ADDRESSES = [
+  '169.254.169.254', // AWS, Google Cloud, Azure, Oracle, DigitalOcean, OpenStack, Hetzner …
+  '169.254.170.2', // AWS ECS task metadata
+  '169.254.0.23', // Tencent Cloud
+  'fd00:ec2::254', // AWS IMDS over IPv6
+  '100.100.100.200', // Alibaba Cloud
+  '192.0.0.192', // Oracle Cloud (classic)
+  '168.63.129.16', // Azure WireServer / host agent (a public address)
+];
+
+/** Names of metadata services; a name is refused if it is one of these or ends in `.<one of these>`. */
+const METADATA_HOST_NAMES = [
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.com',
+  'metadata.azure.internal',
+  'metadata.tencentyun.com',
+  'api.metadata.cloud.ibm.com',
+  'metadata.platformequinix.com',
+  'metadata.packet.net',
+];
+
+const METADATA = new BlockList();
+for (const address of METADATA_ADDRESSES) METADATA.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+
+export function createAddressPolicy(settings: AddressPolicySettings): AddressPolicy {
+  const cidrs = settings.allowedPrivateCidrs ?? [];
+  const allowed = new BlockList();
+  for (const text of cidrs) {
+    const cidr = parseCidr(text);
+    if (!cidr.ok) throw new Error(`not a CIDR range: ${text} (${cidr.problem})`);
+    allowed.addSubnet(cidr.network, cidr.prefix, cidr.family === 4 ? 'ipv4' : 'ipv6');
+  }
+  const judge = (ip: string): AddressVerdict => {
+    if (isNeverCalled(ip)) return 'never';
+    if (classifyAddress(ip) === 'public') return 'public';
+    if (settings.allowPrivateEndpoints) return 'private_allowed';
+    const target = effectiveAddress(ip);
+    return target !== undefined && allowed.check(target.address, target.family === 4 ? 'ipv4' : 'ipv6')
+      ? 'private_allowed'
+      : 'private_refused';
+  };
+  return {
+    judge,
+    allowsAddress: (ip) => {
+      const verdict = judge(ip);
+      return verdict === 'public' || verdict === 'private_allowed';
+    },
+    refusesHostName: isMetadataHostName,
+    admitsPrivate: settings.allowPrivateEndpoints || cidrs.length > 0,
+  };
+}
+
+/** No usable address, a never-called kind, or a metadata or link-local address in any reading of `ip`. */
+function isNeverCalled(ip: string): boolean {
+  const parsed = parseAddress(ip);
+  if (parsed === undefined || NEVER_KINDS.has(classifyAddress(ip))) return true;
+  return isMetadataAddress(ip) || ipv4Readings(ip).some((v4) => classifyAddress(v4) === 'link_local');
+}
+
+function isMetadataAddress(ip: string): boolean {
+  const parsed = parseAddress(ip);
+  if (parsed?.family === 6 && METADATA.check(parsed.address, 'ipv6')) return true;
+  return ipv4Readings(ip).some((v4) => METADATA.check(v4, 'ipv4'));
+}
+
+export function isMetadataHostName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return METADATA_HOST_NAMES.some((known) => name === known || name.endsWith(`.${known}`));
+}
+
+export type CidrParse =
+  | { ok: true; network: string; prefix: number; family: 4 | 6 }
+  | { ok: false; problem: string };
+
+/** `10.20.0.0/16`, `::1/128`, or a single address (a /32 or /128); the host bits must be zero. */
+export function parseCidr(text: string): CidrParse {
+  const [address = '', prefixText, ...extra] = text.trim().split('/');
   const family = isIP(address);
-  if (family === 4) return classifyV4(address);
-  if (family !== 6) return 'invalid';
-  const embedded = embeddedIPv4(address);
-  if (embedded !== undefined) {
-    const kind = classifyV4(embedded.ipv4);
-    // NAT64/6to4 carrying a public IPv4 address route like it; IPv4-compatible (::a.b.c.d) is deprecated.
-    return embedded.compatible && kind === 'public' ? 'reserved' : kind;
+  if (extra.length > 0 || (family !== 4 && family !== 6)) {
+    return { ok: false, problem: 'expected an IP address and a prefix length, e.g. 10.20.0.0/16 or ::1/128' };
   }
-  for (const { list, kind } of V6_TABLE) if (list.check(address, 'ipv6')) return kind;
-  return GLOBAL_UNICAST_V6.check(address, 'ipv6') ? 'public' : 'reserved';
-}
-
-export function isPublicAddress(ip: string): boolean {
-  return classifyAddress(ip) === 'public';
-}
-
-/** Addresses nothing can be sent to even when private endpoints are allowed. */
-const NEVER_ALLOWED = new Set<AddressKind>(['unspecified', 'multicast', 'broadcast', 'invalid']);
-
-/** The connect-time decision: public addresses, or any unicast address if private ones are allowed. */
-export function isAllowedAddress(ip: string, options: { allowPrivate: boolean }): boolean {
-  const kind = classifyAddress(ip);
-  return kind === 'public' || (options.allowPrivate && !NEVER_ALLOWED.has(kind));
-}
-
-function classifyV4(address: string): AddressKind {
-  for (const { list, kind } of V4_TABLE) if (list.check(address, 'ipv4')) return kind;
-  return 'public';
-}
-
-/**
- * The IPv4 address inside an IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96),
- * IPv4-compatible (::/96), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address.
- */
-function embeddedIPv4(address: string): { ipv4: string; compatible: boolean } | undefined {
-  const w = ipv6Words(address);
-  if (w === undefined) return undefined;
-  const zeros = (from: number, to: number) => w.slice(from, to).every((word) => word === 0);
-  const v4 = (high: number, low: number, compatible = false) => ({
-    ipv4: `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`,
-    compatible,
+  const bits = family === 4 ? 32 : 128;
+  const prefix =
+    prefixText === undefined ? bits : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN;
+  if (!(prefix >= 0 && prefix <= bits)) {
+    return { ok: false, problem: `the prefix length must be 0 to ${bits}` };
+  }
+  const bytes = addressBytes(address, family);
+  const hostBitsSet = bytes.some((byte, i) => {
+    const kept = Math.min(8, Math.max(0, prefix - i * 8));
+    return (byte & (0xff >> kept)) !== 0;
   });
-  if (zeros(0, 5) && w[5] === 0xffff) return v4(w[6]!, w[7]!);
-  if (zeros(0, 4) && w[4] === 0xffff && w[5] === 0) return v4(w[6]!, w[7]!);
-  if (w[0] === 0x64 && w[1] === 0xff9b && zeros(2, 6)) return v4(w[6]!, w[7]!);
-  if (w[0] === 0x2002) return v4(w[1]!, w[2]!);
-  if (zeros(0, 6) && (w[6] !== 0 || w[7]! > 1)) return v4(w[6]!, w[7]!, true);
-  return undefined;
+  if (hostBitsSet) return { ok: false, problem: `the address has bits set beyond the /${prefix} prefix` };
+  return { ok: true, network: address, prefix, family };
 }
 
-/** Eight 16-bit words of an IPv6 literal (accepts `::` and a trailing dotted quad). */
-export function ipv6Words(address: string): number[] | undefined {
-  let text = address.toLowerCase();
-  const tail: number[] = [];
-  const dotted = text.match(/^(.*:)(\d+\.\d+\.\d+\.\d+)$/);
-  if (dotted) {
-    if (isIP(dotted[2]!) !== 4) return undefined;
-    const [a, b, c, d] = dotted[2]!.split('.').map(Number) as [number, number, number, number];
-    tail.push((a << 8) | b, (c << 8) | d);
-    text = dotted[1]!.endsWith('::') ? dotted[1]! : dotted[1]!.slice(0, -1);
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((w) => Number.parseInt(w, 16)));
-  const head = parse(halves[0]!);
-  const rest = halves.length === 2 ? parse(halves[1]!) : [];
-  const missing = 8 - tail.length - head.length - rest.length;
-  if (missing < 0 || (halves.length === 1 && missing !== 0)) return undefined;
-  const words = [...head, ...Array<number>(halves.length === 2 ? missing : 0).fill(0), ...rest, ...tail];
-  return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff)
-    ? words
-    : undefined;
+function addressBytes(address: string, family: 4 | 6): number[] {
+  if (family === 4) return address.split('.').map(Number);
+  return (ipv6Words(address) ?? []).flatMap((word) => [word >> 8, word & 0xff]);
 }
 
 export interface ResolvedAddress {
@@ -157,11 +159,16 @@ export type HostLookup = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
+/** What checks of customer-chosen URLs need: the policy, and a host name resolver (tests; DNS otherwise). */
+export interface Outbound {
+  policy: AddressPolicy;
+  lookup?: HostLookup;
+}
+
 export interface OutboundUrlOptions {
-  /** Live keys may only use https (plain http only to private addresses when those are allowed). */
+  /** Live keys may only use https (plain http only to private addresses the policy allows). */
   live: boolean;
-  /** The operator's ALLOW_PRIVATE_ENDPOINTS. */
-  allowPrivate: boolean;
+  policy: AddressPolicy;
   lookup?: HostLookup;
 }
 
@@ -170,48 +177,67 @@ export type OutboundUrlCheck =
   | { ok: false; reason: 'invalid_url' | 'not_allowed'; message: string };
 
 /**
- * Checks a caller-supplied URL before it is stored: shape, scheme, and every address its host resolves
- * to. The WHATWG parser has already turned `http://2130706433/`, `http://0x7f.1/` and `http://017700000001/`
- * into `127.0.0.1`, so literal forms are judged as the address they denote. Registration-time checks alone
- * are not enough (DNS can change); connections must also go through a connector that applies
- * `isAllowedAddress` to the address actually connected to.
+ * Checks a caller-supplied URL before it is stored: shape, scheme, the host name, and every address it
+ * resolves to. The WHATWG parser has already turned `http://2130706433/`, `http://0x7f.1/` and
+ * `http://017700000001/` into `127.0.0.1`, so literal forms are judged as the address they denote.
+ * Registration-time checks alone are not enough (DNS can change); connections go through the guarded
+ * connector (`guarded-connector.ts`), which applies the same policy to the address actually connected to.
+ *
+ * Messages never show what a name resolved to (nor whether it resolved at all): they would let callers
+ * map the gateway's internal DNS.
  */
 export async function checkOutboundUrl(text: string, options: OutboundUrlOptions): Promise<OutboundUrlCheck> {
   const shape = checkUrlShape(text);
   if (!shape.ok) return shape;
   const { url } = shape;
+  const { policy } = options;
   const host = hostOf(url);
   let addresses: ResolvedAddress[];
   if (isIP(host) !== 0) {
     addresses = [{ address: host, family: isIP(host) }];
   } else if (isLocalhostName(host)) {
     addresses = [{ address: '127.0.0.1', family: 4 }];
+  } else if (policy.refusesHostName(host)) {
+    return refuse(
+      'not_allowed',
+      `${host} is the name of a cloud metadata service, which this gateway never calls.`,
+    );
   } else {
-    try {
-      addresses = await (options.lookup ?? systemLookup)(host);
-    } catch {
-      return refuse('not_allowed', `The host name ${host} does not resolve.`);
+    addresses = await (options.lookup ?? systemLookup)(host).catch(() => []);
+    if (addresses.length === 0 || addresses.some((a) => !policy.allowsAddress(a.address))) {
+      return refuse('not_allowed', nameRefusal(host, policy));
     }
-    if (addresses.length === 0) return refuse('not_allowed', `The host name ${host} does not resolve.`);
   }
 
-  const blocked = addresses.find((a) => !isPublicAddress(a.address));
-  const isPrivate = blocked !== undefined;
-  if (blocked !== undefined) {
-    const kind = classifyAddress(blocked.address);
-    const where = isIP(host) !== 0 ? host : `${host} (${blocked.address})`;
-    if (!options.allowPrivate || NEVER_ALLOWED.has(kind)) {
-      return refuse(
-        'not_allowed',
-        `The URL points to ${describeKind(kind)}: ${where}. Only public addresses are allowed` +
-          (NEVER_ALLOWED.has(kind) ? '.' : ' (see the ALLOW_PRIVATE_ENDPOINTS server setting).'),
-      );
-    }
-  }
+  const literal = addresses.find((a) => !policy.allowsAddress(a.address));
+  if (literal !== undefined) return refuse('not_allowed', literalRefusal(host, literal.address, policy));
+  const isPrivate = addresses.some((a) => policy.judge(a.address) === 'private_allowed');
   if (options.live && url.protocol !== 'https:' && !isPrivate) {
     return refuse('not_allowed', 'Live mode needs an https URL.');
   }
   return { ok: true, url, addresses, private: isPrivate };
+}
+
+function nameRefusal(host: string, policy: AddressPolicy): string {
+  return (
+    `The host name ${host} does not resolve to an address this gateway calls: public addresses` +
+    (policy.admitsPrivate ? ' and the private ranges the operator allows.' : ' only.')
+  );
+}
+
+/** The host is an IP literal (or `localhost`), the caller's own text: naming its kind tells nothing new. */
+function literalRefusal(host: string, address: string, policy: AddressPolicy): string {
+  if (policy.judge(address) === 'never') {
+    const kind = classifyAddress(address);
+    const what = isMetadataAddress(address)
+      ? 'a cloud metadata address'
+      : describeKind(NEVER_KINDS.has(kind) ? kind : 'link_local');
+    return `The URL points to ${what}: ${host}, which this gateway never calls.`;
+  }
+  return (
+    `The URL points to ${describeKind(classifyAddress(address))}: ${host}. Only public addresses are allowed` +
+    ' (see the ALLOW_PRIVATE_ENDPOINTS and ALLOWED_PRIVATE_CIDRS server settings).'
+  );
 }
 
 /** The checks that need no DNS: absolute http(s) URL, no credentials, a host. */
@@ -237,25 +263,6 @@ export function checkUrlShape(
 /** The URL's host without IPv6 brackets or a trailing dot. */
 export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-}
-
-const KIND_LABELS: Record<AddressKind, string> = {
-  public: 'a public address',
-  unspecified: 'an unspecified address',
-  loopback: 'a loopback address',
-  private: 'a private address',
-  shared: 'a shared (CGNAT) address',
-  link_local: 'a link-local address',
-  multicast: 'a multicast address',
-  broadcast: 'the broadcast address',
-  documentation: 'a documentation address',
-  benchmarking: 'a benchmarking address',
-  reserved: 'a reserved address',
-  invalid: 'an invalid address',
-};
-
-export function describeKind(kind: AddressKind): string {
-  return KIND_LABELS[kind];
 }
 
 /** RFC 6761: `localhost` and `*.localhost` are loopback whatever DNS says. */

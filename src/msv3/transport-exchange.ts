@@ -1,9 +1,6 @@
-import { lookup as dnsLookup } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
 import { buildConnector, type Dispatcher } from 'undici';
-
-/** Decides at connect time whether an IP may be used; the checked IP is the connected IP. */
-export type AddressPolicy = (address: string, family: number) => boolean;
+import type { HostLookup } from '../lib/address-policy.js';
+import { type ConnectPolicy, createGuardedConnector } from '../lib/guarded-connector.js';
 
 export interface ExchangeLimits {
   maxBytes: number;
@@ -162,40 +159,15 @@ export function exchange(
   });
 }
 
-class AddressNotAllowedError extends Error {
-  readonly code = 'ADDRESS_NOT_ALLOWED';
-
-  constructor(address: string) {
-    super(`connecting to ${address} is not allowed by the address policy`);
-  }
-}
-
 /**
- * The policy sits in the socket's DNS lookup, so the address that was checked is the one connected to
- * (no rebinding between check and use). Node skips the lookup for IP literals, so those are checked here.
+ * Without a policy (catalogue wholesalers, the sandbox: operator-trusted) a plain connector; with one, the
+ * guarded connector every customer-chosen endpoint goes through (src/lib/guarded-connector.ts).
  */
-export function createConnector(connectTimeoutMs: number, policy?: AddressPolicy): buildConnector.connector {
+export function createConnector(
+  connectTimeoutMs: number,
+  policy?: ConnectPolicy,
+  lookup?: HostLookup,
+): buildConnector.connector {
   if (!policy) return buildConnector({ timeout: connectTimeoutMs });
-  const connect = buildConnector({ timeout: connectTimeoutMs, lookup: lookupWithPolicy(policy) });
-  return (options, callback) => {
-    const family = isIP(options.hostname);
-    if (family !== 0 && !policy(options.hostname, family)) {
-      callback(new AddressNotAllowedError(options.hostname), null);
-      return;
-    }
-    connect(options, callback);
-  };
-}
-
-function lookupWithPolicy(policy: AddressPolicy): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '');
-      const allowed = addresses.filter((entry) => policy(entry.address, entry.family));
-      const first = allowed[0];
-      if (!first) return callback(new AddressNotAllowedError(addresses[0]?.address ?? hostname), '');
-      if (options.all) callback(null, allowed);
-      else callback(null, first.address, first.family);
-    });
-  };
+  return createGuardedConnector({ connectTimeoutMs, policy, ...(lookup === undefined ? {} : { lookup }) });
 }

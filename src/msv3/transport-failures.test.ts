@@ -219,15 +219,19 @@ describe('caller abort', () => {
 });
 
 describe('address policy', () => {
-  const noLoopback = (address: string) => !address.startsWith('127.') && address !== '::1';
+  const policyFor = (allowsAddress: (address: string) => boolean) => ({
+    allowsAddress,
+    refusesHostName: () => false,
+  });
+  const noLoopback = policyFor((address) => !address.startsWith('127.') && address !== '::1');
 
   it('refuses a loopback IP literal before connecting', async () => {
     const wholesaler = await server(() => {});
-    const seen: [string, number][] = [];
-    const policy = (address: string, family: number) => {
-      seen.push([address, family]);
-      return noLoopback(address);
-    };
+    const seen: string[] = [];
+    const policy = policyFor((address) => {
+      seen.push(address);
+      return noLoopback.allowsAddress(address);
+    });
     const client = transport({ addressPolicy: policy, breakerFailureThreshold: 1 });
     const result = await client.call(input(wholesaler.url), testDecode);
     expect(result).toMatchObject({
@@ -236,7 +240,7 @@ describe('address policy', () => {
     });
     if (result.ok || result.error.reason !== 'unreachable') throw new Error('expected unreachable');
     expect(result.error.detail).toContain('127.0.0.1');
-    expect(seen).toEqual([['127.0.0.1', 4]]);
+    expect(seen).toEqual(['127.0.0.1']);
     expect(wholesaler.connectionCount()).toBe(0);
     expect(client.breakerState('phoenix').state).toBe('closed');
   });
@@ -252,10 +256,20 @@ describe('address policy', () => {
     });
     expect(wholesaler.connectionCount()).toBe(0);
 
-    const allowed = await transport({ addressPolicy: (address) => address === '127.0.0.1' }).call(
-      viaName,
-      testDecode,
-    );
+    const onlyV4Loopback = policyFor((address) => address === '127.0.0.1');
+    const allowed = await transport({ addressPolicy: onlyV4Loopback }).call(viaName, testDecode);
     expect(allowed).toMatchObject({ ok: true, value: 'ok' });
+  });
+
+  it('names the host, never the address it resolved to, when refusing', async () => {
+    const wholesaler = await server(() => {});
+    const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
+    const viaName = input(wholesaler.url.replace('127.0.0.1', 'wholesaler.example'));
+    const refused = await transport({ addressPolicy: noLoopback, lookup }).call(viaName, testDecode);
+    if (refused.ok || refused.error.reason !== 'unreachable') throw new Error('expected unreachable');
+    expect(refused.error).toMatchObject({ code: 'ADDRESS_NOT_ALLOWED' });
+    expect(refused.error.detail).toContain('wholesaler.example');
+    expect(refused.error.detail).not.toContain('127.0.0.1');
+    expect(wholesaler.connectionCount()).toBe(0);
   });
 });

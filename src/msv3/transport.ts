@@ -1,19 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { type Dispatcher, Pool } from 'undici';
+import type { HostLookup } from '../lib/address-policy.js';
 import { type Clock, systemClock } from '../lib/clock.js';
+import type { ConnectPolicy } from '../lib/guarded-connector.js';
 import { type Breaker, type BreakerSnapshot, type BreakerTransition, createBreaker } from './breaker.js';
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from './concurrency.js';
 import { basicAuthorization, type Credentials } from './credentials.js';
 import type { ProbeRequest } from './probe-request.js';
 import type { DecodeResult } from './result.js';
-import {
-  type AddressPolicy,
-  createConnector,
-  type ExchangeLimits,
-  exchange,
-  type RawOutcome,
-} from './transport-exchange.js';
+import { createConnector, type ExchangeLimits, exchange, type RawOutcome } from './transport-exchange.js';
 import {
   type CallContext,
   failureToError,
@@ -30,7 +26,6 @@ import {
 
 export type { BreakerSnapshot, BreakerState } from './breaker.js';
 export type { ProbeRequest } from './probe-request.js';
-export type { AddressPolicy } from './transport-exchange.js';
 
 export interface TransportOptions {
   connectTimeoutMs: number;
@@ -57,8 +52,13 @@ export interface TransportOptions {
   breakerCoolDownMs: number;
   /** Default `msv3-gateway/<version>`; some wholesalers sit behind WAFs that block unusual agents. */
   userAgent?: string;
-  /** Applies to every connection of this transport; use a second transport for endpoints with another policy. */
-  addressPolicy?: AddressPolicy;
+  /**
+   * Applies to every connection of this transport (through the guarded connector); use a second transport
+   * for endpoints with another policy.
+   */
+  addressPolicy?: ConnectPolicy;
+  /** Host name resolution of the guarded connector (tests; DNS otherwise). */
+  lookup?: HostLookup;
   /** For tests: build the dispatcher for an origin (the options carry the policy-enforcing connector). */
   dispatcherFactory?: (origin: string, options: Pool.Options) => Dispatcher;
 }
@@ -151,7 +151,7 @@ export function createTransport(
   // Every call in flight listens to it; more than 10 are normal, not a leak (Node warns from 11 on).
   if (stop !== undefined) setMaxListeners(0, stop);
   const userAgent = config.userAgent ?? defaultUserAgent();
-  const connect = createConnector(config.connectTimeoutMs, config.addressPolicy);
+  const connect = createConnector(config.connectTimeoutMs, config.addressPolicy, config.lookup);
   const dispatchers = new Map<string, Dispatcher>();
   const breakers = new Map<string, Breaker<UpstreamError>>();
   const limiters = new Map<string, ConcurrencyLimiter>();

@@ -27,11 +27,12 @@ describe('choosing the rate-limit store', () => {
     );
   });
 
-  it('reads separate test and live budgets', () => {
+  it('reads the test, live and failed API key budgets', () => {
     const config = loadConfig({ RATE_LIMIT_TEST_POINTS: '5', RATE_LIMIT_LIVE_WINDOW_SECONDS: '60' });
     expect(budgetsFrom(config)).toEqual({
       test: { points: 5, windowSeconds: 1 },
       live: { points: 100, windowSeconds: 60 },
+      auth_failures: { points: 20, windowSeconds: 60 },
     });
   });
 });

@@ -17,9 +17,11 @@ export function resolveRateLimitStore(config: Config, database: Pick<Database, '
 
 export function budgetsFrom(config: Config): Budgets {
   const r = config.rateLimit;
+  const a = config.apiKeys;
   return {
     test: { points: r.testPoints, windowSeconds: r.testWindowSeconds },
     live: { points: r.livePoints, windowSeconds: r.liveWindowSeconds },
+    auth_failures: { points: a.failuresPerAddress, windowSeconds: a.failureWindowSeconds },
   };
 }
 

@@ -1,22 +1,40 @@
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { KeyMode } from '../store/api-key-secret.js';
-import type { Budget, Budgets, RateLimitDecision, RateLimiter } from './rate-limiter.js';
+import {
+  allBudgets,
+  type Budget,
+  type BudgetName,
+  type Budgets,
+  type RateLimitDecision,
+  type RateLimiter,
+} from './rate-limiter.js';
 
-/** Adapts one rate-limiter-flexible limiter per mode to our `RateLimiter`. */
+/** Adapts one rate-limiter-flexible limiter per budget to our `RateLimiter`. */
 export function fromFlexible(
-  limiters: Record<KeyMode, RateLimiterAbstract>,
+  limiterFor: (name: BudgetName, budget: Budget) => RateLimiterAbstract,
   budgets: Budgets,
   close: () => Promise<void> = async () => {},
 ): RateLimiter {
+  const all = allBudgets(budgets);
+  const limiters: Record<BudgetName, RateLimiterAbstract> = {
+    test: limiterFor('test', all.test),
+    live: limiterFor('live', all.live),
+    auth_failures: limiterFor('auth_failures', all.auth_failures),
+  };
   return {
-    async consume(key, mode) {
-      const limit = budgets[mode].points;
+    async consume(key, budget) {
+      const limit = all[budget].points;
       try {
-        return decision(true, limit, await limiters[mode].consume(key, 1));
+        return decision(true, limit, await limiters[budget].consume(key, 1));
       } catch (outcome) {
         if (outcome instanceof RateLimiterRes) return decision(false, limit, outcome);
         throw outcome;
       }
+    },
+    async peek(key, budget) {
+      const limit = all[budget].points;
+      const state = await limiters[budget].get(key);
+      if (state === null) return { allowed: true, limit, remaining: limit, resetSeconds: 0 };
+      return decision(state.consumedPoints < limit, limit, state);
     },
     close,
   };

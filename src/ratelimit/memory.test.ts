@@ -48,4 +48,29 @@ describe('memory rate limiter', () => {
     await sleep(1100);
     expect(await limiter.consume('key_w', 'test')).toMatchObject({ allowed: true, remaining: 1 });
   });
+
+  it('peeks at a budget without using it, and keeps the failed-authentication budget apart', async () => {
+    const limiter = createMemoryRateLimiter({ ...budgets, auth_failures: { points: 2, windowSeconds: 60 } });
+    expect(await limiter.peek('203.0.113.7', 'auth_failures')).toEqual({
+      allowed: true,
+      limit: 2,
+      remaining: 2,
+      resetSeconds: 0,
+    });
+    await limiter.consume('203.0.113.7', 'auth_failures');
+    expect(await limiter.peek('203.0.113.7', 'auth_failures')).toMatchObject({ allowed: true, remaining: 1 });
+    await limiter.consume('203.0.113.7', 'auth_failures');
+    expect(await limiter.peek('203.0.113.7', 'auth_failures')).toMatchObject({
+      allowed: false,
+      remaining: 0,
+      resetSeconds: 60,
+    });
+    expect(await limiter.peek('203.0.113.7', 'auth_failures')).toMatchObject({ allowed: false });
+    expect((await limiter.consume('203.0.113.7', 'test')).allowed).toBe(true);
+  });
+
+  it('gives failed authentications 20 per 60 s unless told otherwise', async () => {
+    const limiter = createMemoryRateLimiter(budgets);
+    expect(await limiter.peek('203.0.113.8', 'auth_failures')).toMatchObject({ limit: 20 });
+  });
 });

@@ -3,8 +3,5 @@ import type { Budgets, RateLimiter } from './rate-limiter.js';
 
 /** Counts in this process only: right for one instance, wrong behind a load balancer. */
 export function createMemoryRateLimiter(budgets: Budgets): RateLimiter {
-  return fromFlexible(
-    { test: memoryLimiterFor(budgets.test, 'test'), live: memoryLimiterFor(budgets.live, 'live') },
-    budgets,
-  );
+  return fromFlexible((name, budget) => memoryLimiterFor(budget, name), budgets);
 }

@@ -1,8 +1,7 @@
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import type { KeyMode } from '../store/api-key-secret.js';
 import { fromFlexible, memoryLimiterFor } from './flexible.js';
-import type { Budgets, RateLimiter } from './rate-limiter.js';
+import type { Budget, BudgetName, Budgets, RateLimiter } from './rate-limiter.js';
 
 export interface RedisRateLimiterOptions {
   url: string;
@@ -35,16 +34,16 @@ export async function createRedisRateLimiter(
     throw redisStartError(options.url, lastError ?? error);
   }
   const prefix = options.keyPrefix ?? 'msv3:ratelimit';
-  const limiter = (mode: KeyMode) =>
+  const limiter = (name: BudgetName, budget: Budget) =>
     new RateLimiterRedis({
       storeClient: client,
-      points: budgets[mode].points,
-      duration: budgets[mode].windowSeconds,
-      keyPrefix: `${prefix}:${mode}`,
+      points: budget.points,
+      duration: budget.windowSeconds,
+      keyPrefix: `${prefix}:${name}`,
       rejectIfRedisNotReady: true,
-      insuranceLimiter: memoryLimiterFor(budgets[mode], `insurance:${mode}`),
+      insuranceLimiter: memoryLimiterFor(budget, `insurance:${name}`),
     });
-  return fromFlexible({ test: limiter('test'), live: limiter('live') }, budgets, async () => {
+  return fromFlexible(limiter, budgets, async () => {
     await client.quit().catch(() => client.disconnect());
   });
 }

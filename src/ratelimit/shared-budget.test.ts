@@ -4,13 +4,18 @@ import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from '../../test/db.js';
 import { describeWithRedis } from '../../test/redis.js';
 import type { GatewayApp } from '../http/types.js';
+import { generateApiKey } from '../store/api-key-secret.js';
 import { createMemoryRateLimiter } from './memory.js';
 import { createPostgresRateLimiter } from './postgres.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { createRedisRateLimiter } from './redis.js';
 
 const env = { RATE_LIMIT_TEST_POINTS: '4', RATE_LIMIT_TEST_WINDOW_SECONDS: '30' };
-const budgets = { test: { points: 4, windowSeconds: 30 }, live: { points: 8, windowSeconds: 30 } };
+const budgets = {
+  test: { points: 4, windowSeconds: 30 },
+  live: { points: 8, windowSeconds: 30 },
+  auth_failures: { points: 3, windowSeconds: 30 },
+};
 
 /** Sends `count` requests alternating between the two apps; returns their status codes. */
 async function alternate(apps: GatewayApp[], key: string, count: number): Promise<number[]> {
@@ -19,6 +24,23 @@ async function alternate(apps: GatewayApp[], key: string, count: number): Promis
     const response = await apps[i % apps.length]!.inject({
       url: '/v1/wholesalers',
       headers: { 'x-api-key': key },
+    });
+    statuses.push(response.statusCode);
+  }
+  return statuses;
+}
+
+/**
+ * Sends `count` never-issued keys alternating between the two apps, from a client address of its own (the
+ * other tests' keys are not held up by its failures); returns their status codes.
+ */
+async function unknownKeys(apps: GatewayApp[], count: number, remoteAddress: string): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await apps[i % apps.length]!.inject({
+      url: '/v1/wholesalers',
+      headers: { 'x-api-key': generateApiKey('test') },
+      remoteAddress,
     });
     statuses.push(response.statusCode);
   }
@@ -71,6 +93,10 @@ describeEachDialect(
       expect(await alternate(apps, secret, 6)).toEqual([200, 200, 200, 200, 429, 429]);
     });
 
+    it('share the failed API key budget of a client address', async () => {
+      expect(await unknownKeys(apps, 5, '198.51.100.7')).toEqual([401, 401, 401, 429, 429]);
+    });
+
     it('fall back to a per-instance budget when PostgreSQL is gone', async () => {
       const doomed = await getDatabase().openAnother();
       const limiter = await createPostgresRateLimiter(budgets, doomed.pgPool!);
@@ -112,6 +138,10 @@ describeWithRedis('two instances on one Redis', (redisUrl) => {
   it('enforce one budget per key', async () => {
     const { secret } = await createTestKey(database);
     expect(await alternate(apps, secret, 6)).toEqual([200, 200, 200, 200, 429, 429]);
+  });
+
+  it('share the failed API key budget of a client address', async () => {
+    expect(await unknownKeys(apps, 5, '198.51.100.8')).toEqual([401, 401, 401, 429, 429]);
   });
 
   it('falls back to a per-instance budget when Redis is gone', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ApiError } from '../http/errors.js';
-import { checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
+import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import {
@@ -26,9 +26,10 @@ import type { Wholesaler } from '../wholesalers/registry.js';
  * is 409 `conflict`.
  *
  * URL rules: absolute http(s), no user name or password, no query or fragment (service paths are
- * appended to it). Live keys need https. Hosts resolving to private, loopback or link-local addresses
- * are refused unless the operator sets ALLOW_PRIVATE_ENDPOINTS, which also admits plain http to them;
- * the custom-endpoint transport repeats that check on every connection (DNS may change).
+ * appended to it). Live keys need https. The host must pass the outbound address policy
+ * (docs/security.md): public addresses, private ones only where the operator allows them (which also
+ * admits plain http to them), link-local and cloud metadata addresses never; the custom-endpoint
+ * transport repeats that check on every connection (DNS may change).
  */
 
 /** Per account and mode: `GET /v1/wholesalers` lists them all, unpaginated. */
@@ -37,7 +38,7 @@ export const MAX_CUSTOM_WHOLESALERS = 100;
 export interface CustomWholesalerDeps {
   db: Kysely<Tables>;
   clock: Clock;
-  allowPrivateEndpoints: boolean;
+  addressPolicy: AddressPolicy;
   lookup?: HostLookup;
 }
 
@@ -137,7 +138,7 @@ export function slugOf(name: string): string {
 async function checkedEndpoint(deps: CustomWholesalerDeps, owner: Owner, text: string): Promise<string> {
   const check = await checkOutboundUrl(text, {
     live: owner.mode === 'live',
-    allowPrivate: deps.allowPrivateEndpoints,
+    policy: deps.addressPolicy,
     ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }),
   });
   if (!check.ok) {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { HostLookup } from '../lib/address-policy.js';
+import { createAddressPolicy, type HostLookup } from '../lib/address-policy.js';
 import { createWebhookHttpClient, type WebhookHttpClientOptions } from './http-client.js';
 import { type Receiver, startReceiver } from './test-support/receiver.js';
 
@@ -14,13 +14,14 @@ describe('webhook HTTP client', () => {
   let receiver: Receiver;
   let other: Receiver;
   const clients: { close(): Promise<void> }[] = [];
-  const client = (options: Partial<WebhookHttpClientOptions> = {}) => {
+  const client = (options: Partial<WebhookHttpClientOptions> & { allowPrivate?: boolean } = {}) => {
+    const { allowPrivate = true, ...rest } = options;
     const created = createWebhookHttpClient({
       timeoutMs: 2_000,
       connectTimeoutMs: 1_000,
-      allowPrivate: true,
+      addressPolicy: createAddressPolicy({ allowPrivateEndpoints: allowPrivate }),
       connectionsPerOrigin: 4,
-      ...options,
+      ...rest,
     });
     clients.push(created);
     return created;
@@ -52,24 +53,35 @@ describe('webhook HTTP client', () => {
     expect(receiver.requests.length).toBe(before);
   });
 
-  it('refuses a host name that resolves to 127.0.0.1 at delivery time (DNS rebinding)', async () => {
+  it('refuses a host name that resolves to 127.0.0.1 at delivery time (DNS rebinding), not naming the address', async () => {
     const rebinding: HostLookup = async () => [{ address: '127.0.0.1', family: 4 }];
     const before = receiver.requests.length;
     const url = `http://receiver.example:${receiver.port}/hooks`;
     const result = await client({ allowPrivate: false, lookup: rebinding }).send(request(url));
     expect(result).toMatchObject({ ok: false, failure: 'blocked' });
-    expect(result.ok || result.message).toContain('127.0.0.1');
+    expect(result.ok || result.message).toContain('receiver.example');
+    expect(result.ok || result.message).not.toContain('127.0.0.1');
     expect(receiver.requests.length).toBe(before);
   });
 
-  it('connects to the checked address of a host name, skipping refused ones', async () => {
-    const lookup: HostLookup = async () => [
-      { address: '224.0.0.1', family: 4 },
-      { address: '127.0.0.1', family: 4 },
+  // Each target here stays on this host even if the guard failed: metadata names resolve to loopback (the
+  // receiver would count the request), and fe80::1 has no zone, so a socket to it fails locally. The other
+  // metadata forms are covered without sockets in src/lib/guarded-connector.test.ts.
+  it('refuses link-local addresses and metadata names even with ALLOW_PRIVATE_ENDPOINTS', async () => {
+    const before = receiver.requests.length;
+    const toLinkLocal: HostLookup = async () => [{ address: 'fe80::1', family: 6 }];
+    const toLoopback: HostLookup = async () => [{ address: '127.0.0.1', family: 4 }];
+    const cases: [string, HostLookup][] = [
+      [`http://receiver.example:${receiver.port}/hooks`, toLinkLocal],
+      [`http://[fe80::1]:${receiver.port}/hooks`, toLoopback],
+      [`http://metadata.google.internal:${receiver.port}/hooks`, toLoopback],
+      [`http://instance-data:${receiver.port}/hooks`, toLoopback],
     ];
-    const url = `http://receiver.example:${receiver.port}/hooks`;
-    expect(await client({ lookup }).send(request(url))).toMatchObject({ ok: true });
-    expect(receiver.requests.at(-1)!.headers.host).toBe(`receiver.example:${receiver.port}`);
+    for (const [url, lookup] of cases) {
+      const result = await client({ lookup }).send(request(url));
+      expect({ url, result }).toMatchObject({ url, result: { ok: false, failure: 'blocked' } });
+    }
+    expect(receiver.requests.length).toBe(before);
   });
 
   it.each([

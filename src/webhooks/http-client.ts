@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher } from 'undici';
-import { checkUrlShape, type HostLookup, isAllowedAddress, isPublicAddress } from '../lib/address-policy.js';
-import { createGuardedConnector } from '../lib/guarded-connector.js';
+import { type AddressPolicy, checkUrlShape, type HostLookup } from '../lib/address-policy.js';
+import { type ConnectPolicy, createGuardedConnector } from '../lib/guarded-connector.js';
 import { parseRetryAfter } from './schedule.js';
 
 /** Why an attempt failed; stored in the attempt log and used as the metric label. */
@@ -40,8 +40,8 @@ export interface WebhookHttpClientOptions {
   /** A 2xx must arrive within this time (connect included). */
   timeoutMs: number;
   connectTimeoutMs: number;
-  /** ALLOW_PRIVATE_ENDPOINTS. */
-  allowPrivate: boolean;
+  /** The gateway's outbound address policy (ALLOW_PRIVATE_ENDPOINTS, ALLOWED_PRIVATE_CIDRS). */
+  addressPolicy: AddressPolicy;
   /** Keep-alive connections per receiver origin. */
   connectionsPerOrigin: number;
   lookup?: HostLookup;
@@ -63,22 +63,26 @@ const RESPONSE_BYTES_READ = 64 * 1024;
  * subscriber read what an internal endpoint answers.
  */
 export function createWebhookHttpClient(options: WebhookHttpClientOptions): WebhookHttpClient {
-  const agentFor = (allow: (address: string) => boolean) =>
+  const policy = options.addressPolicy;
+  const agentFor = (connectPolicy: ConnectPolicy) =>
     new Agent({
       connect: createGuardedConnector({
         connectTimeoutMs: options.connectTimeoutMs,
-        allow,
-        lookup: options.lookup,
+        policy: connectPolicy,
+        ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
       }),
       connections: options.connectionsPerOrigin,
       keepAliveTimeout: 4_000,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
-  const standard = agentFor((address) => isAllowedAddress(address, { allowPrivate: options.allowPrivate }));
-  // Plain http in live mode is admitted only towards private addresses, and only if those are allowed.
-  const privateOnly = options.allowPrivate
-    ? agentFor((address) => isAllowedAddress(address, { allowPrivate: true }) && !isPublicAddress(address))
+  const standard = agentFor(policy);
+  // Plain http in live mode is admitted only towards private addresses, and only those the policy allows.
+  const privateOnly = policy.admitsPrivate
+    ? agentFor({
+        allowsAddress: (address) => policy.judge(address) === 'private_allowed',
+        refusesHostName: policy.refusesHostName,
+      })
     : undefined;
   const now = options.now ?? Date.now;
 
@@ -161,13 +165,16 @@ function httpFailure(
 }
 
 function networkFailure(error: unknown): Omit<Extract<SendResult, { ok: false }>, 'durationMs'> {
-  const e = error as { code?: string; message?: string; cause?: { code?: string } };
+  type Failure = { code?: string; message?: string };
+  const e = error as Failure & { cause?: Failure };
   const code = e.code ?? e.cause?.code ?? '';
   if (code === 'ADDRESS_NOT_ALLOWED') {
+    // AddressNotAllowedError names the URL's host, never what it resolved to.
+    const refusal = e.code === code ? e : e.cause;
     return {
       ok: false,
       failure: 'blocked',
-      message: `${e.message ?? 'address not allowed'} (only public addresses; see ALLOW_PRIVATE_ENDPOINTS).`,
+      message: `${refusal?.message ?? 'address not allowed'} (public addresses only, private ones where the operator allows them; never link-local or cloud metadata addresses).`,
     };
   }
   if (code === 'ECONNREFUSED')

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import { createAddressPolicy } from '../lib/address-policy.js';
 import { changeSubscription } from './subscriptions.js';
 import { createHarness, type Harness } from './test-support/harness.js';
 import { startReceiver } from './test-support/receiver.js';
@@ -21,7 +22,12 @@ describeEachDialect('paused subscriptions and resumed deliveries', (_getDatabase
   function startWorker() {
     const worker = h.worker({ pollIntervalMs: 60_000 });
     worker.start();
-    const deps = { db: h.database.db, clock: h.clock, allowPrivate: true, wake: worker.wake };
+    const deps = {
+      db: h.database.db,
+      clock: h.clock,
+      addressPolicy: createAddressPolicy({ allowPrivateEndpoints: true }),
+      wake: worker.wake,
+    };
     const patch = (input: { url?: string; active?: boolean }) =>
       changeSubscription(deps, h.scope, h.subscription.id, input);
     return { worker, patch };

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { HostLookup } from '../lib/address-policy.js';
+import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Database } from '../store/database.js';
@@ -21,8 +21,6 @@ export interface Webhooks {
   wake(): void;
   /** Lease of a manual attempt, as for the worker's claims. */
   leaseMs: number;
-  /** Host name resolution for URL checks (tests inject one; DNS otherwise). */
-  lookup?: HostLookup;
   /** Stops the worker (see `WebhookWorker.stop`) and closes the connections to receivers. */
   close(options?: { timeoutMs?: number }): Promise<void>;
 }
@@ -35,6 +33,8 @@ export interface CreateWebhooksOptions {
   logger: WorkerLogger;
   /** The gateway's version, for the User-Agent. */
   version: string;
+  /** The gateway's outbound address policy; built from `config.network` when not given. */
+  addressPolicy?: AddressPolicy;
   /** Tests: resolve host names without DNS. */
   lookup?: HostLookup;
 }
@@ -45,7 +45,7 @@ export function createWebhooks(options: CreateWebhooksOptions): Webhooks {
   const client = createWebhookHttpClient({
     timeoutMs: settings.timeoutMs,
     connectTimeoutMs: Math.min(settings.connectTimeoutMs, settings.timeoutMs),
-    allowPrivate: config.network.allowPrivateEndpoints,
+    addressPolicy: options.addressPolicy ?? createAddressPolicy(config.network),
     connectionsPerOrigin: settings.concurrency,
     lookup: options.lookup,
     now: () => clock.now(),
@@ -82,7 +82,6 @@ export function createWebhooks(options: CreateWebhooksOptions): Webhooks {
     worker,
     wake: worker.wake,
     leaseMs: settings.leaseMs,
-    lookup: options.lookup,
     close(closeOptions) {
       closing ??= worker.stop(closeOptions).then(() => client.close());
       return closing;

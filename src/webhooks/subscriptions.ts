@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { ApiError } from '../http/errors.js';
-import { checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
+import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
 import { newWebhookId, randomToken } from '../lib/ids.js';
 import type { Tables } from '../store/schema.js';
@@ -28,8 +28,8 @@ export const DISABLED_BY_API = 'Disabled through the API.';
 export interface SubscriptionDeps {
   db: Kysely<Tables>;
   clock: Clock;
-  /** ALLOW_PRIVATE_ENDPOINTS. */
-  allowPrivate: boolean;
+  /** The gateway's outbound address policy (src/lib/address-policy.ts). */
+  addressPolicy: AddressPolicy;
   lookup?: HostLookup;
   /**
    * Throws 404 `wholesaler_not_found` unless the caller can use this wholesaler id in its mode: the
@@ -231,7 +231,7 @@ async function checkUrl(
 ): Promise<string> {
   const check = await checkOutboundUrl(url, {
     live: scope.mode === 'live',
-    allowPrivate: deps.allowPrivate,
+    policy: deps.addressPolicy,
     lookup: deps.lookup,
   });
   if (!check.ok) {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import { createAddressPolicy } from '../lib/address-policy.js';
 import { findSubscription } from '../store/webhook-subscriptions.js';
 import { DISABLED_FAILING, DISABLED_GONE } from './deliver.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.js';
@@ -107,7 +108,11 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
     expect(await h.worker().drain()).toBe(0);
     expect(h.receiver.requests).toHaveLength(1);
 
-    const deps = { db: h.database.db, clock: h.clock, allowPrivate: true };
+    const deps = {
+      db: h.database.db,
+      clock: h.clock,
+      addressPolicy: createAddressPolicy({ allowPrivateEndpoints: true }),
+    };
     await changeSubscription(deps, h.scope, h.subscription.id, { active: true });
     expect(await subscriptionNow()).toMatchObject({ active: true, disabledReason: null, failingSince: null });
     h.receiver.answer(() => ({ status: 204 }));
@@ -150,7 +155,11 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
 
     h.receiver.answer(() => ({ status: 200 }));
     await changeSubscription(
-      { db: h.database.db, clock: h.clock, allowPrivate: true },
+      {
+        db: h.database.db,
+        clock: h.clock,
+        addressPolicy: createAddressPolicy({ allowPrivateEndpoints: true }),
+      },
       h.scope,
       h.subscription.id,
       {

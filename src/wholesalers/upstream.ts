@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import { VERSION } from '../http/version.js';
-import { isAllowedAddress } from '../lib/address-policy.js';
+import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../lib/address-policy.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { createMsv3Client, type Msv3Client } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
@@ -24,8 +24,8 @@ import { createWholesalerRegistry, isCustomTarget, isSandboxTarget } from './reg
  * Builds what services need to reach wholesalers (`UpstreamDeps`) from the configuration: the registry
  * over the catalogue and the database, and two transports. Catalogue wholesalers and the sandbox are
  * operator-trusted and may sit on any address; customer-registered endpoints go through a second
- * transport whose connections refuse private, loopback and link-local addresses unless
- * ALLOW_PRIVATE_ENDPOINTS (checked on the address actually connected to). Every call notes its endpoint,
+ * transport whose connections go through the guarded connector and the outbound address policy
+ * (docs/security.md; checked on the address actually connected to). Every call notes its endpoint,
  * so the status monitor can probe the endpoints in use through the same transport.
  */
 
@@ -38,6 +38,10 @@ export interface UpstreamOptions {
   clock?: Clock;
   /** Breaker transitions of both transports (the wholesaler status feed). */
   onBreakerChange?: (change: BreakerChange) => void;
+  /** The gateway's one outbound address policy; built from `config.network` when not given. */
+  addressPolicy?: AddressPolicy;
+  /** Host name resolution for custom endpoints (tests; DNS otherwise). */
+  lookup?: HostLookup;
   /** The gateway's shutdown: stops both transports' calls and probes in flight (`TransportDeps.stop`). */
   stop?: AbortSignal;
 }
@@ -101,11 +105,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     },
     transportDeps,
   );
-  const allowPrivate = config.network.allowPrivateEndpoints;
   const custom = createTransport(
     {
       ...transportOptionsFrom(config),
-      addressPolicy: (address) => isAllowedAddress(address, { allowPrivate }),
+      addressPolicy: options.addressPolicy ?? createAddressPolicy(config.network),
+      ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     },
     transportDeps,
   );

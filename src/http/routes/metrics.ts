@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AppDeps } from '../../app.js';
-import { classifyAddress } from '../../lib/address-policy.js';
+import { classifyAddress } from '../../lib/address-kinds.js';
 import { ApiError } from '../errors.js';
 import type { GatewayApp } from '../types.js';
 

@@ -12,16 +12,17 @@ import { verifyWebhook } from '../../webhooks/verify.js';
 import type { GatewayApp } from '../types.js';
 
 const HOUR = 3_600_000;
-/** `*.example` names resolve to a public address, `rebind.example` to loopback; no real DNS. */
-const lookup: HostLookup = async (host) => [
-  { address: host === 'rebind.example' ? '127.0.0.1' : '93.184.216.34', family: 4 },
-];
+/** `*.example` names resolve to a public address, `rebind.example` to loopback, `imds.example` to the
+ * metadata service; no real DNS. */
+const NAMED: Record<string, string> = { 'rebind.example': '127.0.0.1', 'imds.example': '169.254.169.254' };
+const lookup: HostLookup = async (host) => [{ address: NAMED[host] ?? '93.184.216.34', family: 4 }];
 
 describeEachDialect('webhook routes', (getDatabase) => {
   const clock = manualClock();
   let app: GatewayApp;
   let deps: AppDeps;
   let strictApp: GatewayApp;
+  let listedApp: GatewayApp;
   let receiver: Receiver;
   let key: string;
   let otherAccountKey: string;
@@ -36,6 +37,11 @@ describeEachDialect('webhook routes', (getDatabase) => {
       lookup,
     }));
     ({ app: strictApp } = await buildTestApp(database, { env, clock, lookup }));
+    ({ app: listedApp } = await buildTestApp(database, {
+      env: { ...env, ALLOWED_PRIVATE_CIDRS: '127.0.0.0/30' },
+      clock,
+      lookup,
+    }));
     receiver = await startReceiver();
     const mine = await createTestKey(database);
     key = mine.secret;
@@ -48,6 +54,7 @@ describeEachDialect('webhook routes', (getDatabase) => {
   afterAll(async () => {
     await app.close();
     await strictApp.close();
+    await listedApp.close();
     await deps.webhooks.close({ timeoutMs: 0 });
     await receiver.close();
   });
@@ -243,6 +250,47 @@ describeEachDialect('webhook routes', (getDatabase) => {
     expect((await createWebhook({ url: 'http://127.0.0.1:8080/hooks' }, liveKeySameAccount)).livemode).toBe(
       true,
     );
+  });
+
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fe80::1]/hooks',
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'http://[::ffff:169.254.169.254]/hooks',
+    'http://imds.example/hooks',
+  ])('refuses %s with 400 endpoint_not_allowed although private endpoints are allowed', async (url) => {
+    const response = await call('POST', '/v1/webhooks', {
+      body: { url, wholesaler: 'phoenix', events: ['delivery.received'] },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'endpoint_not_allowed', param: 'url' });
+  });
+
+  it('refuses a name that resolves to a private address without saying what it resolved to', async () => {
+    for (const host of ['rebind.example', 'imds.example']) {
+      const response = await call('POST', '/v1/webhooks', {
+        on: strictApp,
+        body: { url: `https://${host}/hooks`, wholesaler: 'phoenix', events: ['delivery.received'] },
+      });
+      expect(response.json()).toMatchObject({
+        error: 'endpoint_not_allowed',
+        message: `The host name ${host} does not resolve to an address this gateway calls: public addresses only.`,
+      });
+    }
+  });
+
+  it('with ALLOWED_PRIVATE_CIDRS accepts a receiver inside the listed range and refuses one outside', async () => {
+    const create = (url: string) =>
+      call('POST', '/v1/webhooks', {
+        on: listedApp,
+        body: { url, wholesaler: 'phoenix', events: ['delivery.received'] },
+      });
+    const inside = await create('http://127.0.0.1:8080/hooks');
+    expect(inside.statusCode).toBe(201);
+    await call('DELETE', `/v1/webhooks/${inside.json().id}`);
+    const outside = await create('http://127.0.0.5:8080/hooks');
+    expect(outside.statusCode).toBe(400);
+    expect(outside.json()).toMatchObject({ error: 'endpoint_not_allowed', param: 'url' });
   });
 
   it('needs https for live keys towards public hosts', async () => {

@@ -38,8 +38,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   const subscriptionDeps = {
     db,
     clock: deps.clock,
-    allowPrivate: deps.config.network.allowPrivateEndpoints,
-    lookup: deps.webhooks.lookup,
+    addressPolicy: deps.outbound.policy,
+    lookup: deps.outbound.lookup,
     resolveWholesaler: deps.upstream.registry.resolve,
     wake: deps.webhooks.wake,
   };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway } from '../../../test/gateway.js';
+import type { HostLookup } from '../../lib/address-policy.js';
 import { MAX_CUSTOM_WHOLESALERS } from '../../services/custom-wholesalers.js';
 
 const PUBLIC_ENDPOINT = 'https://93.184.216.34/msv3/v2.0';
@@ -350,5 +351,87 @@ describeEachDialect('POST /v1/wholesalers/custom with ALLOW_PRIVATE_ENDPOINTS', 
     const response = await gw.inject(register({ name: 'X', endpoint: 'https://0.0.0.0/msv3' }, 'live'));
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toBe('endpoint_not_allowed');
+  });
+});
+
+describeEachDialect('custom wholesalers: link-local and metadata endpoints', (getDatabase) => {
+  let gw: Gateway;
+  /** What `erp.example` resolves to, for registrations and connections alike; other names: loopback. */
+  let erpAddress = '127.0.0.1';
+  const lookup: HostLookup = async (host) => {
+    const address = host === 'erp.example' ? erpAddress : '127.0.0.1';
+    return [{ address, family: address.includes(':') ? 6 : 4 }];
+  };
+  beforeAll(async () => {
+    gw = await startGateway({ database: getDatabase(), env: { ALLOW_PRIVATE_ENDPOINTS: 'true' }, lookup });
+  });
+  afterAll(() => gw.close());
+
+  it.each([
+    ['https://169.254.169.254/latest', 'a cloud metadata address: 169.254.169.254'],
+    ['https://[fe80::1]/msv3', 'a link-local address: fe80::1'],
+    ['https://[::ffff:169.254.169.254]/msv3', 'a cloud metadata address: ::ffff:a9fe:a9fe'],
+    ['https://[fd00:ec2::254]/msv3', 'a cloud metadata address: fd00:ec2::254'],
+    ['http://metadata.google.internal/computeMetadata/v1', 'metadata.google.internal is the name of'],
+  ])(
+    'refuses %s with 400 endpoint_not_allowed although private endpoints are allowed',
+    async (endpoint, says) => {
+      const response = await gw.inject(register({ name: 'Metadata', endpoint }, 'live'));
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ error: 'endpoint_not_allowed', param: 'endpoint' });
+      expect(response.json().message).toContain(says);
+    },
+  );
+
+  it('refuses a name resolving to a link-local address without naming the address', async () => {
+    erpAddress = 'fe80::1';
+    const response = await gw.inject(register({ name: 'ERP', endpoint: 'http://erp.example/msv3' }, 'live'));
+    erpAddress = '127.0.0.1';
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({
+      error: 'endpoint_not_allowed',
+      message:
+        'endpoint: The host name erp.example does not resolve to an address this gateway calls: public addresses and the private ranges the operator allows.',
+    });
+  });
+
+  it('refuses to connect when the name resolves to a link-local address later (DNS rebinding)', async () => {
+    const endpoint = gw.mocks.live.baseUrl({ tenant: 'live/erp' }).replace('127.0.0.1', 'erp.example');
+    const registered = await gw.inject(register({ name: 'ERP rebinding', endpoint }, 'live'));
+    expect(registered.statusCode).toBe(200);
+    const { id } = registered.json().wholesaler;
+    const before = gw.mocks.live.requestCount('verbindungTesten');
+    // A socket to fe80::1 without a zone could not leave this host even if the guard failed.
+    erpAddress = 'fe80::1';
+    const refused = await gw.inject({ url: '/v1/connection/test', body: { wholesaler: id }, key: 'live' });
+    erpAddress = '127.0.0.1';
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ error: 'endpoint_not_allowed', wholesaler: id });
+    expect(refused.json().message).not.toContain('fe80');
+    expect(gw.mocks.live.requestCount('verbindungTesten')).toBe(before);
+  });
+});
+
+describeEachDialect('custom wholesalers with ALLOWED_PRIVATE_CIDRS', (getDatabase) => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await startGateway({ database: getDatabase(), env: { ALLOWED_PRIVATE_CIDRS: '127.0.0.0/30' } });
+  });
+  afterAll(() => gw.close());
+
+  it('registers and calls an endpoint inside the listed range, and refuses one outside', async () => {
+    const inside = gw.mocks.live.baseUrl({ tenant: 'live/inside' });
+    const registered = await gw.inject(register({ name: 'Inside', endpoint: inside }, 'live'));
+    expect(registered.statusCode).toBe(200);
+    const connected = await gw.inject({
+      url: '/v1/connection/test',
+      body: { wholesaler: registered.json().wholesaler.id },
+      key: 'live',
+    });
+    expect(connected.json()).toMatchObject({ connected: true, wholesaler: registered.json().wholesaler.id });
+
+    const outside = await gw.inject(register({ name: 'Outside', endpoint: 'http://127.0.0.5/msv3' }, 'live'));
+    expect(outside.statusCode).toBe(400);
+    expect(outside.json()).toMatchObject({ error: 'endpoint_not_allowed', param: 'endpoint' });
   });
 });

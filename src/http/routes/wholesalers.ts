@@ -106,7 +106,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
         tags: ['wholesalers'],
         summary: 'Register a custom MSV3 endpoint',
         description:
-          'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (private/loopback/link-local host, or http with a live key), 409 `conflict` (the endpoint is registered already, with another `msv3_version`; or the account has 100 custom wholesalers in this mode already).',
+          'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (a host on a private or loopback address the operator has not allowed, a link-local or cloud metadata address or name, or http with a live key), 409 `conflict` (the endpoint is registered already, with another `msv3_version`; or the account has 100 custom wholesalers in this mode already).',
         body: CustomWholesalerBody,
         response: {
           200: Type.Object({ wholesaler: WholesalerSchema }, { examples: [{ wholesaler: CUSTOM_EXAMPLE }] }),
@@ -118,7 +118,8 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
         {
           db: deps.database.db,
           clock: deps.clock,
-          allowPrivateEndpoints: deps.config.network.allowPrivateEndpoints,
+          addressPolicy: deps.outbound.policy,
+          ...(deps.outbound.lookup === undefined ? {} : { lookup: deps.outbound.lookup }),
         },
         request.auth,
         request.body,

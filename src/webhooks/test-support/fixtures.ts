@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createAddressPolicy } from '../../lib/address-policy.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createAccount } from '../../store/accounts.js';
 import type { KeyMode } from '../../store/api-key-secret.js';
@@ -22,16 +23,25 @@ export function subscribe(
   input: { url: string; wholesaler?: string; events?: EventType[] },
   clock: Clock = systemClock,
 ) {
-  return createSubscription({ db, clock, allowPrivate: true, resolveWholesaler: anyWholesaler }, scope, {
-    url: input.url,
-    wholesaler: input.wholesaler ?? 'phoenix',
-    events: input.events ?? [
-      'delivery.received',
-      'delivery.shortage',
-      'order.status_changed',
-      'wholesaler.status_changed',
-    ],
-  });
+  return createSubscription(
+    {
+      db,
+      clock,
+      addressPolicy: createAddressPolicy({ allowPrivateEndpoints: true }),
+      resolveWholesaler: anyWholesaler,
+    },
+    scope,
+    {
+      url: input.url,
+      wholesaler: input.wholesaler ?? 'phoenix',
+      events: input.events ?? [
+        'delivery.received',
+        'delivery.shortage',
+        'order.status_changed',
+        'wholesaler.status_changed',
+      ],
+    },
+  );
 }
 
 export const sampleNotice = {

@@ -1,4 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
+import { createAddressPolicy } from '../../lib/address-policy.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Dialect } from '../../store/database.js';
 import type { Scope, WebhookSubscription } from '../../store/webhook-subscriptions.js';
@@ -49,7 +50,7 @@ export async function createHarness(
   const client = createWebhookHttpClient({
     timeoutMs: 2_000,
     connectTimeoutMs: 1_000,
-    allowPrivate: true,
+    addressPolicy: createAddressPolicy({ allowPrivateEndpoints: true }),
     connectionsPerOrigin: 16,
     now: () => clock.now(),
   });
