@@ -218,7 +218,7 @@ describe('msv3-gateway as a process', () => {
     return { child, exited, stderr: () => stderr, stdout: () => stdout };
   }
 
-  async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
+  async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 80_000): Promise<RegExpMatchArray> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const match = read().match(pattern);
@@ -228,34 +228,38 @@ describe('msv3-gateway as a process', () => {
     }
   }
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('serves until %s, then exits 0', async (signal) => {
-    const env = {
-      PORT: '0',
-      DATABASE_URL: `sqlite:${join(folder, `process-${signal}`, 'gateway.db')}`,
-      LOG_LEVEL: 'info',
-    };
-    const proc = spawnCli(['serve'], env);
-    try {
-      const [, url] = await waitFor(proc.stderr, /listening on (http:\/\/\S+)/);
-      const [key] = await waitFor(proc.stdout, /pk_test_[0-9A-Za-z]{36}/);
-      // The first key is printed on stdout as plain lines: never on stderr, never in a JSON log record.
-      expect(proc.stderr()).not.toContain(key);
-      expect(
-        proc
-          .stdout()
-          .split('\n')
-          .filter((line) => line.includes(key!) && line.startsWith('{')),
-      ).toEqual([]);
-      const response = await fetch(`${url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
-      expect(response.status).toBe(200);
-      proc.child.kill(signal);
-      expect(await proc.exited).toBe(0);
-      expect(proc.stdout()).toContain(`"signal":"${signal}"`);
-      expect(proc.stdout()).toContain('"msg":"stopped"');
-    } finally {
-      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
-    }
-  });
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'serves until %s, then exits 0',
+    async (signal) => {
+      const env = {
+        PORT: '0',
+        DATABASE_URL: `sqlite:${join(folder, `process-${signal}`, 'gateway.db')}`,
+        LOG_LEVEL: 'info',
+      };
+      const proc = spawnCli(['serve'], env);
+      try {
+        const [, url] = await waitFor(proc.stderr, /listening on (http:\/\/\S+)/);
+        const [key] = await waitFor(proc.stdout, /pk_test_[0-9A-Za-z]{36}/);
+        // The first key is printed on stdout as plain lines: never on stderr, never in a JSON log record.
+        expect(proc.stderr()).not.toContain(key);
+        expect(
+          proc
+            .stdout()
+            .split('\n')
+            .filter((line) => line.includes(key!) && line.startsWith('{')),
+        ).toEqual([]);
+        const response = await fetch(`${url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
+        expect(response.status).toBe(200);
+        proc.child.kill(signal);
+        expect(await proc.exited).toBe(0);
+        expect(proc.stdout()).toContain(`"signal":"${signal}"`);
+        expect(proc.stdout()).toContain('"msg":"stopped"');
+      } finally {
+        if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+      }
+    },
+    120_000,
+  );
 
   it('exits 1 naming REDIS_URL (without its password) and the cause when Redis is not reachable at start', async () => {
     const port = await closedLoopbackPort();
@@ -289,7 +293,7 @@ describe('msv3-gateway as a process', () => {
     const proc = spawnCli(['serve'], { PORT: '-5' });
     expect(await proc.exited).toBe(1);
     expect(proc.stderr()).toContain('configuration error: PORT must be >= 0');
-  });
+  }, 90_000);
 
   it('names PORT when the port is taken, and exits 1', async () => {
     const taken = createServer();
@@ -306,7 +310,7 @@ describe('msv3-gateway as a process', () => {
     } finally {
       taken.close();
     }
-  });
+  }, 90_000);
 });
 
 /** A loopback port nothing listens on (one that was free a moment ago). */
