@@ -13,6 +13,7 @@ import {
   type Transport,
   type TransportOptions,
 } from '../msv3/transport.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry } from './catalogue.js';
@@ -39,6 +40,8 @@ export interface UpstreamOptions {
   onBreakerChange?: (change: BreakerChange) => void;
   /** The gateway's shutdown: stops both transports' calls and probes in flight (`TransportDeps.stop`). */
   stop?: AbortSignal;
+  /** A span per wholesaler call (`UpstreamDeps.tracing`); default none. */
+  tracing?: Tracing;
 }
 
 export interface Upstream {
@@ -137,6 +140,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       client: recordingUse(createMsv3Client(trusted), usage),
       customClient: recordingUse(createMsv3Client(custom), usage),
       clientSoftwareId: config.wholesalers.clientSoftwareId ?? defaultClientSoftwareId(),
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },
     endpointsInUse: () => usage.inUse(),
     probe,
