@@ -6,6 +6,7 @@ import type { HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
+import type { Tracing } from '../src/observability/tracing.js';
 import { createMemoryRateLimiter } from '../src/ratelimit/memory.js';
 import type { RateLimiter } from '../src/ratelimit/rate-limiter.js';
 import type { UpstreamDeps } from '../src/services/wholesaler-call.js';
@@ -39,6 +40,7 @@ export async function buildTestApp(
     webhooks?: Webhooks;
     /** Host name resolution for webhook URL checks and deliveries (instead of DNS). */
     lookup?: HostLookup;
+    tracing?: Tracing;
   } = {},
 ): Promise<{ app: GatewayApp; deps: AppDeps }> {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...overrides.env });
@@ -76,6 +78,7 @@ export async function buildTestApp(
         version: 'test',
         lookup: overrides.lookup,
       }),
+    ...(overrides.tracing === undefined ? {} : { tracing: overrides.tracing }),
   };
   return { app: await buildApp(deps, [...ROUTES, ...(overrides.extraRoutes ?? [])]), deps };
 }
