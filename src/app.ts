@@ -30,11 +30,13 @@ import { registerReturnRoutes } from './http/routes/returns.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
 import { buildSerializer } from './http/serializer.js';
+import { installTracing } from './http/tracing.js';
 import type { GatewayApp } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import type { Outbound } from './lib/address-policy.js';
 import type { Clock } from './lib/clock.js';
 import type { Metrics } from './observability/metrics.js';
+import { NO_TRACING, type Tracing } from './observability/tracing.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import type { UpstreamDeps } from './services/wholesaler-call.js';
 import type { Database } from './store/database.js';
@@ -60,6 +62,8 @@ export interface AppDeps {
   webhooks: Webhooks;
   /** The outbound address policy (the same object the transports and webhooks use) for URL checks. */
   outbound: Outbound;
+  /** A server span per request (docs/tracing.md); absent: `NO_TRACING`, no hooks at all. */
+  tracing?: Tracing;
 }
 
 /** A route module: `registerXRoutes(app, deps)` in `src/http/routes/<resource>.ts`. */
@@ -116,7 +120,8 @@ export async function buildApp(
 
   installErrorHandling(app, { bodyLimitBytes: deps.config.server.bodyLimitBytes });
   const addMethodNotAllowedRoutes = trackRouteMethods(app);
-  // onRequest hooks run in this order: request id and shutdown check, API key, rate limit.
+  // onRequest hooks run in this order: trace span, request id and shutdown check, API key, rate limit.
+  installTracing(app, deps.tracing ?? NO_TRACING);
   installLifecycle(app);
   installAuth(app, {
     db: deps.database.db,

@@ -150,6 +150,55 @@ describe('loadConfig', () => {
     expect(configError({ DATABASE_URL: 'mysql://root:pw-123@db' }).message).not.toContain('pw-123');
   });
 
+  it('reads the standard OpenTelemetry variables; tracing is off without an endpoint', () => {
+    expect(loadConfig({}).tracing).toEqual({
+      timeoutMs: 10_000,
+      sampler: 'parentbased_always_on',
+      samplerArg: 1,
+    });
+    const config = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example:4318/otlp',
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-tenant = pharmacies',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+      OTEL_SERVICE_NAME: 'gateway-eu',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=production',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    });
+    expect(config.tracing).toEqual({
+      endpoint: 'https://collector.example:4318/otlp',
+      headers: 'authorization=Bearer%20abc, x-tenant = pharmacies',
+      timeoutMs: 2500,
+      serviceName: 'gateway-eu',
+      resourceAttributes: 'deployment.environment.name=production',
+      sampler: 'parentbased_traceidratio',
+      samplerArg: 0.25,
+    });
+  });
+
+  it.each([
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'must be an http(s) URL',
+    ],
+    [{ OTEL_EXPORTER_OTLP_HEADERS: 'Bearer abc' }, 'OTEL_EXPORTER_OTLP_HEADERS', 'name=value pairs'],
+    [{ OTEL_RESOURCE_ATTRIBUTES: 'production' }, 'OTEL_RESOURCE_ATTRIBUTES', 'key=value pairs'],
+    [{ OTEL_TRACES_SAMPLER: 'sometimes' }, 'OTEL_TRACES_SAMPLER', 'must be one of always_on'],
+    [{ OTEL_TRACES_SAMPLER_ARG: '2' }, 'OTEL_TRACES_SAMPLER_ARG', 'must be <= 1'],
+  ])('rejects the tracing setting %j naming %s', (env, variable, message) => {
+    const error = configError(env);
+    expect(error.variable).toBe(variable);
+    expect(error.message).toContain(message);
+  });
+
+  it('never echoes collector credentials from the endpoint or the headers', () => {
+    const endpoint = configError({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://user:pw-777@collector:4318' });
+    expect(endpoint.message).not.toContain('pw-777');
+    const headers = configError({ OTEL_EXPORTER_OTLP_HEADERS: 'token-888' });
+    expect(headers.message).not.toContain('token-888');
+  });
+
   it('reads a JSON file shaped like the configuration, and lets the environment win', () => {
     const file = writeFile('ok.json', {
       server: { port: 7000, host: '0.0.0.0' },

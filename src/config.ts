@@ -3,6 +3,12 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { parseCidr } from './lib/address-policy.js';
 
+/** A pattern for OpenTelemetry's `key=value,key=value` lists (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES). */
+function keyValueListPattern(key: string): string {
+  const pair = `\\s*${key}\\s*=[^,]*`;
+  return `${pair}(,${pair})*`;
+}
+
 /**
  * The one configuration schema. Each setting is a TypeBox schema inside a section and names its
  * environment variable in `env`; `default` and `description` feed the README table.
@@ -347,6 +353,76 @@ export const ConfigSchema = Type.Object({
           'When set, `GET /metrics` needs `Authorization: Bearer <token>`; otherwise it is public.',
       }),
     ),
+  }),
+  // The standard OpenTelemetry variables, read here and handed to the SDK explicitly (docs/tracing.md).
+  tracing: Type.Object({
+    endpoint: Type.Optional(
+      Type.String({
+        env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+        pattern: '^https?://[^\\s/?#@]+(/[^\\s?#]*)?$',
+        hint: 'an http(s) URL without user name, query or fragment, such as http://127.0.0.1:4318',
+        // A user name and password in the URL would be echoed by an error message otherwise.
+        secret: true,
+        description:
+          'OTLP/HTTP collector (base URL): when set, traces go to `<url>/v1/traces` (OTLP JSON); unset: no tracing, the SDK is not even loaded (docs/tracing.md).',
+      }),
+    ),
+    headers: Type.Optional(
+      Type.String({
+        env: 'OTEL_EXPORTER_OTLP_HEADERS',
+        pattern: `^${keyValueListPattern("[-!#$%&'*+.^_`|~0-9A-Za-z]+")}$`,
+        hint: 'name=value pairs separated by commas',
+        secret: true,
+        description:
+          'Headers sent with every export, `name=value` pairs separated by commas, values percent-encoded (e.g. `authorization=Bearer%20…`).',
+      }),
+    ),
+    timeoutMs: Type.Integer({
+      env: 'OTEL_EXPORTER_OTLP_TIMEOUT',
+      default: 10_000,
+      minimum: 1,
+      description: 'How long one export to the collector may take, in milliseconds.',
+    }),
+    serviceName: Type.Optional(
+      Type.String({
+        env: 'OTEL_SERVICE_NAME',
+        minLength: 1,
+        description:
+          "The traces' `service.name`; unset: `service.name` from OTEL_RESOURCE_ATTRIBUTES, else `msv3-gateway`.",
+      }),
+    ),
+    resourceAttributes: Type.Optional(
+      Type.String({
+        env: 'OTEL_RESOURCE_ATTRIBUTES',
+        pattern: `^${keyValueListPattern('[^\\s=,]+')}$`,
+        hint: 'key=value pairs separated by commas',
+        description:
+          'Further resource attributes, `key=value` pairs separated by commas, values percent-encoded (e.g. `deployment.environment.name=production`).',
+      }),
+    ),
+    sampler: Type.Enum(
+      [
+        'always_on',
+        'always_off',
+        'traceidratio',
+        'parentbased_always_on',
+        'parentbased_always_off',
+        'parentbased_traceidratio',
+      ],
+      {
+        env: 'OTEL_TRACES_SAMPLER',
+        default: 'parentbased_always_on',
+        description:
+          "Which traces are recorded. `parentbased_*` follow the sampled flag of the caller's `traceparent` and apply the rest to new traces.",
+      },
+    ),
+    samplerArg: Type.Number({
+      env: 'OTEL_TRACES_SAMPLER_ARG',
+      default: 1,
+      minimum: 0,
+      maximum: 1,
+      description: 'Share of new traces the `traceidratio` samplers record (0 to 1).',
+    }),
   }),
 });
 

@@ -9,6 +9,7 @@ import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics } from './observability/metrics.js';
+import { startTracing } from './observability/tracing.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { openDatabase } from './store/database.js';
@@ -58,8 +59,8 @@ interface Closable {
 }
 
 /**
- * config → wholesaler catalogue → database → migrations → first key → rate limiter → sandbox mock →
- * wholesaler transports → app → listen.
+ * config → wholesaler catalogue → database → tracing → migrations → first key → rate limiter → sandbox
+ * mock → wholesaler transports → app → listen.
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config } = options;
@@ -75,6 +76,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Closed in this order (the newest first) on shutdown or when start-up fails.
   const opened: Closable[] = [{ name: 'database', close: () => database.close() }];
   try {
+    // Closed after the app and the wholesaler connections, so the last requests' spans are sent.
+    const tracing = await startTracing(config.tracing, { logger, version: VERSION });
+    opened.unshift({ name: 'tracing', close: () => tracing.close() });
+    if (tracing.enabled) logger.info({ collector: originOf(config.tracing.endpoint) }, 'tracing on');
     const applied = await migrateToLatest(database);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     const firstKey = config.apiKeys.createFirstKey ? await createFirstKeyOnce(database, clock) : undefined;
@@ -95,6 +100,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       onBreakerChange: wholesalerStatus.publish,
       stop: stopCalls.signal,
       addressPolicy: outbound.policy,
+      tracing,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
     const metrics = createMetrics({ processMetrics: true });
@@ -133,6 +139,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       wholesalerStatus,
       webhooks,
       outbound,
+      tracing,
     });
     opened.unshift({ name: 'app', close: () => app.close() });
     await app.listen({ host: config.server.host, port: config.server.port });
@@ -249,6 +256,11 @@ async function closeGracefully(options: {
     }
   }
   return { clean };
+}
+
+/** Only the collector's origin is logged: some collectors take a tenant or token in the path. */
+function originOf(url: string | undefined): string | undefined {
+  return url === undefined ? undefined : new URL(url).origin;
 }
 
 function serverUrl(app: GatewayApp): string {

@@ -6,6 +6,7 @@ import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../src
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
+import type { Tracing } from '../src/observability/tracing.js';
 import { budgetsFrom } from '../src/ratelimit/create.js';
 import { createMemoryRateLimiter } from '../src/ratelimit/memory.js';
 import type { RateLimiter } from '../src/ratelimit/rate-limiter.js';
@@ -42,6 +43,7 @@ export async function buildTestApp(
     lookup?: HostLookup;
     /** Default: built from the configuration. Pass the one the upstream transports use to share it. */
     addressPolicy?: AddressPolicy;
+    tracing?: Tracing;
   } = {},
 ): Promise<{ app: GatewayApp; deps: AppDeps }> {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...overrides.env });
@@ -80,6 +82,7 @@ export async function buildTestApp(
         lookup: overrides.lookup,
       }),
     outbound,
+    ...(overrides.tracing === undefined ? {} : { tracing: overrides.tracing }),
   };
   return { app: await buildApp(deps, [...ROUTES, ...(overrides.extraRoutes ?? [])]), deps };
 }

@@ -8,6 +8,7 @@ import { createAddressPolicy, type HostLookup } from '../src/lib/address-policy.
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import type { MockWholesaler, MockWholesalerOptions } from '../src/mock/index.js';
 import { startMockWholesaler } from '../src/mock/index.js';
+import type { Tracing } from '../src/observability/tracing.js';
 import { createAccount } from '../src/store/accounts.js';
 import type { KeyMode } from '../src/store/api-key-secret.js';
 import { createApiKey } from '../src/store/api-keys.js';
@@ -84,6 +85,8 @@ export interface GatewayOptions {
   /** Host name resolution instead of DNS: URL checks, webhook deliveries and custom wholesaler calls. */
   lookup?: HostLookup;
   extraRoutes?: RouteRegistration[];
+  /** Spans for requests and wholesaler calls (`startTracing`); the caller closes it. */
+  tracing?: Tracing;
 }
 
 export interface GatewayRequest {
@@ -177,6 +180,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       catalogue,
       sandboxUrl: () => mocks.sandbox.url,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
       onBreakerChange: wholesalerStatus.publish,
       addressPolicy,
       ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
@@ -191,6 +195,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
       ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     });
     started.unshift(app);
 

@@ -262,3 +262,14 @@ export class ApiError extends Error {
 export function isApiError(value: unknown): value is ApiError {
   return value instanceof ApiError;
 }
+
+/** The `error` kind of an answer's serialized body (as `sendApiError` writes it), for hooks that see only bytes. */
+export function errorKindOf(status: number, payload: unknown): string | undefined {
+  if (status < 400 || typeof payload !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(payload) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error : undefined;
+  } catch {
+    return undefined;
+  }
+}

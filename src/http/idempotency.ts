@@ -11,7 +11,7 @@ import {
   reopenIdempotencyKey,
 } from '../store/idempotency.js';
 import type { Tables } from '../store/schema.js';
-import { ApiError } from './errors.js';
+import { ApiError, errorKindOf } from './errors.js';
 import {
   defaultOutcome,
   IDEMPOTENCY_TTL_MS,
@@ -235,14 +235,4 @@ function replayedHeaders(reply: FastifyReply): Record<string, string> {
     if (value !== undefined) headers[name] = String(value);
   }
   return headers;
-}
-
-function errorKindOf(status: number, payload: unknown): string | undefined {
-  if (status < 400 || typeof payload !== 'string') return undefined;
-  try {
-    const parsed = JSON.parse(payload) as { error?: unknown };
-    return typeof parsed.error === 'string' ? parsed.error : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,7 +1,16 @@
 import type { Metrics } from '../observability/metrics.js';
 import type { GatewayApp } from './types.js';
 
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** Methods kept as they are in labels and span attributes; any other becomes `OTHER` (spans: `_OTHER`). */
+export const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+]);
 
 /** One log line and one metric sample per response, labelled by route pattern (never the raw URL). */
 export function installObservation(app: GatewayApp, deps: { metrics: Metrics }): void {

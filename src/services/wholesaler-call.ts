@@ -4,7 +4,9 @@ import { type Msv3Client, UnsupportedOperationError } from '../msv3/client.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
 import type { CallResult } from '../msv3/transport.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { ResolvedWholesaler, WholesalerRegistry } from '../wholesalers/registry.js';
+import { inCallSpan } from './wholesaler-call-span.js';
 
 /** What services need to reach wholesalers. */
 export interface UpstreamDeps {
@@ -15,6 +17,8 @@ export interface UpstreamDeps {
   customClient: Msv3Client;
   /** `clientSoftwareKennung` sent with every request (1–80 characters). */
   clientSoftwareId: string;
+  /** A span per call (docs/tracing.md); absent or `NO_TRACING`: calls are not wrapped at all. */
+  tracing?: Tracing;
 }
 
 function clientFor(deps: UpstreamDeps, wholesaler: ResolvedWholesaler): Msv3Client {
@@ -36,7 +40,10 @@ export function assertSupports(
   }
 }
 
-/** One call, with the raw outcome (the order service needs `maybeDelivered` to reconcile). */
+/**
+ * One call, with the raw outcome (the order service needs `maybeDelivered` to reconcile). Every
+ * service's wholesaler call passes here, so this is where its trace span is opened.
+ */
 export async function callWholesalerRaw<Req, Res>(
   deps: UpstreamDeps,
   wholesaler: ResolvedWholesaler,
@@ -45,13 +52,16 @@ export async function callWholesalerRaw<Req, Res>(
   request: Req,
 ): Promise<CallResult<Res>> {
   assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
-  try {
-    return await clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request);
-  } catch (error) {
-    if (error instanceof UnsupportedOperationError)
-      assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
-    throw error;
-  }
+  const call = async () => {
+    try {
+      return await clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request);
+    } catch (error) {
+      if (error instanceof UnsupportedOperationError)
+        assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
+      throw error;
+    }
+  };
+  return deps.tracing?.enabled ? inCallSpan(deps.tracing, wholesaler, operation.name, call) : call();
 }
 
 /** One call; any failure becomes the matching ApiError. */

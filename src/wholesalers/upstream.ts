@@ -14,6 +14,7 @@ import {
   type Transport,
   type TransportOptions,
 } from '../msv3/transport.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry } from './catalogue.js';
@@ -44,6 +45,8 @@ export interface UpstreamOptions {
   lookup?: HostLookup;
   /** The gateway's shutdown: stops both transports' calls and probes in flight (`TransportDeps.stop`). */
   stop?: AbortSignal;
+  /** A span per wholesaler call (`UpstreamDeps.tracing`); default none. */
+  tracing?: Tracing;
 }
 
 export interface UpstreamProbeInput {
@@ -152,6 +155,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       client: recordingUse(createMsv3Client(trusted), usage),
       customClient: recordingUse(createMsv3Client(custom), usage),
       clientSoftwareId,
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },
     endpointsInUse: () => usage.inUse(),
     probe,
