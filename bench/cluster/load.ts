@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SCENARIO_PZNS } from '../../src/mock/index.js';
 import type { KeyOutcome } from './invariants.js';
 
 /**
@@ -15,16 +16,20 @@ export interface Answer {
   kind: string;
   json?: Record<string, unknown>;
   retryAfterS?: number;
+  /** The process that answered (the proxy's `x-cluster-backend`). */
+  backend?: number;
 }
 
 export interface Recorder {
   /** Count per operation and answer kind. */
   kinds: Map<string, number>;
   latencies: Map<string, number[]>;
+  /** The body sent with each Idempotency-Key (a replay must send the same). */
+  orderBodies: Map<string, unknown>;
 }
 
 export function newRecorder(): Recorder {
-  return { kinds: new Map(), latencies: new Map() };
+  return { kinds: new Map(), latencies: new Map(), orderBodies: new Map() };
 }
 
 export async function call(
@@ -55,11 +60,13 @@ export async function call(
       json = undefined;
     }
     const retryAfter = Number(response.headers.get('retry-after'));
+    const backend = response.headers.get('x-cluster-backend');
     answer = {
       status: response.status,
       kind: response.ok ? 'ok' : `${response.status} ${String(json?.error ?? 'no_error_field')}`,
       ...(json === undefined ? {} : { json }),
       ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterS: retryAfter } : {}),
+      ...(backend === null ? {} : { backend: Number(backend) }),
     };
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause;
@@ -76,23 +83,36 @@ export async function call(
 }
 
 const ORDER = { wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 1 }] };
+/** With the mock's slow-answer scenario PZN: the order stays in flight for seconds (a crash target). */
+export const SLOW_ORDER = {
+  wholesaler: 'phoenix',
+  items: [
+    { pzn: '04114918', quantity: 1 },
+    { pzn: SCENARIO_PZNS.SLOW_ANSWER.pzn, quantity: 1 },
+  ],
+};
 
-/** One order with one key, retried until a final answer or `giveUpMs`. */
+/**
+ * One order with one key, retried until a final answer or `giveUpMs`. `firstBase` sends the first
+ * attempt elsewhere (straight to the gateway process about to be killed).
+ */
 export async function placeOrder(
   base: string,
   recorder: Recorder,
   apiKey: string,
   key: string,
   giveUpMs: number,
+  options: { body?: unknown; firstBase?: string } = {},
 ): Promise<KeyOutcome> {
   const deadline = Date.now() + giveUpMs;
   const ids = new Set<string>();
-  for (;;) {
-    const answer = await call(base, recorder, 'order', {
+  recorder.orderBodies.set(key, options.body ?? ORDER);
+  for (let attempt = 0; ; attempt++) {
+    const answer = await call(attempt === 0 ? (options.firstBase ?? base) : base, recorder, 'order', {
       method: 'POST',
       path: '/v1/orders',
       apiKey,
-      body: ORDER,
+      body: options.body ?? ORDER,
       idempotencyKey: key,
     });
     if (answer.status === 200 && typeof answer.json?.order_id === 'string') {
@@ -116,13 +136,14 @@ export async function runClient(
   recorder: Recorder,
   apiKey: string,
   clientId: number,
-  endAt: number,
+  /** Read before every operation: the run may extend the load (until a restarted process served). */
+  endAt: () => number,
   giveUpMs: number,
 ): Promise<ClientResult> {
   const outcomes: KeyOutcome[] = [];
   const acknowledged: string[] = [];
   let n = 0;
-  while (Date.now() < endAt) {
+  while (Date.now() < endAt()) {
     const pick = Math.random();
     if (pick < 0.4) {
       await call(base, recorder, 'availability', {
@@ -132,7 +153,9 @@ export async function runClient(
         body: { wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 2 }] },
       });
     } else if (pick < 0.65) {
-      const outcome = await placeOrder(base, recorder, apiKey, `bench-${clientId}-${n++}`, giveUpMs);
+      const body = Math.random() < 0.25 ? SLOW_ORDER : ORDER;
+      const key = `bench-${clientId}-${n++}`;
+      const outcome = await placeOrder(base, recorder, apiKey, key, giveUpMs, { body });
       outcomes.push(outcome);
       acknowledged.push(...outcome.acknowledgedOrderIds);
     } else if (pick < 0.8 && acknowledged.length > 0) {
@@ -169,7 +192,7 @@ export async function replayKeys(
           method: 'POST',
           path: '/v1/orders',
           apiKey: keyOf(outcome),
-          body: ORDER,
+          body: recorder.orderBodies.get(outcome.key) ?? ORDER,
           idempotencyKey: outcome.key,
         });
         const id = answer.json?.order_id;

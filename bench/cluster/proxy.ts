@@ -39,22 +39,18 @@ export async function startClusterProxy(urls: string[]): Promise<ClusterProxy> {
           if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
         }
         headers['content-length'] = String(body.length);
-        const upstream = request(
-          target,
-          { method: req.method, headers, agent, timeout: 60_000 },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => {
-              const out: Record<string, string | string[]> = {};
-              for (const [name, value] of Object.entries(res.headers)) {
-                if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-              }
-              resolve({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks) });
-            });
-            res.on('error', reject);
-          },
-        );
+        const upstream = request(target, { method: req.method, headers, agent, timeout: 60_000 }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const out: Record<string, string | string[]> = {};
+            for (const [name, value] of Object.entries(res.headers)) {
+              if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+            }
+            resolve({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks) });
+          });
+          res.on('error', reject);
+        });
         upstream.on('timeout', () => upstream.destroy(new Error('upstream timeout')));
         upstream.on('error', reject);
         upstream.end(body);
@@ -73,6 +69,8 @@ export async function startClusterProxy(urls: string[]): Promise<ClusterProxy> {
           const backend = live[next++ % live.length]!;
           try {
             const answer = await forward(req, body, backend);
+            // Which process answered, for the benchmark's per-process counts.
+            answer.headers['x-cluster-backend'] = String(backends.indexOf(backend));
             res.writeHead(answer.status, answer.headers).end(answer.body);
             return;
           } catch (error) {
