@@ -59,6 +59,10 @@ export async function startMockWholesaler(options: MockWholesalerOptions = {}): 
       },
     );
   });
+  // Keep idle connections longer than the gateway's transport does (UPSTREAM keep-alive 4 s), so the
+  // client always closes first: with Node's default 5 s, a busy machine's late timers let the gateway
+  // reuse a connection the mock had just closed (ECONNRESET on an idempotent read).
+  server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {
