@@ -5,8 +5,7 @@ import { Msv3CredentialHeaders } from '../msv3-credentials.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import type { GatewayApp } from '../types.js';
 import { customerRequest, V2_ERRORS_DESCRIPTION } from './deliveries.js';
-
-const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+import { UUID_PATTERN } from '../schemas/patterns.js';
 
 const DocumentParams = Type.Object(
   {
