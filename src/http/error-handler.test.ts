@@ -141,7 +141,10 @@ describe('error responses', () => {
   it('refuses unknown fields instead of dropping them', async () => {
     const items = [{ pzn: '1', quantity: 1, colour: 'red' }];
     const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request', 'x');
-    expect(body).toMatchObject({ message: '`items[0].colour` is not a known field.', param: 'items[0].colour' });
+    expect(body).toMatchObject({
+      message: '`items[0].colour` is not a known field.',
+      param: 'items[0].colour',
+    });
   });
 
   it('does not turn a string into a number in the body', async () => {

@@ -1,7 +1,7 @@
 /**
  * Suggestions for a mistyped name (a field, a wholesaler id): the closest known name within two edits
  * (insert, delete, replace, or swap two neighbours), else the only known name that starts with, or is
- * the start of, what was typed. Undefined when nothing is close or the choice would be a guess.
+ * the start of, what was typed (or the shortest such, when it starts all the others). Undefined when nothing is close or the choice would be a guess.
  */
 export function closestName(typed: string, known: readonly string[]): string | undefined {
   const lower = typed.toLowerCase();
@@ -21,7 +21,15 @@ export function closestName(typed: string, known: readonly string[]): string | u
     const other = name.toLowerCase();
     return other.startsWith(lower) || lower.startsWith(other);
   });
-  return prefixed.length === 1 ? prefixed[0] : undefined;
+  // `custom-haus` → `custom-hausapotheke-ab12cd`, not its `…_test` twin: the shortest, if it starts all.
+  const shortest = prefixed.reduce<string | undefined>(
+    (best, name) => (best === undefined || name.length < best.length ? name : best),
+    undefined,
+  );
+  if (shortest === undefined) return undefined;
+  return prefixed.every((name) => name.toLowerCase().startsWith(shortest.toLowerCase()))
+    ? shortest
+    : undefined;
 }
 
 /**

@@ -3,8 +3,8 @@ import type { AppDeps } from '../../app.js';
 import { fetchContract } from '../../services/contracts.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
-import type { GatewayApp } from '../types.js';
 import { HOUR_MINUTE_PATTERN } from '../schemas/patterns.js';
+import type { GatewayApp } from '../types.js';
 
 const Day = Type.Enum(['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday']);
 const HourMinute = (description: string) => Type.String({ pattern: HOUR_MINUTE_PATTERN, description });

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
 import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/custom-wholesalers.js';
+import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';
 import { NonBlankXmlText, XmlText } from '../schemas/strings.js';
 import type { GatewayApp } from '../types.js';
-import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';
 
 export const WholesalerSchema = Type.Object(
   {

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { ORDER_TYPES } from '../../services/deliveries-json.js';
 import { WholesalerIdSchema } from './common.js';
-import { CalendarDate } from './strings.js';
 import { BARCODE_PATTERN } from './patterns.js';
+import { CalendarDate } from './strings.js';
 
 /** Schemas of the delivery-notice endpoints (SPEC 2.6, 4.9–4.11) and their examples. */
 

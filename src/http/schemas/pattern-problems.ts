@@ -1,12 +1,12 @@
 import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders-ids.js';
 import { PZN_PATTERN } from './common.js';
+import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
 import {
   BARCODE_PATTERN,
   CUSTOM_WHOLESALER_ID_PATTERN,
   HOUR_MINUTE_PATTERN,
   UUID_PATTERN,
 } from './patterns.js';
-import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
 import { describePattern as describeTextPattern } from './strings.js';
 import { WEBHOOK_ID_PATTERN } from './webhooks.js';
 
