@@ -35,11 +35,11 @@ export function firstJsonError(text: string): number | undefined {
       if (c < 0x20) return i;
       if (c === 0x5c) {
         i++;
-        const escape = text[i];
-        if (escape === 'u') {
+        const escaped = text[i];
+        if (escaped === 'u') {
           for (let k = 1; k <= 4; k++) if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) return Math.min(i + k, n);
           i += 4;
-        } else if (escape === undefined || !'"\\/bfnrt'.includes(escape)) return Math.min(i, n);
+        } else if (escaped === undefined || !'"\\/bfnrt'.includes(escaped)) return Math.min(i, n);
       }
       i++;
     }

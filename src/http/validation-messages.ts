@@ -217,7 +217,6 @@ function showValue(value: unknown): string {
 
 /** A field path in backticks, shortened and without backticks or control characters of its own. */
 function shownName(path: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
   const clean = path.replace(/[`\u0000-\u001f\u007f]/g, '?');
   return `\`${clean.length > SHOWN_MAX ? `${clean.slice(0, SHOWN_MAX)}…` : clean}\``;
 }

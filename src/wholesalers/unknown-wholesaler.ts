@@ -23,7 +23,6 @@ export function unknownWholesalerMessage(id: string, known: readonly string[]): 
 
 /** The id as typed, in backticks, shortened, with no backticks or control characters of its own. */
 export function shownId(id: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
   const clean = id.replace(/[`\u0000-\u001f\u007f-\u009f]/g, '?');
   return `\`${clean.length > SHOWN_ID_LENGTH ? `${clean.slice(0, SHOWN_ID_LENGTH)}…` : clean}\``;
 }
