@@ -168,7 +168,11 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
       [[{ pzn: '1' }], 'items[0].quantity', /is required/],
       [[{ pzn: '1', quantity: 1, demand_type: 'some' }], 'items[0].demand_type', /must be one of/],
       [[], 'items', /needs at least 1 entry\./],
-      [Array.from({ length: 51 }, (_, i) => ({ pzn: String(i + 1), quantity: 1 })), 'items', /can have at most 50 entries\./],
+      [
+        Array.from({ length: 51 }, (_, i) => ({ pzn: String(i + 1), quantity: 1 })),
+        'items',
+        /can have at most 50 entries\./,
+      ],
     ];
     for (const [items, param, message] of cases) {
       const response = await gw.inject(availability('phoenix', items));

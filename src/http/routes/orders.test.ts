@@ -477,7 +477,11 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
 
     it('takes 500 positions at most', async () => {
       const items = Array.from({ length: 501 }, (_, i) => ({ pzn: String(i + 1), quantity: 1 }));
-      await expectInvalid(await post({ wholesaler: 'phoenix', items }), 'items', /can have at most 500 entries\./);
+      await expectInvalid(
+        await post({ wholesaler: 'phoenix', items }),
+        'items',
+        /can have at most 500 entries\./,
+      );
     });
 
     it('checks quantities against the wholesaler’s MSV3 version, merged lines included', async () => {
