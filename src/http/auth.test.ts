@@ -60,6 +60,37 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     await app.close();
   });
 
+  it('tells a key with one mistyped character (checksum mismatch) from text that is no key, echoing neither', async () => {
+    const { app } = await appFor();
+    const { secret } = await createTestKey(getDatabase(), 'test');
+    const at = 12;
+    const typo = secret.slice(0, at) + (secret[at] === 'a' ? 'b' : 'a') + secret.slice(at + 1);
+    const swapped = secret.slice(0, at) + secret[at + 1] + secret[at] + secret.slice(at + 2);
+    for (const mistyped of [typo, swapped].filter((k) => k !== secret)) {
+      const response = await app.inject({ url: '/v1/wholesalers', headers: { 'x-api-key': mistyped } });
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toMatchObject({
+        error: 'api_key_invalid',
+        message: 'The API key has a typing error (its checksum does not match): copy it again.',
+      });
+      expect(response.body).not.toContain(mistyped.slice(8));
+    }
+    for (const junk of [
+      'sk_test_abc',
+      secret.slice(0, -1),
+      `${secret}x`,
+      secret.replace('_test_', '_prod_'),
+    ]) {
+      const response = await app.inject({ url: '/v1/wholesalers', headers: { 'x-api-key': junk } });
+      expect(response.json()).toMatchObject({
+        error: 'api_key_invalid',
+        message: 'The X-API-Key header is not an API key (they look like pk_test_… or pk_live_…).',
+      });
+      expect(response.body).not.toContain(secret.slice(8, -1));
+    }
+    await app.close();
+  });
+
   it('refuses a revoked key at once (API_KEY_CACHE_TTL_MS=0)', async () => {
     const { app } = await appFor({ API_KEY_CACHE_TTL_MS: '0' });
     const { secret, keyId } = await createTestKey(getDatabase());

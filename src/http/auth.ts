@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
 import type { RateLimiter } from '../ratelimit/rate-limiter.js';
-import { hashApiKey, parseApiKey } from '../store/api-key-secret.js';
+import { apiKeyProblem, hashApiKey } from '../store/api-key-secret.js';
 import { type ApiKey, findApiKeyByHash, isRevoked, recordApiKeyUse } from '../store/api-keys.js';
 import type { Tables } from '../store/schema.js';
 import { createApiKeyCache, createHashSet } from './api-key-cache.js';
@@ -31,6 +31,12 @@ export interface AuthDeps {
 
 /** One answer for every key that does not authenticate, so callers cannot tell revoked from unknown. */
 const KEY_REFUSED = 'The API key is unknown or has been revoked.';
+
+/** Keys that cannot be real, told apart by their checksum; neither message shows the key. */
+const MALFORMED_KEY = {
+  typing_error: 'The API key has a typing error (its checksum does not match): copy it again.',
+  not_a_key: 'The X-API-Key header is not an API key (they look like pk_test_… or pk_live_…).',
+} as const;
 
 /**
  * Resolves X-API-Key to `request.auth` on every route that is not public. The format and checksum
@@ -79,11 +85,9 @@ export function installAuth(app: GatewayApp, deps: AuthDeps): void {
       throw new ApiError('api_key_missing', 'Send your API key in the X-API-Key header.');
     }
     // Malformed keys cost nothing (no lookup) and cannot be guessed into valid ones: not counted.
-    if (typeof presented !== 'string' || parseApiKey(presented) === undefined) {
-      throw new ApiError(
-        'api_key_invalid',
-        'The X-API-Key header is not a well-formed key (pk_test_… or pk_live_…).',
-      );
+    const problem = typeof presented === 'string' ? apiKeyProblem(presented) : 'not_a_key';
+    if (typeof presented !== 'string' || problem !== undefined) {
+      throw new ApiError('api_key_invalid', MALFORMED_KEY[problem ?? 'not_a_key']);
     }
     const client = failureCounterKey(request.ip);
     const key = await lookUp(hashApiKey(presented), client);

@@ -117,13 +117,13 @@ describe('error responses', () => {
       'invalid_request',
       'phoenix',
     );
-    expect(body.message).toBe('items[3].pzn must match ^[0-9]{1,8}$');
+    expect(body.message).toBe('`items[3].pzn` must be 1 to 8 digits, e.g. 04114918.');
     expect(body.param).toBe('items[3].pzn');
   });
 
   it('names a missing required field', async () => {
     const body = expectError(await post(JSON.stringify({ items: validOrder.items })), 'invalid_request');
-    expect(body).toMatchObject({ message: 'wholesaler is required', param: 'wholesaler' });
+    expect(body).toMatchObject({ message: '`wholesaler` is required.', param: 'wholesaler' });
   });
 
   it('names the wholesaler the request names, unless that id is itself malformed', async () => {
@@ -141,14 +141,17 @@ describe('error responses', () => {
   it('refuses unknown fields instead of dropping them', async () => {
     const items = [{ pzn: '1', quantity: 1, colour: 'red' }];
     const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request', 'x');
-    expect(body).toMatchObject({ message: 'items[0].colour is not a known field', param: 'items[0].colour' });
+    expect(body).toMatchObject({
+      message: '`items[0].colour` is not a known field.',
+      param: 'items[0].colour',
+    });
   });
 
   it('does not turn a string into a number in the body', async () => {
     const items = [{ pzn: '1', quantity: '5' }];
     const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request', 'x');
     expect(body).toMatchObject({
-      message: 'items[0].quantity must be an integer',
+      message: '`items[0].quantity` must be a whole number.',
       param: 'items[0].quantity',
     });
   });
@@ -156,7 +159,7 @@ describe('error responses', () => {
   it('lists the allowed values of an enum', async () => {
     const items = [{ pzn: '1', quantity: 1, demand_type: 'urgent' }];
     const body = expectError(await post(JSON.stringify({ wholesaler: 'x', items })), 'invalid_request', 'x');
-    expect(body.message).toBe('items[0].demand_type must be one of "direct", "one_of_many", "unspecified"');
+    expect(body.message).toBe('`items[0].demand_type` must be one of: direct, one_of_many, unspecified.');
   });
 
   it('reports an empty array against its minimum', async () => {
@@ -165,7 +168,7 @@ describe('error responses', () => {
       'invalid_request',
       'x',
     );
-    expect(body).toMatchObject({ message: 'items must have at least 1 items', param: 'items' });
+    expect(body).toMatchObject({ message: '`items` needs at least 1 entry.', param: 'items' });
   });
 
   it('names a bad query parameter, after converting query text', async () => {
@@ -183,7 +186,7 @@ describe('error responses', () => {
       payload: validOrder,
     });
     expect(expectError(bad, 'invalid_request', 'phoenix')).toMatchObject({
-      message: 'query parameter dry_run must be a boolean',
+      message: 'Query parameter `dry_run` must be true or false.',
       param: 'dry_run',
     });
   });

@@ -1,12 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
+import { describeJsonError } from './json-error-position.js';
 import type { GatewayApp } from './types.js';
 
 /**
  * Fastify's JSON body parser (prototype poisoning refused), except that an empty body is no body on a
  * route that takes none: many HTTP clients send `Content-Type: application/json` on every request,
  * DELETE included. Routes with a body schema still answer an empty body with `malformed_json`. Valid
- * JSON refused for a `__proto__` or `constructor.prototype` key is told so, not called invalid JSON.
+ * JSON refused for a `__proto__` or `constructor.prototype` key is told so, not called invalid JSON;
+ * invalid JSON is told where it goes wrong (line, column).
  */
 export function installJsonBodyParser(app: GatewayApp): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -26,7 +28,9 @@ export function installJsonBodyParser(app: GatewayApp): void {
             undefined,
           );
         }
-        return done(error, parsed);
+        // Where it went wrong, as line and column: the parser's own message names no position.
+        if (error !== null) return done(new ApiError('malformed_json', describeJsonError(body)), undefined);
+        return done(null, parsed);
       });
     },
   );

@@ -75,7 +75,7 @@ describeEachDialect('request validation', (getDatabase) => {
         const body = { wholesaler: 'phoenix', items: [item(), item({ batch })] };
         const { message } = await expectInvalid({ url, body }, 'items[1].batch');
         expect(message).toBe(
-          'items[1].batch must not contain control characters (other than tab, line feed and carriage return), U+FFFE, U+FFFF or unpaired surrogates',
+          '`items[1].batch` must not contain control characters (other than tab, line feed and carriage return), U+FFFE, U+FFFF or unpaired surrogates.',
         );
       }
     }
@@ -184,7 +184,7 @@ describeEachDialect('request validation', (getDatabase) => {
       ]) {
         const body = { wholesaler: 'phoenix', items: [item(), item({ expiry_date })] };
         const { message } = await expectInvalid({ url, body }, 'items[1].expiry_date');
-        expect(message).toBe('items[1].expiry_date must be a valid date');
+        expect(message).toBe('`items[1].expiry_date` must be a date such as 2026-11-25.');
       }
     }
     const leapDay = await gw.inject({
@@ -229,7 +229,7 @@ describeEachDialect('request validation', (getDatabase) => {
   it('refuses a delivery history limit that is not a plain decimal integer, naming the parameter', async () => {
     for (const limit of NOT_DECIMAL_INTEGERS) {
       const { message } = await expectInvalid(history({ limit }), 'limit');
-      expect(message).toBe('query parameter limit must be an integer');
+      expect(message).toBe('Query parameter `limit` must be a whole number.');
     }
     await expectInvalid(history({ limit: '0' }), 'limit');
     await expectInvalid(history({ limit: '101' }), 'limit');

@@ -24,8 +24,11 @@ const Order = Type.Object(
   },
   { additionalProperties: false },
 );
-const check = Compile(Order);
-const describeBody = (value: unknown) => describeSchemaErrors(check.Errors(value) as SchemaError[], 'body');
+const validateBody = validatorCompiler({ schema: Order, httpPart: 'body', method: 'POST', url: '/x' }) as (
+  input: unknown,
+) => { error?: SchemaError[] };
+/** Through the route validator, which names an object's known fields for suggestions. */
+const describeBody = (value: unknown) => describeSchemaErrors(validateBody(value).error ?? [], 'body');
 
 describe('describing schema errors', () => {
   it('writes JSON pointers as field paths', () => {
@@ -36,40 +39,71 @@ describe('describing schema errors', () => {
 
   it('lists the allowed literals of a union', () => {
     expect(describeBody({ wholesaler: 'x', kind: 'odd' })).toEqual({
-      message: 'kind must be one of "normal", "special"',
+      message: '`kind` must be one of: normal, special.',
       param: 'kind',
     });
   });
 
-  it('says a value fits none of the shapes of a mixed union', () => {
+  it('says what kinds of value a mixed union takes, or names the wrong part of one', () => {
     expect(describeBody({ wholesaler: 'x', target: 5 })).toEqual({
-      message: 'target does not match any allowed form',
+      message: '`target` must be text or a JSON object.',
       param: 'target',
+    });
+    expect(describeBody({ wholesaler: 'x', target: { id: 'one' } })).toEqual({
+      message: '`target.id` must be a whole number.',
+      param: 'target.id',
     });
   });
 
+  it('suggests the known field an unknown one looks like, and reports a misspelt field as such', () => {
+    expect(describeBody({ wholesaler: 'x', nots: 'n' })).toEqual({
+      message: '`nots` is not a known field; did you mean `note`?',
+      param: 'nots',
+    });
+    expect(describeBody({ wholesalr: 'x' })).toEqual({
+      message: '`wholesalr` is not a known field; did you mean `wholesaler`?',
+      param: 'wholesalr',
+    });
+    expect(describeBody({ wholesaler: 'x', colour: 'red' }).message).toBe('`colour` is not a known field.');
+  });
+
+  it('counts in words that agree with the number', () => {
+    const List = Type.Object({
+      items: Type.Array(Type.Integer(), { minItems: 1, maxItems: 2 }),
+      code: Type.String({ minLength: 1, maxLength: 1 }),
+    });
+    const list = (value: unknown) =>
+      describeSchemaErrors(Compile(List).Errors(value) as SchemaError[], 'body').message;
+    expect(list({ items: [], code: 'a' })).toBe('`items` needs at least 1 entry.');
+    expect(list({ items: [1, 2, 3], code: 'a' })).toBe('`items` can have at most 2 entries.');
+    expect(list({ items: [1], code: '' })).toBe('`code` must not be empty.');
+    expect(list({ items: [1], code: 'ab' })).toBe('`code` must be at most 1 character long.');
+  });
+
   it('names formats, lengths and bounds', () => {
-    expect(describeBody({ wholesaler: 'x', url: 'no url' }).message).toBe('url must be a valid uri');
+    expect(describeBody({ wholesaler: 'x', url: 'no url' }).message).toBe(
+      '`url` must be a URL such as https://example.com/hooks.',
+    );
     expect(describeBody({ wholesaler: 'x', note: 'long' }).message).toBe(
-      'note must be at most 3 characters long',
+      '`note` must be at most 3 characters long.',
     );
     expect(describeBody({ wholesaler: 'x', items: [{ qty: 10 }] })).toEqual({
-      message: 'items[0].qty must be <= 9',
+      message: '`items[0].qty` must be at most 9.',
       param: 'items[0].qty',
     });
   });
 
   it('describes a body of the wrong type without a param', () => {
-    expect(describeBody([])).toEqual({ message: 'The request body must be an object' });
+    expect(describeBody([])).toEqual({ message: 'The request body must be a JSON object.' });
   });
 
   it('labels query, path and header fields', () => {
     const errors = Compile(Type.Object({ wholesaler: Type.String() })).Errors({}) as SchemaError[];
     expect(describeSchemaErrors(errors, 'querystring')).toEqual({
-      message: 'query parameter wholesaler is required',
+      message: 'Query parameter `wholesaler` is required.',
       param: 'wholesaler',
     });
-    expect(describeSchemaErrors(errors, 'headers').message).toBe('header wholesaler is required');
+    expect(describeSchemaErrors(errors, 'headers').message).toBe('Header `wholesaler` is required.');
   });
 });
 
@@ -173,19 +207,19 @@ describe('reading numbers from query text', () => {
       'Infinity',
     ])
       expect(describeQuery({ wholesaler: 'p', limit })).toEqual({
-        message: 'query parameter limit must be an integer',
+        message: 'Query parameter `limit` must be a whole number.',
         param: 'limit',
       });
     for (const ratio of ['.5', '1.', '0x1', '1e-1', ' 1'])
       expect(describeQuery({ wholesaler: 'p', ratio })).toEqual({
-        message: 'query parameter ratio must be a number',
+        message: 'Query parameter `ratio` must be a number.',
         param: 'ratio',
       });
   });
 
   it('leaves range checks and repeated parameters to the schema', () => {
     expect(describeQuery({ wholesaler: 'p', limit: '0' })).toEqual({
-      message: 'query parameter limit must be >= 1',
+      message: 'Query parameter `limit` must be at least 1.',
       param: 'limit',
     });
     expect(describeQuery({ wholesaler: 'p', limit: ['1', '2'] })?.param).toBe('limit');
@@ -216,7 +250,7 @@ describe('describing pattern errors of request text', () => {
     const errors = Compile(Type.Object({ batch: XmlText() })).Errors({ batch: 'A\u0000B' }) as SchemaError[];
     expect(describeSchemaErrors(errors, 'body')).toEqual({
       message:
-        'batch must not contain control characters (other than tab, line feed and carriage return), U+FFFE, U+FFFF or unpaired surrogates',
+        '`batch` must not contain control characters (other than tab, line feed and carriage return), U+FFFE, U+FFFF or unpaired surrogates.',
       param: 'batch',
     });
   });

@@ -3,7 +3,14 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { compileDefaults } from './schema-defaults.js';
-import { describePattern } from './schemas/strings.js';
+import type { SchemaError } from './validation-messages.js';
+
+export {
+  describeSchemaErrors,
+  pointerToPath,
+  type RequestPart,
+  type SchemaError,
+} from './validation-messages.js';
 
 /**
  * Route schemas are checked by TypeBox's compiled validators. Bodies are taken as sent (a string is
@@ -21,7 +28,9 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
     if (notNumbers !== undefined) return { error: notNumbers as never };
     let value = convert && alreadyConverted?.(input) !== true ? Value.Convert(schema, input) : input;
     if (fillDefaults !== undefined) value = fillDefaults(value);
-    return check.Check(value) ? { value } : { error: check.Errors(value) as never };
+    return check.Check(value)
+      ? { value }
+      : { error: withKnownProperties(schema, check.Errors(value) as Iterable<SchemaError>) as never };
   };
 };
 
@@ -91,124 +100,31 @@ export function numberTextCheck(
         instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
         schemaPath: `#/properties/${name}/type`,
         params: { type },
-        message: `must be ${type === 'integer' ? 'a decimal integer' : 'a decimal number'}`,
+        message: `must be ${type === 'integer' ? 'a whole number' : 'a number'} written in decimal digits`,
       });
     }
     return errors.length > 0 ? errors : undefined;
   };
 }
 
-/** One validation error as TypeBox (and Ajv) report it. */
-export interface SchemaError {
-  keyword: string;
-  instancePath: string;
-  schemaPath: string;
-  params: Record<string, unknown>;
-  message?: string;
+/**
+ * An unknown field's error names the fields its object knows (`params.knownProperties`), found through
+ * the error's `schemaPath` (the object schema), so the message can suggest the one meant.
+ */
+function withKnownProperties(schema: TSchema, errors: Iterable<SchemaError>): SchemaError[] {
+  return [...errors].map((error) => {
+    if (error.keyword !== 'additionalProperties') return error;
+    const object = schemaAt(schema, error.schemaPath) as { properties?: Record<string, unknown> } | undefined;
+    const known = object?.properties === undefined ? [] : Object.keys(object.properties);
+    return { ...error, params: { ...error.params, knownProperties: known } };
+  });
 }
 
-export type RequestPart = 'body' | 'querystring' | 'params' | 'headers';
-
-const PART_LABEL: Record<RequestPart, string> = {
-  body: '',
-  querystring: 'query parameter ',
-  params: 'path parameter ',
-  headers: 'header ',
-};
-
-/** Turns a validator's error list into one message naming the field (`items[3].pzn must match …`) and its `param`. */
-export function describeSchemaErrors(
-  errors: readonly SchemaError[],
-  part: RequestPart,
-): { message: string; param?: string } {
-  const branchDetails = errors.filter((e) => e.schemaPath.includes('/anyOf/'));
-  const main = errors.filter((e) => !e.schemaPath.includes('/anyOf/'));
-  const error = main.find((e) => e.keyword !== 'boolean') ?? main[0] ?? errors[0];
-  if (error === undefined) return { message: 'The request is invalid.' };
-
-  let path = pointerToPath(error.instancePath);
-  let problem: string;
-  switch (error.keyword) {
-    case 'required': {
-      const missing = (error.params.requiredProperties as string[] | undefined)?.[0] ?? '?';
-      path = joinPath(path, missing);
-      problem = 'is required';
-      break;
-    }
-    case 'additionalProperties': {
-      const extra = (error.params.additionalProperties as string[] | undefined)?.[0] ?? '?';
-      path = joinPath(path, extra);
-      problem = 'is not a known field';
-      break;
-    }
-    case 'boolean':
-      problem = 'is not a known field';
-      break;
-    case 'anyOf': {
-      const constants = branchDetails
-        .filter((e) => e.instancePath === error.instancePath && e.keyword === 'const')
-        .map((e) => JSON.stringify(e.params.allowedValue));
-      problem =
-        constants.length > 0 ? `must be one of ${constants.join(', ')}` : 'does not match any allowed form';
-      break;
-    }
-    default:
-      problem = describeKeyword(error);
+function schemaAt(schema: unknown, pointer: string): unknown {
+  let node = schema;
+  for (const raw of pointer.replace(/^#/, '').split('/').slice(1)) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
   }
-  if (path === '') {
-    return { message: part === 'body' ? `The request body ${problem}` : `The ${partName(part)} ${problem}` };
-  }
-  return { message: `${PART_LABEL[part]}${path} ${problem}`, param: path };
-}
-
-function describeKeyword({ keyword, params, message }: SchemaError): string {
-  switch (keyword) {
-    case 'type':
-      return `must be ${article(String(params.type))}`;
-    case 'pattern':
-      return describePattern(String(params.pattern)) ?? `must match ${String(params.pattern)}`;
-    case 'format':
-      return `must be a valid ${String(params.format)}`;
-    case 'enum':
-      return `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'const':
-      return `must be ${JSON.stringify(params.allowedValue)}`;
-    case 'minLength':
-      return `must be at least ${params.limit} characters long`;
-    case 'maxLength':
-      return `must be at most ${params.limit} characters long`;
-    case 'minItems':
-      return `must have at least ${params.limit} items`;
-    case 'maxItems':
-      return `must have at most ${params.limit} items`;
-    case 'minimum':
-    case 'maximum':
-    case 'exclusiveMinimum':
-    case 'exclusiveMaximum':
-      return `must be ${params.comparison} ${params.limit}`;
-    default:
-      return message ?? `breaks the ${keyword} rule`;
-  }
-}
-
-function article(type: string): string {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-
-function partName(part: RequestPart): string {
-  return { body: 'request body', querystring: 'query string', params: 'path', headers: 'headers' }[part];
-}
-
-/** `/items/3/pzn` → `items[3].pzn` */
-export function pointerToPath(pointer: string): string {
-  let path = '';
-  for (const raw of pointer.split('/').slice(1)) {
-    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    path = /^\d+$/.test(segment) ? `${path}[${segment}]` : joinPath(path, segment);
-  }
-  return path;
-}
-
-function joinPath(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
+  return node;
 }

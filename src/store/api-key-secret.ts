@@ -15,10 +15,19 @@ export function generateApiKey(mode: KeyMode): string {
 
 /** Format and checksum check, without touching the database; `undefined` for anything malformed. */
 export function parseApiKey(text: string): { mode: KeyMode } | undefined {
-  if (!KEY_PATTERN.test(text)) return undefined;
-  const body = text.slice(0, -6);
-  if (base62Fixed(crc32(body)) !== text.slice(-6)) return undefined;
+  if (apiKeyProblem(text) !== undefined) return undefined;
   return { mode: text.startsWith('pk_live_') ? 'live' : 'test' };
+}
+
+/**
+ * Why `text` is not a key: `not_a_key` (wrong prefix, length or characters) or `typing_error` (the
+ * shape of a key whose checksum does not match: a character was changed, lost in copying or swapped);
+ * undefined for a well-formed key.
+ */
+export function apiKeyProblem(text: string): 'not_a_key' | 'typing_error' | undefined {
+  if (!KEY_PATTERN.test(text)) return 'not_a_key';
+  const body = text.slice(0, -6);
+  return base62Fixed(crc32(body)) === text.slice(-6) ? undefined : 'typing_error';
 }
 
 export function hashApiKey(key: string): string {

@@ -216,7 +216,7 @@ function checkEvents(events: string[]): EventType[] {
     if (!isEventType(event)) {
       throw new ApiError(
         'invalid_request',
-        `events[${index}] "${event.slice(0, 64)}" is not an event; use ${EVENT_TYPES.join(', ')}.`,
+        `\`events[${index}]\` is not an event type; use one of: ${EVENT_TYPES.join(', ')}.`,
         { param: `events[${index}]` },
       );
     }

@@ -94,6 +94,34 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
     expect(listed.map((w) => w.id)).toEqual(['phoenix', 'gehe']);
   });
 
+  it('answers an unknown id with the closest known id and the ids this key can use, custom ones included', async () => {
+    const { db } = getDatabase();
+    const account = await createAccount(db, clock, { name: 'Typo' });
+    const owner = { accountId: account.id, mode: 'test' as const };
+    await upsertCustomWholesaler(db, clock, owner, {
+      id: 'custom-hausapotheke-ab12cd',
+      name: 'Hausapotheke',
+      endpoint: 'https://msv3.hausapotheke.example/msv3/v2.0',
+      version: 2,
+    });
+    const message = async (id: string) =>
+      (
+        (await registryFor()
+          .resolve(owner, id)
+          .catch((e: unknown) => e)) as ApiError
+      ).message;
+    const known =
+      'Known ids: phoenix, phoenix_test, gehe, aep, custom-hausapotheke-ab12cd, custom-hausapotheke-ab12cd_test.';
+    expect(await message('phonix')).toBe(`Unknown wholesaler \`phonix\`. Did you mean \`phoenix\`? ${known}`);
+    expect(await message('custom-hausapotheke')).toBe(
+      `Unknown wholesaler \`custom-hausapotheke\`. Did you mean \`custom-hausapotheke-ab12cd\`? ${known}`,
+    );
+    expect(await message('sanacorp')).toBe(`Unknown wholesaler \`sanacorp\`. ${known}`);
+    const long = await message(`${'x'.repeat(500)}\``);
+    expect(long.length).toBeLessThan(300);
+    expect(long).not.toContain('x'.repeat(41));
+  });
+
   it('names one breaker target per account for the sandbox and one per endpoint for real servers', async () => {
     const registry = registryFor();
     const target = async (accountId: string, mode: 'test' | 'live', id: string) =>

@@ -12,6 +12,7 @@ import {
 } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry, CatalogueServer } from './catalogue.js';
+import { shownId, unknownWholesalerMessage } from './unknown-wholesaler.js';
 
 /** A wholesaler as the API shows it (SPEC 2.1, plus additive fields). */
 export interface Wholesaler {
@@ -161,10 +162,17 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
   }
 
   function notFound(id: string, why: string): ApiError {
-    return new ApiError('wholesaler_not_found', `Unknown wholesaler '${id}': ${why}.`, { wholesaler: id });
+    return new ApiError('wholesaler_not_found', `Unknown wholesaler ${shownId(id)}: ${why}.`, {
+      wholesaler: id,
+    });
   }
 
-  return {
+  async function unknownId(owner: Owner, id: string): Promise<ApiError> {
+    const known = (await registry.list(owner)).map((wholesaler) => wholesaler.id);
+    return new ApiError('wholesaler_not_found', unknownWholesalerMessage(id, known), { wholesaler: id });
+  }
+
+  const registry: WholesalerRegistry = {
     async list(owner) {
       const out: Wholesaler[] = [];
       for (const entry of deps.catalogue) {
@@ -229,8 +237,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
         return { ...resolved, route: 'live', endpoint: serverEndpoint(id, entry.live, entry.version) };
       }
       const custom = await findCustomWholesaler(deps.db, owner, baseId);
-      if (custom === undefined)
-        throw notFound(id, 'not in the catalogue and not registered by this account in this mode');
+      if (custom === undefined) throw await unknownId(owner, id);
       const resolved = { id, name: custom.name, version: custom.version, custom };
       if (owner.mode === 'test' && !wantsTestServer) {
         return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, custom.version) };
@@ -246,4 +253,5 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
       };
     },
   };
+  return registry;
 }

@@ -160,15 +160,19 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
   it('names the item index and field of every schema violation', async () => {
     const item = { pzn: '4114918', quantity: 1 };
     const cases: [unknown[], string, RegExp][] = [
-      [[item, item, item, { pzn: '12345678901', quantity: 1 }], 'items[3].pzn', /must match/],
-      [[item, { pzn: 'abc', quantity: 1 }], 'items[1].pzn', /must match/],
-      [[{ pzn: '1', quantity: 0 }], 'items[0].quantity', /must be >= 1/],
-      [[{ pzn: '1', quantity: 100_000 }], 'items[0].quantity', /must be <= 99999/],
-      [[{ pzn: '1', quantity: 1.5 }], 'items[0].quantity', /must be an integer/],
+      [[item, item, item, { pzn: '12345678901', quantity: 1 }], 'items[3].pzn', /must be 1 to 8 digits/],
+      [[item, { pzn: 'abc', quantity: 1 }], 'items[1].pzn', /must be 1 to 8 digits/],
+      [[{ pzn: '1', quantity: 0 }], 'items[0].quantity', /must be at least 1\./],
+      [[{ pzn: '1', quantity: 100_000 }], 'items[0].quantity', /must be at most 99999\./],
+      [[{ pzn: '1', quantity: 1.5 }], 'items[0].quantity', /must be a whole number/],
       [[{ pzn: '1' }], 'items[0].quantity', /is required/],
       [[{ pzn: '1', quantity: 1, demand_type: 'some' }], 'items[0].demand_type', /must be one of/],
-      [[], 'items', /at least 1 items/],
-      [Array.from({ length: 51 }, (_, i) => ({ pzn: String(i + 1), quantity: 1 })), 'items', /at most 50/],
+      [[], 'items', /needs at least 1 entry\./],
+      [
+        Array.from({ length: 51 }, (_, i) => ({ pzn: String(i + 1), quantity: 1 })),
+        'items',
+        /can have at most 50 entries\./,
+      ],
     ];
     for (const [items, param, message] of cases) {
       const response = await gw.inject(availability('phoenix', items));
@@ -178,7 +182,7 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
         param,
         message: expect.stringMatching(message),
       });
-      expect(response.json().message.startsWith(param)).toBe(true);
+      expect(response.json().message.startsWith(`\`${param}\``)).toBe(true);
     }
   });
 

@@ -3,10 +3,11 @@ import type { AppDeps } from '../../app.js';
 import { fetchContract } from '../../services/contracts.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
+import { HOUR_MINUTE_PATTERN } from '../schemas/patterns.js';
 import type { GatewayApp } from '../types.js';
 
 const Day = Type.Enum(['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday']);
-const HourMinute = (description: string) => Type.String({ pattern: '^\\d{2}:\\d{2}$', description });
+const HourMinute = (description: string) => Type.String({ pattern: HOUR_MINUTE_PATTERN, description });
 
 const ContractSchema = Type.Object(
   {

@@ -3,10 +3,9 @@ import type { AppDeps } from '../../app.js';
 import { fetchDocument } from '../../services/documents.js';
 import { Msv3CredentialHeaders } from '../msv3-credentials.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
+import { UUID_PATTERN } from '../schemas/patterns.js';
 import type { GatewayApp } from '../types.js';
 import { customerRequest, V2_ERRORS_DESCRIPTION } from './deliveries.js';
-
-const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 const DocumentParams = Type.Object(
   {

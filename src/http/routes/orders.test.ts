@@ -466,18 +466,22 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
           ],
         }),
         'items[1].pzn',
-        /^items\[1\]\.pzn must match/,
+        /^`items\[1\]\.pzn` must be 1 to 8 digits/,
       );
       await expectInvalid(
         await post({ wholesaler: 'phoenix', items: [{ pzn: PLAIN, quantity: 0 }] }),
         'items[0].quantity',
-        /^items\[0\]\.quantity must be >= 1/,
+        /^`items\[0\]\.quantity` must be at least 1/,
       );
     });
 
     it('takes 500 positions at most', async () => {
       const items = Array.from({ length: 501 }, (_, i) => ({ pzn: String(i + 1), quantity: 1 }));
-      await expectInvalid(await post({ wholesaler: 'phoenix', items }), 'items', /at most 500 items/);
+      await expectInvalid(
+        await post({ wholesaler: 'phoenix', items }),
+        'items',
+        /can have at most 500 entries\./,
+      );
     });
 
     it('checks quantities against the wholesaler’s MSV3 version, merged lines included', async () => {

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
 import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/custom-wholesalers.js';
+import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';
 import { NonBlankXmlText, XmlText } from '../schemas/strings.js';
 import type { GatewayApp } from '../types.js';
 
@@ -70,7 +71,7 @@ const CustomWholesalerParams = Type.Object({
   id: Type.String({
     minLength: 1,
     maxLength: 80,
-    pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+    pattern: CUSTOM_WHOLESALER_ID_PATTERN,
     description: 'The custom wholesaler id, `custom-<slug of name>-<6 hex>`.',
     examples: [CUSTOM_EXAMPLE.id],
   }),

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { ORDER_TYPES } from '../../services/deliveries-json.js';
 import { WholesalerIdSchema } from './common.js';
+import { BARCODE_PATTERN } from './patterns.js';
 import { CalendarDate } from './strings.js';
 
 /** Schemas of the delivery-notice endpoints (SPEC 2.6, 4.9–4.11) and their examples. */
@@ -17,9 +18,8 @@ export const TrackingNumberSchema = Type.String({
   examples: ['LS-2025-000123'],
 });
 
-/** MSV3 `BarcodeReferenzType`. */
 export const BarcodeSchema = Type.String({
-  pattern: '^[0-9]*[*+#_?][a-zA-Z0-9#+*/_?-]*$',
+  pattern: BARCODE_PATTERN,
   maxLength: 30,
   description:
     'The barcode printed on the delivery note, prefix included (MSV3 `BarcodeReferenz`): optional digits, one of `* + # _ ?`, then letters, digits and `# + * / - _ ?`; at most 30 characters. Percent-encode it in a query string.',
