@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryNoticeFixture } from './deliveries-fixtures.js';
 import { hasShortages, toDeliveryHistoryEntryJson, toDeliveryNoticeJson } from './deliveries-json.js';
+import { deliveryNoticeFixture } from './test-support/deliveries-fixtures.js';
 
 describe('toDeliveryNoticeJson', () => {
   it('maps the SPEC 2.6 fields: delivery-note number, barcode, order type, document date', () => {

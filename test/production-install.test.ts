@@ -1,0 +1,176 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The production install of docs/operating.md, as an operator does it: `npm pack` (its `prepack` builds
+ * dist/), then the tarball installed with `npm install --omit=dev` into an empty folder outside the
+ * project, then `msv3-gateway migrate` and `msv3-gateway serve` from there.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/**
+ * Slow: where better-sqlite3 cannot download its prebuilt binary, it compiles SQLite from source, about
+ * 90 s of CPU time; on a busy 2-core machine (load 13) the whole install took 6 minutes.
+ */
+const INSTALL_TIMEOUT_MS = 25 * 60_000;
+
+interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** npm's environment: this one (proxies, CA certificates) without the npm_* variables of a surrounding `npm test`. */
+function npmEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+}
+
+/** The gateway's environment: exactly the settings given, as on a fresh host. */
+function gatewayEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, ...settings };
+}
+
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    // Its own process group, so a timeout also stops what it started (a compiler, say).
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: 'pipe', detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => {
+      process.kill(-child.pid!, 'SIGKILL');
+      const output = `${stdout}\n${stderr}`.slice(-4_000);
+      reject(new Error(`${command} ${args.join(' ')} took over ${options.timeoutMs} ms:\n${output}`));
+    }, options.timeoutMs);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('production install from the packed tarball', () => {
+  let folder: string;
+  let server: ChildProcess | undefined;
+
+  beforeAll(() => {
+    folder = mkdtempSync(join(tmpdir(), 'msv3-install-'));
+  });
+
+  afterAll(async () => {
+    if (server !== undefined && server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((resolve) => server!.once('exit', resolve));
+      server.kill('SIGKILL');
+      await exited;
+    }
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('(slow) installs with --omit=dev into an empty folder, migrates, serves and answers with the first key', {
+    timeout: INSTALL_TIMEOUT_MS + 5 * 60_000,
+  }, async () => {
+    // Packing runs `prepack` (the build); the tarball holds the built code and nothing for tests.
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', folder], {
+      cwd: ROOT,
+      env: npmEnv(),
+      timeoutMs: 3 * 60_000,
+    });
+    expect(packed.code, packed.stderr).toBe(0);
+    const [manifest] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
+    const files = manifest!.files.map((f) => f.path);
+    expect(files).toEqual(expect.arrayContaining(['dist/cli.js', 'config/wholesalers.json', 'README.md']));
+    expect(files.filter((f) => !f.startsWith('dist/'))).toEqual(
+      expect.arrayContaining(['README.md', 'config/wholesalers.json', 'package.json']),
+    );
+    expect(files.filter((f) => !f.startsWith('dist/'))).toHaveLength(3);
+    expect(files.filter((f) => /\.test\.|test-support|fixtures|\.map$/.test(f))).toEqual([]);
+
+    // An empty folder with no node_modules above it: nothing from the project can fill a gap.
+    const app = join(folder, 'app');
+    mkdirSync(app);
+    for (let up = folder; up !== dirname(up); up = dirname(up)) {
+      expect(existsSync(join(up, 'node_modules')), `${up}/node_modules must not exist`).toBe(false);
+    }
+    const installed = await run(
+      'npm',
+      ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefix', app, join(folder, manifest!.filename)],
+      { cwd: app, env: npmEnv(), timeoutMs: INSTALL_TIMEOUT_MS },
+    );
+    expect(installed.code, installed.stderr).toBe(0);
+    const modules = readdirSync(join(app, 'node_modules'));
+    expect(modules).toContain('better-sqlite3');
+    expect(modules.filter((m) => ['typescript', 'tsx', 'vitest', '@biomejs'].includes(m))).toEqual([]);
+
+    const bin = join(app, 'node_modules/.bin/msv3-gateway');
+    const env = gatewayEnv({ DATABASE_URL: `sqlite:${join(folder, 'gateway.db')}` });
+    const help = await run(bin, ['keys', '--help'], { cwd: app, env, timeoutMs: 60_000 });
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toContain('keys create --name NAME --mode test|live');
+
+    const migrated = await run(bin, ['migrate'], { cwd: app, env, timeoutMs: 60_000 });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stdout).toMatch(/^Applied: 001_accounts_and_keys, /);
+
+    const started = spawn(bin, ['serve'], {
+      cwd: app,
+      env: { ...env, HOST: '127.0.0.1', PORT: '0', WHOLESALER_PROBE_INTERVAL_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server = started;
+    let stdout = '';
+    let stderr = '';
+    started.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    started.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const url = await until(
+      () => /listening on (http:\/\/\S+)/.exec(stderr)?.[1],
+      60_000,
+      () => stderr,
+    );
+    const key = await until(
+      () => /^ {2}(pk_test_\S+)$/m.exec(stdout)?.[1],
+      5_000,
+      () => stdout,
+    );
+
+    const health = await fetch(`${url}/v1/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok' });
+    expect((await fetch(`${url}/v1/health/ready`)).status).toBe(200);
+    const wholesalers = await fetch(`${url}/v1/wholesalers`, { headers: { 'x-api-key': key } });
+    expect(wholesalers.status).toBe(200);
+    const { wholesalers: list } = (await wholesalers.json()) as { wholesalers: { id: string }[] };
+    expect(list.map((w) => w.id)).toContain('phoenix');
+
+    const exited = new Promise<number | null>((resolve) => started.once('exit', resolve));
+    started.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
+
+async function until<T>(check: () => T | undefined, timeoutMs: number, explain: () => string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms:\n${explain()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
