@@ -68,9 +68,11 @@ export function endpointsOf(openapi: { paths: Record<string, Record<string, Sche
 }
 
 const WHOLESALERS = ['phoenix', 'phoenix_test', 'gehe', 'gehe_test', 'sanacorp', 'nobody', 'PHOENIX', ''];
+/** Ordinary PZNs and the sandbox's scenario PZNs (faults, shortages, substitutions; README "Scenario PZNs"). */
 const PZNS = [
   '04114918',
   '4114918',
+  '04114918',
   '09990010',
   '09990027',
   '09990033',

@@ -77,9 +77,9 @@ export async function fuzzCheck(ctx: BatteryContext): Promise<Row[]> {
         RATE_LIMIT_TEST_POINTS: '1000000',
         RATE_LIMIT_LIVE_POINTS: '1000000',
         UPSTREAM_CONNECT_TIMEOUT_MS: '1000',
-        UPSTREAM_HEADERS_TIMEOUT_MS: '2000',
-        UPSTREAM_BODY_TIMEOUT_MS: '2000',
-        MOCK_LATE_ANSWER_MS: '3000',
+        UPSTREAM_HEADERS_TIMEOUT_MS: '1000',
+        UPSTREAM_BODY_TIMEOUT_MS: '1000',
+        MOCK_LATE_ANSWER_MS: '1500',
         MOCK_SLOW_ANSWER_MS: '200',
         REQUEST_TIMEOUT_MS: '2000',
         BREAKER_COOLDOWN_MS: '2000',
@@ -152,6 +152,7 @@ async function fuzzRequests(
   const problems = new Problems();
   const statusClasses = new Map<string, number>();
   const times: number[] = [];
+  const slowest: { label: string; ms: number }[] = [];
   const started = performance.now();
   let next = 0;
   const worker = async () => {
@@ -171,6 +172,8 @@ async function fuzzRequests(
         continue;
       }
       times.push(outcome.ms);
+      slowest.push({ label: `${label} → ${outcome.status} ${outcome.body.slice(0, 60)}`, ms: outcome.ms });
+      if (slowest.length > 20) slowest.sort((a, b) => b.ms - a.ms).splice(5);
       const cls = `${Math.floor(outcome.status / 100)}xx`;
       statusClasses.set(cls, (statusClasses.get(cls) ?? 0) + 1);
       if (outcome.status >= 400 && request.method !== 'HEAD') {
@@ -196,6 +199,8 @@ async function fuzzRequests(
     .join(', ');
   const operations = new Set(endpoints.map((e) => `${e.method} ${e.path}`)).size;
   for (const example of problems.examples) process.stderr.write(`  fuzz example ${example}\n`);
+  for (const slow of slowest.sort((a, b) => b.ms - a.ms).slice(0, 5))
+    process.stderr.write(`  fuzz slowest ${duration(slow.ms)} ${slow.label}\n`);
   const hangs = problems.total('hang');
   const cut = problems.total('no answer');
   return [

@@ -71,7 +71,7 @@ export async function hostileUpstreamCheck(ctx: BatteryContext): Promise<Row[]> 
       );
     let gateway = await start();
     const idle = watchHealth(gateway.url);
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await new Promise((resolve) => setTimeout(resolve, ctx.short ? 3_000 : 5_000));
     const idleHealth = await idle.stop();
     // On a loaded machine even an idle gateway may answer health slower than 100 ms; the bound is then
     // 100 ms above that baseline, so that what is judged is the stall a behaviour adds.

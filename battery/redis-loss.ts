@@ -36,7 +36,7 @@ export async function redisLossCheck(ctx: BatteryContext): Promise<Row[]> {
       },
       ctx.gateways,
     );
-    const phaseMs = ctx.short ? 4_000 : 8_000;
+    const phaseMs = ctx.short ? 3_000 : 8_000;
     let phase: Phase = { name: 'before', statuses: new Map(), maxMs: 0 };
     const phases: Phase[] = [phase];
     let running = true;

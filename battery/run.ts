@@ -5,6 +5,7 @@ import { fuzzCheck } from './fuzz.js';
 import type { Gateway } from './gateway.js';
 import { hostileUpstreamCheck } from './hostile-check.js';
 import { killOrderCheck } from './kill-order.js';
+import { overloadCheck } from './overload.js';
 import { findPostgresBin, type OwnPostgres, startOwnPostgres } from './postgres.js';
 import { findRedisServer, type OwnRedis, startOwnRedis } from './redis.js';
 import { redisLossCheck } from './redis-loss.js';
@@ -21,6 +22,7 @@ import { sigtermCheck } from './sigterm.js';
 const CHECKS: { name: string; run: (ctx: BatteryContext) => Promise<Row[]> }[] = [
   { name: 'fuzz', run: fuzzCheck },
   { name: 'hostile-upstream', run: hostileUpstreamCheck },
+  { name: 'overload', run: overloadCheck },
   { name: 'database-loss', run: databaseLossCheck },
   { name: 'redis-loss', run: redisLossCheck },
   { name: 'kill-order', run: killOrderCheck },
