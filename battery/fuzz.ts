@@ -159,7 +159,14 @@ async function fuzzRequests(
     while (next < count) {
       next++;
       const endpoint = rng.pick(endpoints);
-      const request = fuzzRequest(endpoint, rng, fuzz);
+      let request: ReturnType<typeof fuzzRequest>;
+      try {
+        request = fuzzRequest(endpoint, rng, fuzz);
+      } catch (error) {
+        // A bug of the fuzzer itself must not end the check: it is counted and shown.
+        problems.add('no answer:fuzzer error', String(error));
+        continue;
+      }
       const outcome = await call(`${gateway.url}${request.target}`, {
         method: request.method,
         headers: request.headers as Record<string, string>,

@@ -19,6 +19,8 @@ export interface Gateway {
   readonly child: ChildProcess;
   readonly url: string;
   readonly pid: number;
+  /** How long it took from spawn to listening. */
+  readonly startMs: number;
   /** Everything printed so far (the last 4 MB). */
   output(): string;
   /** Set once the process exited: code or signal. */
@@ -43,6 +45,7 @@ export function baseEnv(databaseUrl: string): NodeJS.ProcessEnv {
 }
 
 export async function startGateway(env: NodeJS.ProcessEnv, all: Gateway[] = []): Promise<Gateway> {
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env,
@@ -90,6 +93,7 @@ export async function startGateway(env: NodeJS.ProcessEnv, all: Gateway[] = []):
     child,
     url,
     pid: child.pid ?? 0,
+    startMs: performance.now() - spawnedAt,
     output: () => output,
     exit: () => exit,
     exited,

@@ -214,10 +214,7 @@ const html503RetryAfter: Behaviour = (socket) =>
     httpAnswer(503, '<html>maintenance</html>', { 'Content-Type': 'text/html', 'Retry-After': '99999' }),
   );
 
-const soapFault =
-  (input: FaultInput): Behaviour =>
-  (socket) =>
-    socket.end(httpAnswer(500, fault(input)));
+const soapFault = (input: FaultInput) => sendOnce(() => httpAnswer(500, fault(input)));
 const texts = { userText: 'Fehler', technicalText: 'battery' };
 const serverFault = soapFault({ kind: 'ServerFault', errorCode: 'S001', ...texts });
 const validationFault = soapFault({ kind: 'ValidationFault', errorCode: 'V001', ...texts });
@@ -472,36 +469,53 @@ export const HOSTILE_CASES: HostileCase[] = [
     boundMs: QUICK_MS,
     long: true,
   },
-  { name: 'serverFault', run: serverFault, expect: ['wholesaler_fault'], boundMs: QUICK_MS },
+  {
+    name: 'serverFault',
+    run: serverFault.behaviour,
+    prepare: serverFault.prepare,
+    expect: ['wholesaler_fault'],
+    boundMs: QUICK_MS,
+  },
   {
     name: 'validationFault',
-    run: validationFault,
+    run: validationFault.behaviour,
+    prepare: validationFault.prepare,
     expect: ['wholesaler_rejected_request'],
     boundMs: QUICK_MS,
     long: true,
   },
   {
     name: 'authorizationFault',
-    run: authorizationFault,
+    run: authorizationFault.behaviour,
+    prepare: authorizationFault.prepare,
     expect: ['wholesaler_function_not_agreed'],
     boundMs: QUICK_MS,
     long: true,
   },
   {
     name: 'denialOfServiceFault',
-    run: denialOfServiceFault,
+    run: denialOfServiceFault.behaviour,
+    prepare: denialOfServiceFault.prepare,
     expect: ['wholesaler_throttled'],
     boundMs: QUICK_MS,
   },
   {
     name: 'unknownDeliveryFault',
-    run: unknownDeliveryFault,
+    run: unknownDeliveryFault.behaviour,
+    prepare: unknownDeliveryFault.prepare,
     expect: ['wholesaler_fault', 'delivery_not_found'],
     boundMs: QUICK_MS,
     long: true,
   },
   { name: 'foreignFault', run: foreignFault, expect: ['wholesaler_fault'], boundMs: QUICK_MS, long: true },
-  { name: 'hugeFault', run: hugeFault, expect: ['wholesaler_fault', ...bad], boundMs: QUICK_MS, long: true },
+  {
+    name: 'hugeFault',
+    run: hugeFault.behaviour,
+    prepare: hugeFault.prepare,
+    expect: ['wholesaler_fault', ...bad],
+    boundMs: QUICK_MS,
+    long: true,
+  },
   { name: 'garbageBytes', run: garbageBytes, expect: bad, boundMs: QUICK_MS },
   { name: 'wrongContentType', run: wrongContentType, expect: ['ok', ...bad], boundMs: QUICK_MS, long: true },
   { name: 'invalidUtf8', run: invalidUtf8, expect: ['ok', ...bad], boundMs: QUICK_MS, long: true },

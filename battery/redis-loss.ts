@@ -32,7 +32,7 @@ export async function redisLossCheck(ctx: BatteryContext): Promise<Row[]> {
         WHOLESALER_CATALOGUE: writeLoopbackCatalogue(folder, [{ id: 'phoenix', version: 2 }]),
         RATE_LIMIT_STORE: 'redis',
         REDIS_URL: ctx.redis.url,
-        RATE_LIMIT_TEST_POINTS: '40',
+        RATE_LIMIT_TEST_POINTS: '10',
       },
       ctx.gateways,
     );
@@ -40,7 +40,7 @@ export async function redisLossCheck(ctx: BatteryContext): Promise<Row[]> {
     let phase: Phase = { name: 'before', statuses: new Map(), maxMs: 0 };
     const phases: Phase[] = [phase];
     let running = true;
-    const clients = Array.from({ length: 4 }, async () => {
+    const clients = Array.from({ length: 8 }, async () => {
       while (running) {
         const outcome = await call(`${gateway.url}/v1/wholesalers`, {
           headers: { 'x-api-key': keys.test },

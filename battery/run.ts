@@ -58,7 +58,7 @@ async function main(): Promise<number> {
   const gateways: Gateway[] = [];
   let postgres: OwnPostgres | undefined;
   let redis: OwnRedis | undefined;
-  const rows: { check: string; rows: Row[]; ms: number }[] = [];
+  const rows: { check: string; rows: Row[]; ms: number; startMs: number; starts: number }[] = [];
   const stop = async () => {
     await Promise.all(gateways.map((g) => g.kill().catch(() => {})));
     await redis?.remove().catch(() => {});
@@ -81,10 +81,14 @@ async function main(): Promise<number> {
         result = [broken(check.name, error)];
       }
       // A check that failed half-way may leave gateways behind; the next one starts its own.
-      await Promise.all(gateways.splice(0).map((g) => g.kill().catch(() => {})));
+      const started = gateways.splice(0);
+      await Promise.all(started.map((g) => g.kill().catch(() => {})));
       const ms = performance.now() - checkStarted;
-      log(`${check.name} done in ${duration(ms)}`);
-      rows.push({ check: check.name, rows: result, ms });
+      const startMs = started.reduce((sum, g) => sum + g.startMs, 0);
+      log(
+        `${check.name} done in ${duration(ms)} (${started.length} gateway start-ups: ${duration(startMs)})`,
+      );
+      rows.push({ check: check.name, rows: result, ms, startMs, starts: started.length });
     }
   } finally {
     await stop();
@@ -96,8 +100,10 @@ async function main(): Promise<number> {
     `\nmsv3-gateway battery (${short ? 'short' : 'full'} form, seed ${seed}, node ${process.version})\n\n`,
   );
   process.stdout.write(`${formatTable(all)}\n\n`);
+  const startMs = rows.reduce((sum, r) => sum + r.startMs, 0);
+  const starts = rows.reduce((sum, r) => sum + r.starts, 0);
   process.stdout.write(
-    `time per check: ${rows.map((r) => `${r.check} ${duration(r.ms)}`).join(', ')}; total ${duration(performance.now() - started)}\n`,
+    `time per check: ${rows.map((r) => `${r.check} ${duration(r.ms)}`).join(', ')}; total ${duration(performance.now() - started)}, of which ${starts} gateway start-ups took ${duration(startMs)}\n`,
   );
   for (const r of failed)
     if (r.why !== undefined) process.stdout.write(`FAIL ${r.check}: ${r.why.slice(0, 600)}\n`);
