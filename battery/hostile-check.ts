@@ -6,9 +6,10 @@ import { writeLoopbackCatalogue } from './catalogue.js';
 import type { BatteryContext } from './context.js';
 import { errorKindOf, errorShapeProblem } from './error-shape.js';
 import { baseEnv, type Gateway, lastErrorLine, provisionKeys, startGateway } from './gateway.js';
+import { type HealthPoller, startHealthPoller } from './health-poller.js';
 import { startHostileServer } from './hostile-server.js';
 import { HOSTILE_CASES, type HostileCase } from './hostile-upstream.js';
-import { call, jsonOf, watchHealth } from './http.js';
+import { call, jsonOf } from './http.js';
 import { duration, type Row, row } from './report.js';
 
 /**
@@ -46,6 +47,7 @@ export async function hostileUpstreamCheck(ctx: BatteryContext): Promise<Row[]> 
     return outcome.ok ? { status: outcome.status, body: outcome.body } : { status: 500, body: '' };
   };
   const cases = HOSTILE_CASES.filter((c) => !ctx.short || !c.long);
+  const poller = startHealthPoller();
   const server = await startHostileServer(
     Object.fromEntries(HOSTILE_CASES.map((c) => [c.name, c.run])),
     validAnswer,
@@ -70,7 +72,7 @@ export async function hostileUpstreamCheck(ctx: BatteryContext): Promise<Row[]> 
         ctx.gateways,
       );
     let gateway = await start();
-    const idle = watchHealth(gateway.url);
+    const idle = poller.watch(gateway.url);
     await new Promise((resolve) => setTimeout(resolve, ctx.short ? 3_000 : 5_000));
     const idleHealth = await idle.stop();
     // On a loaded machine even an idle gateway may answer health slower than 100 ms; the bound is then
@@ -79,7 +81,7 @@ export async function hostileUpstreamCheck(ctx: BatteryContext): Promise<Row[]> 
     const results: CaseResult[] = [];
     const restarts: string[] = [];
     for (const hostile of cases) {
-      const result = await runCase(gateway, keys.live, server.origin, hostile, healthBoundMs);
+      const result = await runCase(gateway, keys.live, server.origin, hostile, healthBoundMs, poller);
       results.push(result);
       ctx.log(
         `hostile ${result.name}: ${result.status} ${result.kind} in ${duration(result.ms)}, health max ${duration(result.healthMaxMs)}${result.problems.length > 0 ? ` — ${result.problems.join('; ')}` : ''}`,
@@ -104,6 +106,7 @@ export async function hostileUpstreamCheck(ctx: BatteryContext): Promise<Row[]> 
     await gateway.kill();
     return rows;
   } finally {
+    poller.close();
     await server.close();
     await mock.close();
     rmSync(folder, { recursive: true, force: true });
@@ -116,6 +119,7 @@ async function runCase(
   origin: string,
   hostile: HostileCase,
   healthBoundMs: number,
+  poller: HealthPoller,
 ): Promise<CaseResult> {
   const headers = { 'content-type': 'application/json', 'x-api-key': liveKey };
   const registered = jsonOf(
@@ -139,12 +143,12 @@ async function runCase(
       problems: [`registration failed: ${JSON.stringify(registered)}`],
     };
   hostile.prepare?.();
-  const health = watchHealth(gateway.url);
+  const health = poller.watch(gateway.url);
   const outcome = await call(`${gateway.url}/v1/availability`, {
     method: 'POST',
     headers: { ...headers, ...CREDENTIALS },
     body: JSON.stringify({ wholesaler: id, items: [{ pzn: '04114918', quantity: 1 }] }),
-    timeoutMs: hostile.boundMs + 10_000,
+    timeoutMs: hostile.boundMs + 3_000,
   });
   const { maxMs: healthMaxMs } = await health.stop();
   const problems: string[] = [];

@@ -52,6 +52,7 @@ export async function killOrderCheck(ctx: BatteryContext): Promise<Row[]> {
     const waitFrom = performance.now();
     while (wholesaler.requestCount('bestellen') === 0 && performance.now() - waitFrom < 30_000)
       await sleep(20);
+    const bestellenBeforeKill = wholesaler.requestCount('bestellen');
     first.child.kill('SIGKILL');
     const lost = await interrupted;
     const second = await startGateway(env, ctx.gateways);
@@ -66,11 +67,11 @@ export async function killOrderCheck(ctx: BatteryContext): Promise<Row[]> {
       row(
         'kill -9 mid-order: one bestellen',
         `first attempt ended ${String(lost.attempts[0]?.status)}; after restart the retry got ${String(last?.status)}${last?.kind ? ` ${last.kind}` : ''} after ${retried.attempts.length} attempts in ${duration(retryMs)}; at the wholesaler: ${bestellen} bestellen, ${placed} orders`,
-        bestellen === 1 && placed === 1 && retried.acknowledged,
+        bestellenBeforeKill === 1 && bestellen === 1 && placed === 1 && retried.acknowledged,
         bestellen > 1 || placed > 1
           ? 'the order reached the wholesaler more than once'
-          : bestellen === 0
-            ? `the first attempt never reached the wholesaler: ${JSON.stringify(lost.attempts)}`
+          : bestellenBeforeKill === 0
+            ? `the first attempt never reached the wholesaler before the kill: ${JSON.stringify(lost.attempts)}`
             : `the retry was not acknowledged: ${JSON.stringify(retried.attempts.slice(-3))}`,
       ),
     ];

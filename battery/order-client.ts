@@ -53,7 +53,8 @@ export async function placeOrderWithRetries(options: OrderOptions): Promise<Orde
     acknowledged: false,
     settled: false,
   };
-  for (let attempt = 0; performance.now() < options.deadline; attempt++) {
+  // At least one attempt, however close the deadline.
+  for (let attempt = 0; attempt === 0 || performance.now() < options.deadline; attempt++) {
     const gateways = options.gateways();
     const url = gateways[attempt % gateways.length]!;
     const outcome = await call(`${url}/v1/orders`, {

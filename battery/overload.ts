@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent } from 'undici';
 import { SCENARIO_PZNS } from '../src/mock/index.js';
 import { writeLoopbackCatalogue } from './catalogue.js';
 import type { BatteryContext } from './context.js';
@@ -52,6 +53,7 @@ export async function overloadCheck(ctx: BatteryContext): Promise<Row[]> {
     );
     const burstMs = performance.now() - started;
     const after = await availability('04114918');
+    const flood = await floodOfClients(gateway.url, keys.test);
     await gateway.kill();
 
     const labels = new Map<string, number>();
@@ -80,6 +82,7 @@ export async function overloadCheck(ctx: BatteryContext): Promise<Row[]> {
         problems.length === 0,
         problems.slice(0, 3).join('; '),
       ),
+      flood,
       row(
         'overload: circuit stays closed',
         `a normal call right after the burst: ${afterLabel}`,
@@ -90,4 +93,55 @@ export async function overloadCheck(ctx: BatteryContext): Promise<Row[]> {
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+const FLOOD = 400;
+
+/**
+ * 400 clients at once, each on its own connection: the gateway may shed load (503 with Retry-After) or
+ * queue, but every client gets an answer in the error shape, none is reset or left waiting 30 s.
+ */
+async function floodOfClients(url: string, apiKey: string): Promise<Row> {
+  const agent = new Agent({ connections: FLOOD, pipelining: 0 });
+  const started = performance.now();
+  const outcomes = await Promise.all(
+    Array.from({ length: FLOOD }, () =>
+      call(`${url}/v1/availability`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': apiKey,
+          'x-msv3-username': 'apotheke1',
+          'x-msv3-password': 'overload-secret',
+        },
+        body: JSON.stringify({ wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 1 }] }),
+        timeoutMs: 30_000,
+        agent,
+      }),
+    ),
+  );
+  const elapsed = performance.now() - started;
+  await agent.close();
+  const labels = new Map<string, number>();
+  const problems: string[] = [];
+  const times = outcomes.map((o) => o.ms).sort((a, b) => a - b);
+  for (const outcome of outcomes) {
+    const label = outcome.ok
+      ? `${outcome.status}${outcome.status === 200 ? '' : ` ${errorKindOf(outcome.body) ?? '?'}`}`
+      : outcome.failure;
+    labels.set(label, (labels.get(label) ?? 0) + 1);
+    if (!outcome.ok) problems.push(`no answer (${outcome.failure})`);
+    else if (outcome.status >= 400) {
+      const problem =
+        errorShapeProblem(outcome.status, outcome.body) ??
+        retryAfterProblem(outcome.status, outcome.headers['retry-after']);
+      if (problem !== undefined || outcome.status === 500) problems.push(problem ?? '500');
+    }
+  }
+  return row(
+    'overload: 400 clients at once',
+    `${[...labels].map(([l, n]) => `${n} × ${l}`).join(', ')} in ${duration(elapsed)}; p50 ${duration(times[Math.floor(FLOOD / 2)] ?? 0)}, max ${duration(times.at(-1) ?? 0)}`,
+    problems.length === 0,
+    problems.slice(0, 3).join('; '),
+  );
 }
