@@ -202,7 +202,7 @@ async function fuzzRequests(
         problems.add(`5xx:${undocumented}`, `${label} → ${outcome.body.slice(0, 160)}`);
       const retry = retryAfterProblem(outcome.status, outcome.headers['retry-after']);
       if (retry !== undefined) problems.add(`retry:${retry}`, label);
-      const leak = leakProblem(outcome.body, [fuzz.password]);
+      const leak = leakProblem(outcome.body, [fuzz.password, fuzz.keys.test, fuzz.keys.live]);
       if (leak !== undefined) problems.add(`leak:${leak}`, `${label} → ${outcome.body.slice(0, 160)}`);
     }
   };

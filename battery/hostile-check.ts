@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startMockWholesaler } from '../src/mock/index.js';
 import { writeLoopbackCatalogue } from './catalogue.js';
 import type { BatteryContext } from './context.js';
-import { errorKindOf, errorShapeProblem } from './error-shape.js';
+import { errorKindOf, errorShapeProblem, leakProblem } from './error-shape.js';
 import { baseEnv, type Gateway, lastErrorLine, provisionKeys, startGateway } from './gateway.js';
 import { type HealthPoller, startHealthPoller } from './health-poller.js';
 import { startHostileServer } from './hostile-server.js';
@@ -163,6 +163,8 @@ async function runCase(
     if (shape !== undefined) problems.push(shape);
   }
   if (outcome.body.includes('root:x:0:0')) problems.push('answer contains /etc/passwd');
+  const leak = leakProblem(outcome.body, [CREDENTIALS['x-msv3-password'], liveKey]);
+  if (leak !== undefined) problems.push(`leak: ${leak}`);
   if (outcome.ms > hostile.boundMs)
     problems.push(`took ${duration(outcome.ms)} > ${duration(hostile.boundMs)}`);
   if (healthMaxMs > healthBoundMs) problems.push(`health took ${duration(healthMaxMs)}`);

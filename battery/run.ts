@@ -64,7 +64,9 @@ async function main(): Promise<number> {
     await redis?.remove().catch(() => {});
     await postgres?.remove().catch(() => {});
   };
-  process.once('SIGINT', () => void stop().then(() => process.exit(130)));
+  // Ctrl-C or a CI timeout: still remove the own PostgreSQL and Redis.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void stop().then(() => process.exit(130)));
   try {
     postgres = await startOwnPostgres(postgresBin);
     redis = await startOwnRedis(redisServer);
