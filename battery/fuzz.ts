@@ -197,7 +197,13 @@ async function fuzzRequests(
         const shape = errorShapeProblem(outcome.status, outcome.body);
         if (shape !== undefined) problems.add(`shape:${outcome.status}`, `${label} → ${shape}`);
       }
-      const undocumented = undocumented5xxProblem(outcome.status, outcome.body, endpoint.callsWholesaler);
+      // A HEAD answer has no body to read the kind from: only a 500 is known to be undocumented.
+      const undocumented =
+        request.method === 'HEAD'
+          ? outcome.status === 500
+            ? '500 to HEAD'
+            : undefined
+          : undocumented5xxProblem(outcome.status, outcome.body, endpoint.callsWholesaler);
       if (undocumented !== undefined)
         problems.add(`5xx:${undocumented}`, `${label} → ${outcome.body.slice(0, 160)}`);
       const retry = retryAfterProblem(outcome.status, outcome.headers['retry-after']);
