@@ -109,7 +109,7 @@ export async function fuzzCheck(ctx: BatteryContext): Promise<Row[]> {
         'http://localhost:1/',
       ],
     };
-    const count = ctx.short ? 1_500 : 20_000;
+    const count = ctx.short ? 1_000 : 20_000;
     ctx.log(`fuzz: ${count} requests over ${endpoints.length} operations (seed ${ctx.seed})`);
     const rows = await fuzzRequests(gateway, endpoints, fuzz, count, ctx.seed);
     rows.push(await rawRequests(gateway, keys.test, password));

@@ -53,7 +53,7 @@ export async function overloadCheck(ctx: BatteryContext): Promise<Row[]> {
     );
     const burstMs = performance.now() - started;
     const after = await availability('04114918');
-    const flood = await floodOfClients(gateway.url, keys.test);
+    const flood = await floodOfClients(gateway.url, keys.test, ctx.short ? 150 : 400);
     await gateway.kill();
 
     const labels = new Map<string, number>();
@@ -95,17 +95,15 @@ export async function overloadCheck(ctx: BatteryContext): Promise<Row[]> {
   }
 }
 
-const FLOOD = 400;
-
 /**
- * 400 clients at once, each on its own connection: the gateway may shed load (503 with Retry-After) or
+ * `clients` at once (400; short form 150), each on its own connection: the gateway may shed load (503 with Retry-After) or
  * queue, but every client gets an answer in the error shape, none is reset or left waiting 30 s.
  */
-async function floodOfClients(url: string, apiKey: string): Promise<Row> {
-  const agent = new Agent({ connections: FLOOD, pipelining: 0 });
+async function floodOfClients(url: string, apiKey: string, clients: number): Promise<Row> {
+  const agent = new Agent({ connections: clients, pipelining: 0 });
   const started = performance.now();
   const outcomes = await Promise.all(
-    Array.from({ length: FLOOD }, () =>
+    Array.from({ length: clients }, () =>
       call(`${url}/v1/availability`, {
         method: 'POST',
         headers: {
@@ -139,8 +137,8 @@ async function floodOfClients(url: string, apiKey: string): Promise<Row> {
     }
   }
   return row(
-    'overload: 400 clients at once',
-    `${[...labels].map(([l, n]) => `${n} × ${l}`).join(', ')} in ${duration(elapsed)}; p50 ${duration(times[Math.floor(FLOOD / 2)] ?? 0)}, max ${duration(times.at(-1) ?? 0)}`,
+    `overload: ${clients} clients at once`,
+    `${[...labels].map(([l, n]) => `${n} × ${l}`).join(', ')} in ${duration(elapsed)}; p50 ${duration(times[Math.floor(clients / 2)] ?? 0)}, max ${duration(times.at(-1) ?? 0)}`,
     problems.length === 0,
     problems.slice(0, 3).join('; '),
   );
