@@ -321,7 +321,8 @@ describe('losing the database under two gateway processes', () => {
          and wait_event_type = 'Lock'`,
         [GATEWAY_APP],
       );
-      expect(inTransaction).toHaveLength(2);
+      // Both gateways wait inside a transaction (a busy process may have a second one waiting too).
+      expect(inTransaction.length).toBeGreaterThanOrEqual(2);
       expect(await terminateGatewayConnections()).toBeGreaterThanOrEqual(2);
       await locker.query('rollback');
       const answers = await Promise.all(pauses);
