@@ -14,7 +14,7 @@ import { openDatabase } from './store/database.js';
 import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { createWebhooks } from './webhooks/service.js';
-import { watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
+import { type WholesalerWatchOptions, watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
 import { DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
 import { createWholesalerStatusFeed } from './wholesalers/status-feed.js';
 import { createUpstream } from './wholesalers/upstream.js';
@@ -30,8 +30,13 @@ export interface StartServerOptions {
    * that keeps only stderr or only JSON does not keep the key). Default: `print`.
    */
   printSecret?: (line: string) => void;
-  /** Swap in a limiter (tests); by default the configured store is used. */
+  /** Swap in a limiter (tests, cluster workers); by default the configured store is used. */
   rateLimiter?: RateLimiter;
+  /**
+   * Who announces `wholesaler.status_changed`: by default this process, from its own breakers and probes;
+   * cluster workers pass the relay of src/cluster/status-relay.ts, so that one worker announces for all.
+   */
+  watchStatus?: (options: WholesalerWatchOptions) => { stop(): Promise<void> };
 }
 
 export interface RunningServer {
@@ -90,7 +95,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const webhooks = createWebhooks({ config, database, clock, metrics, logger, version: VERSION });
     const stopWebhooks = () => webhooks.close({ timeoutMs: config.server.shutdownTimeoutMs });
     opened.unshift({ name: 'webhook worker', close: stopWebhooks });
-    const watch = watchWholesalerStatus({
+    const watch = (options.watchStatus ?? watchWholesalerStatus)({
       db: database.db,
       clock,
       wake: webhooks.wake,
@@ -194,9 +199,15 @@ function serverUrl(app: GatewayApp): string {
 
 /**
  * SIGTERM/SIGINT: close gracefully, then exit 0 (1 if connections had to be cut or closing failed).
- * A second signal exits at once.
+ * A second signal exits at once. `stop` starts the same graceful stop without a signal (a cluster
+ * worker told to stop by its primary); it does nothing once stopping, so a signal that reaches the
+ * primary and its workers together (Ctrl-C) still counts as one.
  */
-export function exitOnSignals(server: RunningServer, logger: Logger, exit: (code: number) => void): void {
+export function exitOnSignals(
+  server: RunningServer,
+  logger: Logger,
+  exit: (code: number) => void,
+): { stop(reason: string): void } {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -204,8 +215,12 @@ export function exitOnSignals(server: RunningServer, logger: Logger, exit: (code
       exit(1);
       return;
     }
+    begin({ signal });
+  };
+  const begin = (why: { signal: NodeJS.Signals } | { reason: string }) => {
+    if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info(why, 'shutting down');
     server.close().then(
       ({ clean }) => {
         logger.info({ clean }, 'stopped');
@@ -219,4 +234,5 @@ export function exitOnSignals(server: RunningServer, logger: Logger, exit: (code
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  return { stop: (reason) => begin({ reason }) };
 }

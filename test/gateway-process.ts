@@ -15,23 +15,31 @@ export interface GatewayProcess {
   url: string;
   /** Everything it wrote to stderr so far. */
   output: () => string;
+  /** Everything it wrote to stdout so far (the JSON log lines); empty unless `captureStdout`. */
+  stdout: () => string;
 }
 
 /**
  * Starts `serve` with exactly `env` (no other variables) and resolves once it listens (within
  * `startTimeoutMs`, 30 s by default). The child is added to `started` at once, for the caller's clean-up.
+ * With `captureStdout`, its standard output is kept (`stdout()`); otherwise it is dropped.
  */
 export async function startGatewayProcess(
   env: NodeJS.ProcessEnv,
   started: ChildProcess[],
   startTimeoutMs = 30_000,
+  options: { captureStdout?: boolean } = {},
 ): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', options.captureStdout ? 'pipe' : 'ignore', 'pipe'],
   });
   started.push(child);
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
   let output = '';
   try {
     const url = await new Promise<string>((resolve, reject) => {
@@ -52,7 +60,7 @@ export async function startGatewayProcess(
         reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output}`));
       });
     });
-    return { child, url, output: () => output };
+    return { child, url, output: () => output, stdout: () => stdout };
   } catch (error) {
     await killAndWait(child);
     throw error;
