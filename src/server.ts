@@ -7,7 +7,7 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
 import { createLogger } from './observability/logger.js';
-import { createMetrics } from './observability/metrics.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { openDatabase } from './store/database.js';
@@ -37,6 +37,8 @@ export interface StartServerOptions {
    * cluster workers pass the relay of src/cluster/status-relay.ts, so that one worker announces for all.
    */
   watchStatus?: (options: WholesalerWatchOptions) => { stop(): Promise<void> };
+  /** The process's metrics (cluster workers: answering `GET /metrics` for all); by default its own. */
+  metrics?: Metrics;
 }
 
 export interface RunningServer {
@@ -91,7 +93,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       onBreakerChange: wholesalerStatus.publish,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
-    const metrics = createMetrics({ processMetrics: true });
+    const metrics = options.metrics ?? createMetrics({ processMetrics: true });
     const webhooks = createWebhooks({ config, database, clock, metrics, logger, version: VERSION });
     const stopWebhooks = () => webhooks.close({ timeoutMs: config.server.shutdownTimeoutMs });
     opened.unshift({ name: 'webhook worker', close: stopWebhooks });

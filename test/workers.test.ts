@@ -24,8 +24,12 @@ import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway
  * (`request completed` with the response's X-Request-Id carries `worker` and `pid`).
  */
 
-/** Process starts are slow on a loaded machine (each worker loads the app through tsx). */
+/**
+ * One process start on a loaded machine (each loads the app through tsx); a gateway with workers is two
+ * starts in a row: the primary, then its workers, all at once.
+ */
 const START_MS = 90_000;
+const CLUSTER_START_MS = 2 * START_MS;
 const SHUTDOWN_TIMEOUT_MS = 4_000;
 const LIVE_POINTS = 6;
 const SLOW_ANSWER_MS = 2_000;
@@ -154,10 +158,10 @@ describe('WORKERS=2: one port, two worker processes', () => {
         ALLOW_PRIVATE_ENDPOINTS: 'true',
       },
       children,
-      START_MS,
+      CLUSTER_START_MS,
       { captureStdout: true },
     );
-  }, START_MS + 10_000);
+  }, CLUSTER_START_MS + 10_000);
 
   afterAll(async () => {
     await Promise.all(children.splice(0).map(killAndWait));
@@ -215,6 +219,32 @@ describe('WORKERS=2: one port, two worker processes', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(8);
     const workers = new Set(await Promise.all(answers.map(async (a) => (await servedBy(gateway, a)).worker)));
     expect([...workers].sort()).toEqual([1, 2]);
+  });
+
+  it('answers GET /metrics at either worker with the counts of both', async () => {
+    const answered = logLines(gateway).filter((l) => {
+      const req = l.req as { method: string; route: string } | undefined;
+      const res = l.res as { status: number } | undefined;
+      return l.msg === 'request completed' && req?.route === '/v1/wholesalers' && res?.status === 200;
+    });
+    const byWorker = new Set(answered.map((l) => l.worker));
+    expect([...byWorker].sort()).toEqual([1, 2]);
+    const scrapedBy = new Set<number>();
+    for (let i = 0; i < 10 && scrapedBy.size < 2; i++) {
+      const scrape = await send(gateway.url, '/metrics');
+      expect(scrape.status).toBe(200);
+      scrapedBy.add((await servedBy(gateway, scrape)).worker);
+      const sample = scrape.body
+        .split('\n')
+        .find(
+          (line) =>
+            line.startsWith('msv3_gateway_http_requests_total{') &&
+            line.includes('route="/v1/wholesalers"') &&
+            line.includes('status="200"'),
+        );
+      expect(Number(sample?.split(' ').at(-1))).toBe(answered.length);
+    }
+    expect([...scrapedBy].sort()).toEqual([1, 2]);
   });
 
   it('delivers each webhook event once, with both workers sending from the one SQLite outbox', async () => {

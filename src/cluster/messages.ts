@@ -15,13 +15,25 @@ export type StatusMessage =
   | { channel: typeof CHANNEL; type: 'status-change'; change: StatusChange }
   | { channel: typeof CHANNEL; type: 'endpoints-in-use'; endpoints: MonitoredEndpoint[] };
 
-/** Worker → primary. */
-export type WorkerMessage = { channel: typeof CHANNEL; type: 'listening'; url: string } | StatusMessage;
+/**
+ * Worker → primary: it listens; a status message; a scrape of `GET /metrics` to answer (`metrics-request`);
+ * its own series for a round of the primary's (`metrics-part`, prom-client's `getMetricsAsJSON`).
+ */
+export type WorkerMessage =
+  | { channel: typeof CHANNEL; type: 'listening'; url: string }
+  | StatusMessage
+  | { channel: typeof CHANNEL; type: 'metrics-request'; id: number }
+  | { channel: typeof CHANNEL; type: 'metrics-part'; id: number; metrics: unknown[] };
 
-/** Primary → worker: stop gracefully, or another worker's status message (`from`: its slot). */
+/**
+ * Primary → worker: stop gracefully; another worker's status message (`from`: its slot); send your series
+ * (`metrics-collect`); the whole cluster's metrics text for a `metrics-request` (`metrics`).
+ */
 export type PrimaryMessage =
   | { channel: typeof CHANNEL; type: 'shutdown' }
-  | (StatusMessage & { from: number });
+  | (StatusMessage & { from: number })
+  | { channel: typeof CHANNEL; type: 'metrics-collect'; id: number }
+  | { channel: typeof CHANNEL; type: 'metrics'; id: number; text?: string; error?: string };
 
 export function isGatewayMessage<T extends WorkerMessage | PrimaryMessage>(message: unknown): message is T {
   return (

@@ -10,6 +10,7 @@ import { resolveRateLimitStore } from '../ratelimit/create.js';
 import { openDatabase } from '../store/database.js';
 import { createFirstKeyOnce } from '../store/first-key.js';
 import { migrateToLatest } from '../store/migrate.js';
+import { createMetricsGatherer } from './metrics-relay.js';
 import { WORKER_SLOT_ENV } from './role.js';
 import { ANNOUNCER_SLOT } from './status-relay.js';
 import { type RestartPolicy, superviseWorkers, type WorkerProcess } from './supervisor.js';
@@ -80,9 +81,23 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
       options.printSecret(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
     },
     onMessage(slot, message) {
-      if (message.type === 'listening' || slot === ANNOUNCER_SLOT) return;
-      supervisor.send(ANNOUNCER_SLOT, { ...message, from: slot });
+      switch (message.type) {
+        case 'status-change':
+        case 'endpoints-in-use':
+          if (slot !== ANNOUNCER_SLOT) supervisor.send(ANNOUNCER_SLOT, { ...message, from: slot });
+          return;
+        case 'metrics-request':
+          metrics.request(slot, message.id);
+          return;
+        case 'metrics-part':
+          metrics.receive(slot, message.id, message.metrics);
+          return;
+      }
     },
+  });
+  const metrics = createMetricsGatherer({
+    liveSlots: () => supervisor.liveSlots(),
+    send: (slot, message) => supervisor.send(slot, message),
   });
 
   let signalled = false;

@@ -82,13 +82,15 @@ describe('superviseWorkers', () => {
   });
 
   it('restarts a worker that exits in its slot, the delay doubling while the slot keeps failing quickly', () => {
-    supervise();
+    const supervisor = supervise();
     for (const worker of forked) worker.listen();
     inSlot(1)[0]!.exit(null, 'SIGKILL');
     vi.advanceTimersByTime(99);
     expect(inSlot(1)).toHaveLength(1);
+    expect(supervisor.liveSlots()).toEqual([2]);
     vi.advanceTimersByTime(1);
     expect(inSlot(1)).toHaveLength(2);
+    expect(supervisor.liveSlots()).toEqual([1, 2]);
     inSlot(1)[1]!.listen();
     inSlot(1)[1]!.exit(1);
     vi.advanceTimersByTime(199);

@@ -62,6 +62,8 @@ export interface Supervisor {
   /** At once (a second signal): kills every worker. */
   kill(): void;
   send(slot: number, message: PrimaryMessage): void;
+  /** The slots whose worker runs now. */
+  liveSlots(): number[];
 }
 
 interface Slot {
@@ -201,5 +203,6 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     send(slotNumber, message) {
       slots.get(slotNumber)?.worker?.send(message);
     },
+    liveSlots: () => [...slots].filter(([, slot]) => slot.worker !== undefined).map(([number]) => number),
   };
 }

@@ -2,10 +2,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { systemClock } from '../lib/clock.js';
 import { createLogger } from '../observability/logger.js';
+import { createMetrics } from '../observability/metrics.js';
 import { createClusterRateLimiter } from '../ratelimit/cluster.js';
 import { budgetsFrom, resolveRateLimitStore } from '../ratelimit/create.js';
 import type { RunningServer, StartServerOptions } from '../server.js';
 import { CHANNEL, isGatewayMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import { workerMetrics } from './metrics-relay.js';
 import { statusRelayFor } from './status-relay.js';
 
 /** The IPC channel to the primary (`process.send` / `process.on('message')` in a cluster worker). */
@@ -17,8 +19,11 @@ export interface PrimaryLink {
 export interface ClusterWorker {
   /** Every line carries `worker` (the slot) and `pid`. */
   logger: Logger;
-  /** What a worker starts differently: rate limits counted by the primary, the status relay. */
-  startOptions: Pick<StartServerOptions, 'rateLimiter' | 'watchStatus'>;
+  /**
+   * What a worker starts differently: rate limits counted by the primary, the status relay, and metrics
+   * whose `GET /metrics` answers for every worker (metrics-relay.ts).
+   */
+  startOptions: Pick<StartServerOptions, 'rateLimiter' | 'watchStatus' | 'metrics'>;
   /** Call once listening: tells the primary, and stops (`stop`) when the primary says so. */
   started(server: RunningServer, stop: (reason: string) => void): void;
 }
@@ -32,15 +37,23 @@ export interface ClusterWorker {
 export function joinCluster(slot: number, config: Config, primary: PrimaryLink): ClusterWorker {
   const logger = createLogger({ level: config.log.level, base: { worker: slot, pid: process.pid } });
   const relay = statusRelayFor(slot, (message) => primary.send(message), systemClock);
+  const metrics = createMetrics({ processMetrics: true });
+  const clusterMetrics = workerMetrics(metrics.registry, (message) => primary.send(message));
   let stop: ((reason: string) => void) | undefined;
   let stopAsked = false;
   primary.onMessage((message) => {
     if (!isGatewayMessage<PrimaryMessage>(message)) return;
-    if (message.type === 'shutdown') {
-      stopAsked = true;
-      stop?.('asked by the primary');
-    } else {
-      relay.receive(message);
+    switch (message.type) {
+      case 'shutdown':
+        stopAsked = true;
+        stop?.('asked by the primary');
+        return;
+      case 'status-change':
+      case 'endpoints-in-use':
+        relay.receive(message);
+        return;
+      default:
+        clusterMetrics.receive(message);
     }
   });
   const dialect = config.database.url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
@@ -50,6 +63,7 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
     startOptions: {
       ...(memoryLimits ? { rateLimiter: createClusterRateLimiter(budgetsFrom(config)) } : {}),
       watchStatus: relay.watchStatus,
+      metrics: { ...metrics, exposition: clusterMetrics.exposition },
     },
     started(server, stopServer) {
       stop = stopServer;
