@@ -1,9 +1,13 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
+import { runPrimary } from './cluster/primary.js';
+import { workerCount, workerSlot } from './cluster/role.js';
+import { joinCluster, type PrimaryLink } from './cluster/worker.js';
 import { type Config, ConfigError, listSettings, loadConfig } from './config.js';
 import { VERSION } from './http/version.js';
 import { systemClock } from './lib/clock.js';
@@ -46,14 +50,34 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   serve: {
     usage: 'serve',
-    summary: 'Start the gateway (migrates the database first).',
+    summary: 'Start the gateway (migrates the database first); WORKERS > 1 runs that many worker processes.',
     run: async (_args, io) => {
       const config = loadConfig(io.env);
-      const logger = createLogger({ level: config.log.level });
+      const slot = workerSlot(io.env, cluster.isWorker);
+      const workers = workerCount(config.server.workers);
+      if (slot === undefined && workers > 1) {
+        if (cluster.isWorker) {
+          io.stderr(
+            'msv3-gateway: WORKERS > 1 cannot run inside another cluster (pm2 cluster mode); set WORKERS=1.',
+          );
+          return 1;
+        }
+        const logger = createLogger({ level: config.log.level, base: { worker: 0, pid: process.pid } });
+        return runPrimary({ config, workers, env: io.env, logger, print: io.stderr, printSecret: io.stdout });
+      }
+      const worker = slot === undefined ? undefined : joinCluster(slot, config, primaryLink());
+      const logger = worker?.logger ?? createLogger({ level: config.log.level });
       let server: RunningServer;
       try {
-        // The first key goes to stdout as plain lines, never into a log record.
-        server = await startServer({ config, logger, print: io.stderr, printSecret: io.stdout });
+        // The first key goes to stdout as plain lines, never into a log record. A worker prints nothing:
+        // its primary prints the lines once for all.
+        server = await startServer({
+          config,
+          logger,
+          print: worker === undefined ? io.stderr : () => {},
+          printSecret: worker === undefined ? io.stdout : () => {},
+          ...worker?.startOptions,
+        });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
         const { host, port } = config.server;
@@ -62,7 +86,10 @@ const COMMANDS: Record<string, Command> = {
         );
         return 1;
       }
-      return new Promise<number>((resolve) => exitOnSignals(server, logger, resolve));
+      return new Promise<number>((resolve) => {
+        const { stop } = exitOnSignals(server, logger, resolve);
+        worker?.started(server, stop);
+      });
     },
   },
   migrate: {
@@ -275,6 +302,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr(`msv3-gateway: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+}
+
+/** A cluster worker's channel to its primary. */
+function primaryLink(): PrimaryLink {
+  return {
+    send: (message) => process.send?.(message),
+    onMessage: (listener) => process.on('message', listener),
+  };
 }
 
 /** Opens the configured database (migrated first, unless told not to) for one command. */

@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       bodyLimitBytes: 1_048_576,
       requestTimeoutMs: 30_000,
       shutdownTimeoutMs: 10_000,
+      workers: 1,
     });
     expect(config.database.url).toBe('sqlite:./data/gateway.db');
     expect(config.redis.url).toBeUndefined();
@@ -70,6 +71,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...lowered, UPSTREAM_TOTAL_TIMEOUT_MS: '1000' }).upstream.totalTimeoutMs).toBe(1_000);
   });
 
+  it('reads WORKERS as a number or auto, also from the file', () => {
+    expect(loadConfig({ WORKERS: '4' }).server.workers).toBe(4);
+    expect(loadConfig({ WORKERS: ' 0 ' }).server.workers).toBe(0);
+    expect(loadConfig({ WORKERS: 'auto' }).server.workers).toBe('auto');
+    const file = writeFile('workers.json', { server: { workers: 3 } });
+    expect(loadConfig({}, { file }).server.workers).toBe(3);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', REDIS_URL: '' })).toMatchObject({ server: { port: 8080 }, redis: {} });
   });
@@ -92,6 +101,14 @@ describe('loadConfig', () => {
     [{ RATE_LIMIT_TEST_POINTS: '0' }, 'RATE_LIMIT_TEST_POINTS', 'RATE_LIMIT_TEST_POINTS must be >= 1'],
     [{ RATE_LIMIT_STORE: 'redis' }, 'RATE_LIMIT_STORE', 'RATE_LIMIT_STORE=redis needs REDIS_URL'],
     [{ RATE_LIMIT_STORE: 'database' }, 'RATE_LIMIT_STORE', 'needs a PostgreSQL DATABASE_URL'],
+    [{ WORKERS: 'many' }, 'WORKERS', 'WORKERS must be a whole number from 0 to 256, or auto (got "many")'],
+    [{ WORKERS: '257' }, 'WORKERS', 'WORKERS must be a whole number from 0 to 256, or auto (got 257)'],
+    [{ WORKERS: '1.5' }, 'WORKERS', 'must be a whole number'],
+    [
+      { WORKERS: '2', DATABASE_URL: 'sqlite::memory:' },
+      'WORKERS',
+      'each worker would have its own sqlite::memory:',
+    ],
     [{ BREAKER_COOLDOWN_MS: '-1' }, 'BREAKER_COOLDOWN_MS', 'BREAKER_COOLDOWN_MS must be >= 0'],
     [
       { WHOLESALER_PROBE_INTERVAL_MS: '50' },

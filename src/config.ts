@@ -51,6 +51,13 @@ export const ConfigSchema = Type.Object({
       description:
         'How long in-flight requests may run after SIGTERM/SIGINT: wholesaler calls still open are stopped and answered (504) 0.5 s before it, connections still open are cut at it (docs/resilience.md).',
     }),
+    workers: Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 0, maximum: 256 })], {
+      env: 'WORKERS',
+      default: 1,
+      hint: 'a whole number from 0 to 256, or auto',
+      description:
+        'Worker processes sharing the port (node:cluster, docs/operating.md); 1: one process as before; `auto` or 0: one per CPU core.',
+    }),
   }),
   database: Type.Object({
     url: Type.String({
@@ -444,7 +451,15 @@ export interface Setting {
   key: string;
   env: string;
   /** `secret` settings never have their value echoed in errors; `hint` replaces a raw pattern in messages. */
-  schema: TSchema & { env: string; default?: unknown; description?: string; secret?: boolean; hint?: string };
+  schema: TSchema & {
+    env: string;
+    default?: unknown;
+    description?: string;
+    secret?: boolean;
+    hint?: string;
+    /** A union of choices (`WORKERS`: `auto` or a number). */
+    anyOf?: TSchema[];
+  };
   optional: boolean;
 }
 
@@ -507,7 +522,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = 
     const name = setting?.env ?? 'CONFIG_FILE';
     const shown = setting?.schema.secret ? '' : ` (got ${JSON.stringify(valueAt(raw, error.instancePath))})`;
     const problem =
-      error.keyword === 'pattern' && setting?.schema.hint
+      (error.keyword === 'pattern' || setting?.schema.anyOf !== undefined) && setting?.schema.hint
         ? `must be ${setting.schema.hint}`
         : describe(error);
     const path = setting === undefined ? error.instancePath : `/${setting.section}/${setting.key}`;
@@ -537,6 +552,12 @@ function checkCombinations(config: Config): void {
   }
   if (config.webhooks.leaseMs <= config.webhooks.timeoutMs) {
     throw new ConfigError('WEBHOOK_LEASE_MS', 'WEBHOOK_LEASE_MS must exceed WEBHOOK_TIMEOUT_MS');
+  }
+  if (config.server.workers !== 1 && config.database.url === 'sqlite::memory:') {
+    throw new ConfigError(
+      'WORKERS',
+      'WORKERS other than 1 needs a database file or PostgreSQL: each worker would have its own sqlite::memory:',
+    );
   }
   const { store } = config.rateLimit;
   if (store === 'redis' && config.redis.url === undefined) {
@@ -577,11 +598,16 @@ function readConfigFile(path: string): Record<string, unknown> {
   return parsed;
 }
 
-/** Environment values are text; turn them into the type the setting expects (validation reports the rest). */
+/**
+ * Environment values are text; turn them into the type the setting expects (validation reports the rest).
+ * A union (`auto` or a number) takes a number when the text is one.
+ */
 function fromEnvText(schema: TSchema, text: string): unknown {
-  const type = (schema as { type?: string }).type;
+  const { type, anyOf } = schema as { type?: string; anyOf?: { type?: string }[] };
+  const types = anyOf === undefined ? [type] : anyOf.map((choice) => choice.type);
   const trimmed = text.trim();
-  if ((type === 'integer' || type === 'number') && /^[+-]?\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  if ((types.includes('integer') || types.includes('number')) && /^[+-]?\d+(\.\d+)?$/.test(trimmed))
+    return Number(trimmed);
   if (type === 'array') {
     return trimmed
       .split(',')

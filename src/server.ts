@@ -8,7 +8,7 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
 import { createLogger } from './observability/logger.js';
-import { createMetrics } from './observability/metrics.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import { startTracing } from './observability/tracing.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -16,7 +16,7 @@ import { openDatabase } from './store/database.js';
 import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { createWebhooks } from './webhooks/service.js';
-import { watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
+import { type WholesalerWatchOptions, watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
 import { DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
 import { createWholesalerStatusFeed } from './wholesalers/status-feed.js';
 import { createUpstream } from './wholesalers/upstream.js';
@@ -32,8 +32,15 @@ export interface StartServerOptions {
    * that keeps only stderr or only JSON does not keep the key). Default: `print`.
    */
   printSecret?: (line: string) => void;
-  /** Swap in a limiter (tests); by default the configured store is used. */
+  /** Swap in a limiter (tests, cluster workers); by default the configured store is used. */
   rateLimiter?: RateLimiter;
+  /**
+   * Who announces `wholesaler.status_changed`: by default this process, from its own breakers and probes;
+   * cluster workers pass the relay of src/cluster/status-relay.ts, so that one worker announces for all.
+   */
+  watchStatus?: (options: WholesalerWatchOptions) => { stop(): Promise<void> };
+  /** The process's metrics (cluster workers: answering `GET /metrics` for all); by default its own. */
+  metrics?: Metrics;
 }
 
 export interface RunningServer {
@@ -103,7 +110,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       tracing,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
-    const metrics = createMetrics({ processMetrics: true });
+    const metrics = options.metrics ?? createMetrics({ processMetrics: true });
     const webhooks = createWebhooks({
       config,
       database,
@@ -118,7 +125,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // while the database is still open, so another worker retries them.
     const stopWebhooks = () => webhooks.close({ timeoutMs: timing.stopCallsAfterMs });
     opened.unshift({ name: 'webhook worker', close: stopWebhooks });
-    const watch = watchWholesalerStatus({
+    const watch = (options.watchStatus ?? watchWholesalerStatus)({
       db: database.db,
       clock,
       wake: webhooks.wake,
@@ -276,7 +283,10 @@ const EXIT_GRACE_MS = 750;
 /**
  * SIGTERM/SIGINT: close gracefully, then exit 0 (1 if wholesaler calls had to be stopped, connections
  * cut, or closing failed). A dependency that hangs while closing does not hold the process: it exits
- * with 1 at SHUTDOWN_TIMEOUT_MS + EXIT_GRACE_MS at the latest. A second signal exits at once.
+ * with 1 at SHUTDOWN_TIMEOUT_MS + EXIT_GRACE_MS at the latest. A second signal exits at once. `stop`
+ * starts the same graceful stop without a signal (a cluster worker told to stop by its primary); it
+ * does nothing once stopping, so a signal that reaches the primary and its workers together (Ctrl-C)
+ * still counts as one.
  */
 export function exitOnSignals(
   server: Pick<RunningServer, 'close' | 'shutdownTimeoutMs'>,
@@ -284,7 +294,7 @@ export function exitOnSignals(
   exit: (code: number) => void,
   /** Where the signals come from: the process, or a test's emitter. */
   signals: { on(event: 'SIGTERM' | 'SIGINT', listener: (signal: NodeJS.Signals) => void): unknown } = process,
-): void {
+): { stop(reason: string): void } {
   let stopping = false;
   let exited = false;
   let overrun: NodeJS.Timeout | undefined;
@@ -294,14 +304,10 @@ export function exitOnSignals(
     exited = true;
     exit(code);
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal; exiting now');
-      exitOnce(1);
-      return;
-    }
+  const begin = (why: { signal: NodeJS.Signals } | { reason: string }) => {
+    if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info(why, 'shutting down');
     overrun = setTimeout(() => {
       logger.error({ timeout_ms: server.shutdownTimeoutMs }, 'shutdown overran its limit; exiting now');
       exitOnce(1);
@@ -317,6 +323,15 @@ export function exitOnSignals(
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal; exiting now');
+      exitOnce(1);
+      return;
+    }
+    begin({ signal });
+  };
   signals.on('SIGTERM', onSignal);
   signals.on('SIGINT', onSignal);
+  return { stop: (reason) => begin({ reason }) };
 }

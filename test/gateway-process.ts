@@ -22,6 +22,7 @@ export interface GatewayProcess {
 /**
  * Starts `serve` with exactly `env` (no other variables) and resolves once it listens (within
  * `startTimeoutMs`, 30 s by default). The child is added to `started` at once, for the caller's clean-up.
+ * Its standard output (the JSON log lines) is kept: `logs()`.
  */
 export async function startGatewayProcess(
   env: NodeJS.ProcessEnv,

@@ -176,6 +176,8 @@ export interface CreateLoggerOptions {
   level: LoggerOptions['level'];
   /** Where lines go; stdout by default. Tests pass a stream to read what was logged. */
   destination?: DestinationStream;
+  /** Fields on every line besides `service`: a cluster worker's `worker` and `pid` (src/cluster/). */
+  base?: Record<string, string | number>;
 }
 
 /** The process's pino logger: JSON lines, secrets redacted, requests logged without headers. */
@@ -183,7 +185,7 @@ export function createLogger(options: CreateLoggerOptions): Logger {
   return pino(
     {
       level: options.level,
-      base: { service: 'msv3-gateway' },
+      base: { service: 'msv3-gateway', ...options.base },
       timestamp: pino.stdTimeFunctions.isoTime,
       serializers,
       // Every logged object: serialized and redacted to REDACT_PATHS depth in one walk.

@@ -3,6 +3,8 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 /** One registry per app, so two apps in one process (tests) never share series. */
 export interface Metrics {
   registry: Registry;
+  /** The text `GET /metrics` answers; by default the registry's. A cluster worker's covers every worker. */
+  exposition?: () => Promise<string>;
   httpRequests: Counter<'method' | 'route' | 'status'>;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
 }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,51 @@ describe('openDatabase on SQLite', () => {
       await database.close();
     }
   });
+
+  it('lets a transaction that reads, then writes, wait for another process writing the same file', async () => {
+    const file = join(folder, 'two-processes.db');
+    const database = await openDatabase(`sqlite:${file}`);
+    await sql`create table counters (id integer primary key, n integer not null)`.execute(database.db);
+    await sql`insert into counters (id, n) values (1, 0), (2, 0)`.execute(database.db);
+    // Another process (a second gateway worker) commits a write every millisecond for two seconds.
+    const writer = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import Database from 'better-sqlite3';
+         const db = new Database(${JSON.stringify(file)});
+         db.pragma('busy_timeout = 5000');
+         const bump = db.prepare('update counters set n = n + 1 where id = 2');
+         const until = Date.now() + 2000;
+         console.log('writing');
+         while (Date.now() < until) { bump.run(); await new Promise((r) => setTimeout(r, 1)); }`,
+      ],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = new Promise((resolve) => writer.once('exit', resolve));
+    try {
+      await Promise.race([new Promise((resolve) => writer.stdout.once('data', resolve)), exited]);
+      expect(writer.exitCode).toBeNull();
+      const failures: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        await database.db
+          .transaction()
+          .execute(async (trx) => {
+            const { rows } = await sql<{ n: number }>`select n from counters where id = 1`.execute(trx);
+            await sleep(5); // something awaited between the read and the write
+            await sql`update counters set n = ${rows[0]!.n + 1} where id = 1`.execute(trx);
+          })
+          .catch((error: Error) => failures.push(error.message));
+      }
+      expect(failures).toEqual([]);
+      const { rows } = await sql<{ n: number }>`select n from counters where id = 1`.execute(database.db);
+      expect(rows[0]!.n).toBe(40);
+    } finally {
+      await exited;
+      await database.close();
+    }
+  }, 30_000);
 
   it('opens an in-memory database', async () => {
     const database = await openDatabase('sqlite::memory:');

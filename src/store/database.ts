@@ -1,7 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely';
 import pg from 'pg';
 import type { Tables } from './schema.js';
 
@@ -61,8 +70,35 @@ function openSqlite(url: string): Database {
   sqlite.pragma('foreign_keys = ON');
   // The CLI and a running server may write at the same time; wait instead of failing with SQLITE_BUSY.
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Tables>({ dialect: new ImmediateTransactionsDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * Kysely's SQLite dialect with `BEGIN IMMEDIATE` for transactions. A plain (deferred) `BEGIN` reads from a
+ * snapshot and asks for the write lock only at its first write; if another process wrote in between
+ * (another gateway worker, the CLI), SQLite refuses the upgrade at once with "database is locked"
+ * (SQLITE_BUSY_SNAPSHOT: the busy timeout does not apply), failing a transaction that reads, then writes.
+ * `BEGIN IMMEDIATE` takes the write lock first and waits for it within the busy timeout. The gateway's
+ * transactions are short, and one process has only one SQLite connection, so nothing waits longer.
+ */
+class ImmediateTransactionsDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateTransactionsDriver(this.#config);
+  }
+}
+
+class ImmediateTransactionsDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 function openPostgres(url: string, options: OpenDatabaseOptions): Database {

@@ -29,7 +29,9 @@ export function registerMetricsRoutes(app: GatewayApp, deps: AppDeps): void {
       }
     }
     reply.type(deps.metrics.registry.contentType);
-    return deps.metrics.registry.metrics();
+    return deps.metrics.exposition === undefined
+      ? deps.metrics.registry.metrics()
+      : deps.metrics.exposition();
   });
 }
 

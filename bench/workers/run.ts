@@ -1,0 +1,385 @@
+/**
+ * WORKERS benchmark (not part of `npm test`): `npm run bench:workers`.
+ *
+ * The same load against two gateways started side by side from `dist/` the way `npm start` starts them
+ * (node with the V8 flags of package.json's start script, `dist/cli.js serve`): one with WORKERS=1 (one
+ * process, as before) and one with WORKERS=2 (a primary and two workers, docs/operating.md "All cores:
+ * WORKERS"). Load: wrk `-t1 -c32`, `POST /v1/availability` with 50 items, a live API key and the MSV3
+ * headers, as bench/gateway; both gateways call one canned SOAP upstream (bench/gateway/upstream.ts, its
+ * own process). Each gateway: its own SQLite file, a catalogue whose wholesaler `bench` has the canned
+ * upstream as its live server, generous rate limits (still counted on every request: in memory for one
+ * process, in the primary over IPC for two workers), LOG_LEVEL=info to /dev/null, defaults otherwise.
+ * Warm-up 5 s each, then BENCH_RUNS (3) runs of BENCH_SECONDS (10) s each, alternating (1 2, 2 1, 1 2);
+ * medians. Recorded too: CPU time per request of the gateway's processes (the primary and its workers,
+ * from /proc) and the 1-minute load average at each run's start, since the figures depend on what else
+ * the machine does. Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/workers.json.
+ */
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { va50Articles } from '../codec/envelopes.js';
+
+const ROOT = process.cwd();
+const HERE = dirname(fileURLToPath(import.meta.url));
+const RESULTS = join(ROOT, 'bench', 'results', 'workers.json');
+const CLI = join(ROOT, 'dist', 'cli.js');
+const RUNS = Math.min(Number(process.env.BENCH_RUNS ?? 3), 9);
+const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? 10), 60);
+const WARMUP_SECONDS = 5;
+const CONNECTIONS = 32;
+const VARIANTS = [1, 2] as const;
+/** The whole benchmark stops itself after this, whatever happens. */
+const WATCHDOG_MS = 10 * 60_000;
+
+type Variant = (typeof VARIANTS)[number];
+
+interface RunResult {
+  load_average: number;
+  requests_per_second: number;
+  p50_us: number;
+  p99_us: number;
+  /** CPU time (user + system) of the gateway's processes per request, µs; null without /proc. */
+  gateway_cpu_us_per_request: number | null;
+  /** Of that, the primary's (WORKERS=2: connections handed out, rate limits over IPC); null for 1. */
+  primary_cpu_us_per_request: number | null;
+}
+
+const children: ChildProcess[] = [];
+
+async function main(): Promise<void> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+  const wrkVersion = checkWrk();
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-workers-'));
+  const watchdog = setTimeout(() => {
+    console.error(`[bench] watchdog: still running after ${WATCHDOG_MS / 60_000} min; stopping`);
+    stopAll();
+    process.exit(1);
+  }, WATCHDOG_MS);
+  watchdog.unref();
+  try {
+    const upstream = await startUpstream();
+    const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
+    const gateways = {
+      1: await startGateway(folder, upstreamBase, 1),
+      2: await startGateway(folder, upstreamBase, 2),
+    } as const;
+    const body = JSON.stringify({
+      wholesaler: 'bench',
+      items: va50Articles().map((article) => ({
+        pzn: article.pzn.padStart(8, '0'),
+        quantity: article.quantity,
+      })),
+    });
+    const headers = (key: string) => ({
+      'content-type': 'application/json',
+      'x-api-key': key,
+      'x-msv3-username': 'bench1',
+      'x-msv3-password': 'geheim',
+    });
+    const scripts = {} as Record<Variant, string>;
+    for (const variant of VARIANTS) {
+      const gateway = gateways[variant];
+      const answer = await fetch(`${gateway.url}/v1/availability`, {
+        method: 'POST',
+        headers: headers(gateway.key),
+        body,
+      });
+      const parsed = (await answer.json()) as { items?: unknown[] };
+      if (answer.status !== 200 || parsed.items?.length !== 50)
+        throw new Error(
+          `WORKERS=${variant} answered ${answer.status} ${JSON.stringify(parsed).slice(0, 300)}`,
+        );
+      scripts[variant] = writeWrkScript(folder, `workers-${variant}`, headers(gateway.key), body);
+    }
+    const load = (variant: Variant, seconds: number) =>
+      wrk(`${gateways[variant].url}/v1/availability`, scripts[variant], seconds);
+
+    console.log(`[bench] warm-up: ${WARMUP_SECONDS} s each`);
+    for (const variant of VARIANTS) await load(variant, WARMUP_SECONDS);
+    const runs: Record<Variant, RunResult[]> = { 1: [], 2: [] };
+    for (let run = 1; run <= RUNS; run++) {
+      for (const variant of run % 2 === 1 ? VARIANTS : [...VARIANTS].reverse()) {
+        await sleep(500);
+        const loadAverage = Math.round(loadavg()[0]! * 100) / 100;
+        const pid = gateways[variant].child.pid!;
+        const cpuBefore = treeCpuUs(pid);
+        const primaryBefore = variant === 1 ? null : processCpuUs(pid);
+        const result = await load(variant, SECONDS);
+        const cpuAfter = treeCpuUs(pid);
+        const primaryAfter = variant === 1 ? null : processCpuUs(pid);
+        const errors =
+          result.errors_connect + result.errors_read + result.errors_write + result.errors_status;
+        if (errors + result.errors_timeout > 0)
+          throw new Error(`WORKERS=${variant} run ${run}: wrk reported errors ${JSON.stringify(result)}`);
+        const row: RunResult = {
+          load_average: loadAverage,
+          requests_per_second: Math.round(result.requests / (result.duration_us / 1e6)),
+          p50_us: result.p50_us,
+          p99_us: result.p99_us,
+          gateway_cpu_us_per_request:
+            cpuBefore === null || cpuAfter === null
+              ? null
+              : Math.round((cpuAfter - cpuBefore) / result.requests),
+          primary_cpu_us_per_request:
+            primaryBefore === null || primaryAfter === null
+              ? null
+              : Math.round((primaryAfter - primaryBefore) / result.requests),
+        };
+        runs[variant].push(row);
+        console.log(`[bench] run ${run} WORKERS=${variant} ${JSON.stringify(row)}`);
+      }
+    }
+    const median = { workers_1: medians(runs[1]), workers_2: medians(runs[2]) };
+    const output = {
+      benchmark: 'WORKERS=1 vs WORKERS=2: POST /v1/availability, 50 items (bench/workers/run.ts)',
+      command: 'npm run bench:workers',
+      date: new Date().toISOString(),
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, wrk: wrkVersion },
+      setup: {
+        load: `wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${RUNS} runs after a ${WARMUP_SECONDS} s warm-up each, gateways alternating, medians`,
+        gateways: `node ${startScriptNodeFlags().join(' ')} dist/cli.js serve with WORKERS=1 and WORKERS=2, side by side; SQLite; live key; RATE_LIMIT_LIVE_POINTS=1000000 (memory store: in-process for 1, the primary over IPC for 2); LOG_LEVEL=info to /dev/null`,
+        upstream: 'bench/gateway/upstream.ts: node:http on 127.0.0.1, canned 50-article v2 answer, at once',
+        note: 'wrk, the upstream and both gateways share the machine; load_average shows what else ran',
+      },
+      median,
+      throughput_2_over_1: round(
+        median.workers_2.requests_per_second / median.workers_1.requests_per_second,
+        3,
+      ),
+      runs: { workers_1: runs[1], workers_2: runs[2] },
+    };
+    mkdirSync(dirname(RESULTS), { recursive: true });
+    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+    for (const variant of VARIANTS) {
+      const m = median[`workers_${variant}`];
+      console.log(
+        `[bench] WORKERS=${variant}: ${m.requests_per_second} req/s, p50 ${m.p50_us} µs, p99 ${m.p99_us} µs, ` +
+          `CPU ${m.gateway_cpu_us_per_request ?? '-'} µs/req (runs: ${runs[variant].map((r) => r.requests_per_second).join(' / ')})`,
+      );
+    }
+    console.log(`[bench] WORKERS=2 / WORKERS=1: ${output.throughput_2_over_1}; wrote ${RESULTS}`);
+    for (const variant of VARIANTS) await stopGateway(gateways[variant].child);
+    upstream.child.send({ stop: true });
+  } finally {
+    clearTimeout(watchdog);
+    stopAll();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+async function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(join(HERE, '..', 'gateway', 'upstream.ts'), ['0'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('upstream: not ready within 60 s')), 60_000);
+    child.on('message', (message: { port?: number }) => {
+      if (message.port === undefined) return;
+      clearTimeout(timer);
+      resolve(message.port);
+    });
+  });
+  return { child, port };
+}
+
+async function startGateway(
+  folder: string,
+  upstreamBase: string,
+  workers: Variant,
+): Promise<{ child: ChildProcess; url: string; key: string }> {
+  const catalogue = join(folder, 'catalogue.json');
+  writeFileSync(
+    catalogue,
+    JSON.stringify({
+      wholesalers: [{ id: 'bench', name: 'Canned upstream', version: 2, live: { baseUrl: upstreamBase } }],
+    }),
+  );
+  // A clean environment: only what the benchmark sets (no REDIS_URL, CONFIG_FILE, … from the shell).
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    WORKERS: String(workers),
+    DATABASE_URL: `sqlite:${join(folder, `gateway-${workers}.db`)}`,
+    WHOLESALER_CATALOGUE: catalogue,
+    LOG_LEVEL: 'info',
+    CREATE_FIRST_KEY: 'false',
+    RATE_LIMIT_LIVE_POINTS: '1000000',
+  };
+  const created = execFileSync(
+    process.execPath,
+    [CLI, 'keys', 'create', '--name', 'bench', '--mode', 'live', '--json'],
+    { env, encoding: 'utf8' },
+  );
+  const key = (JSON.parse(created) as { key: string }).key;
+  const child = spawn(process.execPath, [...startScriptNodeFlags(), CLI, 'serve'], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`WORKERS=${workers} did not start:\n${text}`)), 120_000);
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      text += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`WORKERS=${workers} exited with ${code}:\n${text}`)));
+  });
+  return { child, url, key };
+}
+
+/** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so the benchmark runs what it runs. */
+function startScriptNodeFlags(): string[] {
+  const scripts = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
+  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts.start ?? '');
+  if (match === null) throw new Error(`package.json's start script is not "node [flags] dist/cli.js serve"`);
+  return match[1]!.split(' ').filter(Boolean);
+}
+
+async function stopGateway(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(20_000)]);
+}
+
+function stopAll(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
+}
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  errors_connect: number;
+  errors_read: number;
+  errors_write: number;
+  errors_status: number;
+  errors_timeout: number;
+  p50_us: number;
+  p99_us: number;
+}
+
+function writeWrkScript(folder: string, name: string, headers: Record<string, string>, body: string): string {
+  const lua = (text: string) => `[==[${text}]==]`;
+  const file = join(folder, `${name}.lua`);
+  writeFileSync(
+    file,
+    [
+      'wrk.method = "POST"',
+      `wrk.body = ${lua(body)}`,
+      ...Object.entries(headers).map(([header, value]) => `wrk.headers[ ${lua(header)} ] = ${lua(value)}`),
+      'done = function(summary, latency, requests)',
+      '  local e = summary.errors',
+      '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"p50_us":%d,"p99_us":%d}\\n\',',
+      '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
+      '    latency:percentile(50), latency:percentile(99)))',
+      'end',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+async function wrk(url: string, script: string, seconds: number): Promise<WrkResult> {
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, url];
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    let text = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    const timer = setTimeout(() => child.kill(), (seconds + 30) * 1000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(text);
+      else reject(new Error(`wrk exited with ${code}:\n${text}`));
+    });
+  });
+  const line = output.split('\n').find((l) => l.startsWith('WRK_RESULT '));
+  if (line === undefined) throw new Error(`no WRK_RESULT in wrk output:\n${output}`);
+  return JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
+}
+
+/** wrk's version line; throws when wrk is missing. */
+function checkWrk(): string {
+  try {
+    execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: 'pipe' });
+    return 'wrk';
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT')
+      throw new Error('wrk is not installed (Debian/Ubuntu: apt-get install wrk; macOS: brew install wrk)');
+    return (error as { stdout?: string }).stdout?.split('\n')[0]?.trim() ?? 'wrk';
+  }
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of a process and its children (a primary and its workers) in µs, from /proc; null elsewhere. */
+function treeCpuUs(pid: number): number | null {
+  try {
+    const own = processCpuUs(pid);
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
+    return kids.reduce((sum, kid) => {
+      try {
+        return sum + processCpuUs(Number(kid));
+      } catch {
+        return sum; // a worker that just exited
+      }
+    }, own);
+  } catch {
+    return null;
+  }
+}
+
+function processCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields after the command: state is [0], utime is field 14 overall → [11], stime → [12].
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+}
+
+function medians(runs: RunResult[]): RunResult {
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const keys = Object.keys(runs[0]!) as (keyof RunResult)[];
+  return Object.fromEntries(
+    keys.map((k) => {
+      const values = runs.map((r) => r[k]);
+      return [k, values.some((v) => v === null) ? null : median(values as number[])];
+    }),
+  ) as unknown as RunResult;
+}
+
+function round(value: number, digits: number): number {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  stopAll();
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+import type { MonitoredEndpoint } from '../webhooks/monitor.js';
+import type { StatusFeed } from '../webhooks/status-events.js';
+
+/**
+ * What the primary and its workers tell each other over node:cluster's IPC channel (the rate limiter's
+ * own messages are rate-limiter-flexible's, on its channel). Every message is plain JSON.
+ */
+export const CHANNEL: 'msv3-gateway' = 'msv3-gateway';
+
+/** A breaker transition, as the status announcer reads it. */
+export type StatusChange = Parameters<Parameters<StatusFeed['subscribe']>[0]>[0];
+
+/** One worker's breaker transition, or the endpoints it called in the last hour, for the announcer. */
+export type StatusMessage =
+  | { channel: typeof CHANNEL; type: 'status-change'; change: StatusChange }
+  | { channel: typeof CHANNEL; type: 'endpoints-in-use'; endpoints: MonitoredEndpoint[] };
+
+/**
+ * Worker → primary: it listens; a status message; a scrape of `GET /metrics` to answer (`metrics-request`);
+ * its own series for a round of the primary's (`metrics-part`, prom-client's `getMetricsAsJSON`).
+ */
+export type WorkerMessage =
+  | { channel: typeof CHANNEL; type: 'listening'; url: string }
+  | StatusMessage
+  | { channel: typeof CHANNEL; type: 'metrics-request'; id: number }
+  | { channel: typeof CHANNEL; type: 'metrics-part'; id: number; metrics: unknown[] };
+
+/**
+ * Primary → worker: stop gracefully; another worker's status message (`from`: its slot); send your series
+ * (`metrics-collect`); the whole cluster's metrics text for a `metrics-request` (`metrics`).
+ */
+export type PrimaryMessage =
+  | { channel: typeof CHANNEL; type: 'shutdown' }
+  | (StatusMessage & { from: number })
+  | { channel: typeof CHANNEL; type: 'metrics-collect'; id: number }
+  | { channel: typeof CHANNEL; type: 'metrics'; id: number; text?: string; error?: string };
+
+export function isGatewayMessage<T extends WorkerMessage | PrimaryMessage>(message: unknown): message is T {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as { channel?: unknown }).channel === CHANNEL &&
+    typeof (message as { type?: unknown }).type === 'string'
+  );
+}

@@ -1,0 +1,86 @@
+import { Counter, Registry } from 'prom-client';
+import { describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../http/errors.js';
+import { CHANNEL, isGatewayMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import { createMetricsGatherer, workerMetrics } from './metrics-relay.js';
+
+/** A worker's registry with `requests` counted. */
+function registryWith(requests: number): Registry {
+  const registry = new Registry();
+  const counter = new Counter({
+    name: 'msv3_gateway_http_requests_total',
+    help: 'test',
+    labelNames: ['route'],
+    registers: [registry],
+  });
+  counter.inc({ route: '/v1/wholesalers' }, requests);
+  return registry;
+}
+
+/**
+ * Three workers and a primary wired through plain function calls, as the IPC channel would carry the
+ * messages; `silent` workers never answer the primary.
+ */
+function cluster(counts: number[], options: { silent?: number[]; timeoutMs?: number } = {}) {
+  const workers = new Map<number, ReturnType<typeof workerMetrics>>();
+  const gatherer = createMetricsGatherer({
+    liveSlots: () => [...workers.keys()],
+    send: (slot, message) => setImmediate(() => workers.get(slot)?.receive(message)),
+    timeoutMs: options.timeoutMs ?? 1_000,
+  });
+  counts.forEach((count, i) => {
+    const slot = i + 1;
+    const toPrimary = (message: WorkerMessage) => {
+      if (options.silent?.includes(slot) && message.type === 'metrics-part') return;
+      setImmediate(() => {
+        if (message.type === 'metrics-request') gatherer.request(slot, message.id);
+        if (message.type === 'metrics-part') gatherer.receive(slot, message.id, message.metrics);
+      });
+    };
+    workers.set(slot, workerMetrics(registryWith(count), toPrimary));
+  });
+  return workers;
+}
+
+describe('cluster metrics', () => {
+  it("answers a scrape at any worker with the sum of every worker's counters", async () => {
+    const workers = cluster([3, 4, 5]);
+    for (const slot of [1, 3]) {
+      const text = await workers.get(slot)!.exposition();
+      expect(text).toContain('msv3_gateway_http_requests_total{route="/v1/wholesalers"} 12');
+    }
+  });
+
+  it('leaves out a worker that does not answer in time, rather than failing the scrape', async () => {
+    const workers = cluster([3, 4], { silent: [2], timeoutMs: 100 });
+    expect(await workers.get(1)!.exposition()).toContain(
+      'msv3_gateway_http_requests_total{route="/v1/wholesalers"} 3',
+    );
+  });
+
+  it('answers 503 service_unavailable when the primary does not answer', async () => {
+    vi.useFakeTimers();
+    try {
+      const sent: WorkerMessage[] = [];
+      const worker = workerMetrics(registryWith(1), (message) => sent.push(message), 500);
+      const scrape = worker.exposition();
+      const failure = scrape.catch((error: unknown) => error);
+      vi.advanceTimersByTime(500);
+      const error = await failure;
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).kind).toBe('service_unavailable');
+      expect(sent).toEqual([{ channel: CHANNEL, type: 'metrics-request', id: 1 }]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('sends only well-formed messages', async () => {
+    const sent: PrimaryMessage[] = [];
+    const gatherer = createMetricsGatherer({ liveSlots: () => [], send: (_slot, m) => sent.push(m) });
+    gatherer.request(2, 7);
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    expect(isGatewayMessage(sent[0])).toBe(true);
+    expect(sent[0]).toMatchObject({ type: 'metrics', id: 7 });
+  });
+});

@@ -1,0 +1,141 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { VERSION } from '../http/version.js';
+import { systemClock } from '../lib/clock.js';
+import { optionsFromSettings } from '../mock/options.js';
+import { type MockWholesaler, startMockWholesaler } from '../mock/server.js';
+import { serveClusterRateLimits } from '../ratelimit/cluster.js';
+import { resolveRateLimitStore } from '../ratelimit/create.js';
+import { openDatabase } from '../store/database.js';
+import { createFirstKeyOnce } from '../store/first-key.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { createMetricsGatherer } from './metrics-relay.js';
+import { WORKER_SLOT_ENV } from './role.js';
+import { ANNOUNCER_SLOT } from './status-relay.js';
+import { type RestartPolicy, superviseWorkers, type WorkerProcess } from './supervisor.js';
+
+export interface PrimaryOptions {
+  config: Config;
+  /** How many workers (WORKERS resolved, more than 1). */
+  workers: number;
+  /** The environment the workers inherit (plus their slot, SANDBOX_URL and CREATE_FIRST_KEY=false). */
+  env: NodeJS.ProcessEnv;
+  /** Lines carry `worker: 0`. */
+  logger: Logger;
+  /** Human-readable lines (stderr in the CLI), as `startServer` prints them. */
+  print(line: string): void;
+  /** The first start's key lines (stdout in the CLI). */
+  printSecret(line: string): void;
+  restart?: Partial<RestartPolicy>;
+}
+
+/**
+ * The primary of WORKERS > 1 (docs/operating.md "All cores: WORKERS"). It does, once, what must happen
+ * once: migrations and the first key, the in-memory rate-limit budgets shared by all workers, the one
+ * sandbox mock every worker calls (SANDBOX_URL); then forks the workers, which share the port
+ * (node:cluster), relays status messages to the announcer worker, restarts workers that die and stops
+ * them all on SIGTERM/SIGINT. Resolves to the process's exit code. It serves no HTTP itself.
+ */
+export async function runPrimary(options: PrimaryOptions): Promise<number> {
+  const { config, logger } = options;
+  const database = await openDatabase(config.database.url);
+  let firstKey: { accountId: string; secret: string } | undefined;
+  let dialect: 'sqlite' | 'postgres';
+  try {
+    const applied = await migrateToLatest(database);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+    if (config.apiKeys.createFirstKey) firstKey = await createFirstKeyOnce(database, systemClock);
+    dialect = database.dialect;
+  } finally {
+    await database.close();
+  }
+  if (resolveRateLimitStore(config, { dialect }) === 'memory') serveClusterRateLimits();
+  const sandbox: MockWholesaler | undefined =
+    config.wholesalers.sandboxUrl === undefined
+      ? await startMockWholesaler({
+          ...optionsFromSettings(config.mock),
+          host: '127.0.0.1',
+          port: 0,
+          clock: systemClock,
+        })
+      : undefined;
+  const sandboxUrl = sandbox?.url ?? config.wholesalers.sandboxUrl!.replace(/\/+$/, '');
+  const workerEnv = { ...options.env, SANDBOX_URL: sandboxUrl, CREATE_FIRST_KEY: 'false' };
+
+  const supervisor = superviseWorkers({
+    count: options.workers,
+    fork: (slot) => forkWorker({ ...workerEnv, [WORKER_SLOT_ENV]: String(slot) }, logger),
+    logger,
+    shutdownTimeoutMs: config.server.shutdownTimeoutMs,
+    restart: options.restart,
+    onListening(url) {
+      options.print(`msv3-gateway ${VERSION} listening on ${url} (${options.workers} workers)`);
+      options.print(`API docs: ${url}/docs  (OpenAPI: ${url}/v1/openapi.json)`);
+      options.print(`Sandbox wholesaler (test keys): ${sandboxUrl}`);
+      if (firstKey === undefined) return;
+      options.printSecret(
+        `First start: created account ${firstKey.accountId} and a test API key (shown only this once):`,
+      );
+      options.printSecret(`  ${firstKey.secret}`);
+      options.printSecret(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
+    },
+    onMessage(slot, message) {
+      switch (message.type) {
+        case 'status-change':
+        case 'endpoints-in-use':
+          if (slot !== ANNOUNCER_SLOT) supervisor.send(ANNOUNCER_SLOT, { ...message, from: slot });
+          return;
+        case 'metrics-request':
+          metrics.request(slot, message.id);
+          return;
+        case 'metrics-part':
+          metrics.receive(slot, message.id, message.metrics);
+          return;
+      }
+    },
+  });
+  const metrics = createMetricsGatherer({
+    liveSlots: () => supervisor.liveSlots(),
+    send: (slot, message) => supervisor.send(slot, message),
+  });
+
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      logger.warn({ signal }, 'second signal; killing the workers');
+      supervisor.kill();
+      return;
+    }
+    signalled = true;
+    logger.info({ signal }, 'shutting down the workers');
+    supervisor.stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const code = await supervisor.done;
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  await sandbox
+    ?.close()
+    .catch((err: unknown) => logger.warn({ err }, 'closing the sandbox wholesaler failed'));
+  logger.info({ code }, 'stopped');
+  return code;
+}
+
+function forkWorker(env: NodeJS.ProcessEnv, logger: Logger): WorkerProcess {
+  const worker: Worker = cluster.fork(env);
+  // A worker gone between the check and the send (its exit is handled by the supervisor).
+  worker.on('error', (err) =>
+    logger.warn({ err, child: { pid: worker.process.pid } }, 'worker channel error'),
+  );
+  return {
+    pid: worker.process.pid,
+    send(message) {
+      if (worker.isConnected()) worker.send(message, undefined, () => {});
+    },
+    kill: () => worker.process.kill('SIGKILL'),
+    onMessage: (listener) => worker.on('message', listener),
+    onExit: (listener) => worker.on('exit', listener),
+  };
+}
