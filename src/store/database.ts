@@ -4,9 +4,11 @@ import SqliteDatabase from 'better-sqlite3';
 import {
   CompiledQuery,
   type DatabaseConnection,
+  type DialectAdapter,
   type Driver,
   Kysely,
   PostgresDialect,
+  SqliteAdapter,
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
@@ -81,6 +83,10 @@ function openSqlite(url: string): Database {
  * (SQLITE_BUSY_SNAPSHOT: the busy timeout does not apply), failing a transaction that reads, then writes.
  * `BEGIN IMMEDIATE` takes the write lock first and waits for it within the busy timeout. The gateway's
  * transactions are short, and one process has only one SQLite connection, so nothing waits longer.
+ *
+ * Kysely's migrator also runs its migrations in such a transaction only when the adapter says SQLite
+ * has transactional DDL (it has; Kysely's adapter says no). Without it, processes started together on
+ * one new file (WORKERS, several services) all read "nothing applied" and create the same tables.
  */
 class ImmediateTransactionsDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
@@ -92,6 +98,16 @@ class ImmediateTransactionsDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new ImmediateTransactionsDriver(this.#config);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlAdapter();
+  }
+}
+
+class TransactionalDdlAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }
 
