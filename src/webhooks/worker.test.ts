@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { createAddressPolicy } from '../lib/address-policy.js';
@@ -220,6 +221,30 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
     h.receiver.answer(() => ({ status: 200 }));
     expect(await h.worker().drain()).toBe(1);
     expect(await h.deliveries()).toMatchObject([{ status: 'delivered', attempts: 2 }]);
+  });
+
+  it('keeps an attempt it could not record and records it once the database answers, without sending it again', async () => {
+    const { event } = await h.record();
+    // A real failure of the recording transaction: its first insert finds no table.
+    await sql`alter table webhook_attempts rename to webhook_attempts_away`.execute(h.database.db);
+    const worker = h.worker({ pollIntervalMs: 60_000 });
+    try {
+      worker.start();
+      worker.wake();
+      await h.receiver.waitFor(1, 3_000);
+      await sleep(400); // several failed records
+      expect(await h.deliveries()).toMatchObject([{ status: 'pending', locked_by: expect.any(String) }]);
+    } finally {
+      await sql`alter table webhook_attempts_away rename to webhook_attempts`.execute(h.database.db);
+    }
+    const deadline = Date.now() + 10_000;
+    while ((await h.deliveries())[0]?.status !== 'delivered') {
+      if (Date.now() > deadline) throw new Error('the attempt was never recorded');
+      await sleep(50);
+    }
+    await worker.stop();
+    expect(await h.deliveries()).toMatchObject([{ status: 'delivered', attempts: 1, locked_by: null }]);
+    expect(h.receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([event.id]);
   });
 
   it('wakes at once when an event commits, even inside a longer transaction (no polling)', async () => {

@@ -64,6 +64,21 @@ export interface WebhookWorker {
 }
 
 const PRUNE_INTERVAL_MS = 3_600_000;
+const RECORD_RETRY_FIRST_MS = 100;
+const RECORD_RETRY_MAX_MS = 5_000;
+
+/** Resolves after `ms`, or at once when `abort` fires. */
+function pause(ms: number, abort: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      abort.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    abort.addEventListener('abort', done, { once: true });
+  });
+}
 
 /**
  * The outbox worker. One loop claims due deliveries in batches (up to the free slots, at most
@@ -84,6 +99,8 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
   let unlisten: (() => Promise<void>) | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
+  /** Fires when stop() is called: ends the waits between retries of a failed record. */
+  let stopRequested = new AbortController();
   const inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   const inFlightPerSubscription = new Map<string, number>();
 
@@ -104,7 +121,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
     const done = makeAttempt(deps, job, 'schedule', controller.signal)
       .then(async (made) => {
         if (made === undefined) return releaseDeliveries(deps.db, job.token, [job.id]);
-        const report = await recorder.submit(made);
+        const report = await recordUntilStored(made, controller.signal);
         if (report.deleted) {
           // Its subscription was deleted during the attempt: nothing left to record.
           deps.logger.debug?.(
@@ -140,6 +157,29 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       });
     inFlight.set(job.id, { controller, done });
     return done;
+  }
+
+  /**
+   * Records a made attempt, retrying while the database is unreachable (docs/resilience.md). Giving up at
+   * once would leave the delivery leased for WEBHOOK_LEASE_MS: still counted against its subscription's
+   * cap, so newer events of that subscription would wait, and then sent a second time. The lease stays
+   * ours meanwhile (`locked_by`), so a late record still applies unless another worker took it over.
+   * Throws only when the worker stops first.
+   */
+  async function recordUntilStored(made: MadeAttempt, abort: AbortSignal): Promise<AttemptReport> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await recorder.submit(made);
+      } catch (err) {
+        const stopped = stopRequested.signal;
+        if (!running || abort.aborted || stopped.aborted) throw err;
+        if (failures === 0) {
+          deps.logger.warn({ err, delivery_id: made.job.id }, 'recording a webhook attempt failed; retrying');
+        }
+        const delayMs = Math.min(RECORD_RETRY_MAX_MS, RECORD_RETRY_FIRST_MS * 2 ** failures);
+        await pause(delayMs, AbortSignal.any([abort, stopped]));
+      }
+    }
   }
 
   async function claim(limit: number): Promise<DeliveryJob[]> {
@@ -200,6 +240,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
 
   async function stopWorker(timeoutMs: number): Promise<void> {
     running = false;
+    stopRequested.abort();
     clearInterval(pruneTimer);
     signal();
     await loop;
@@ -229,6 +270,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       if (running) return;
       running = true;
       stopping = undefined;
+      stopRequested = new AbortController();
       loop = loopBody();
       deps
         .listen?.(signal)
