@@ -18,6 +18,9 @@ export interface SchemaError {
 
 export type RequestPart = 'body' | 'querystring' | 'params' | 'headers';
 
+/** The validator's own keyword for a NUL character in a path or query value (see `validation.ts`). */
+export const NUL_KEYWORD = 'x-nul';
+
 const PART_LABEL: Record<RequestPart, string> = {
   body: '',
   querystring: 'Query parameter ',
@@ -136,6 +139,8 @@ function describeKeyword({ keyword, params }: SchemaError): string {
       return `must be ${typeName(params.type)}`;
     case 'pattern':
       return describePattern(String(params.pattern)) ?? 'has the wrong form';
+    case NUL_KEYWORD:
+      return 'contains a NUL character (%00), which no value of it holds';
     case 'format':
       return describeFormat(String(params.format));
     case 'enum':
