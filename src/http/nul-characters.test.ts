@@ -14,18 +14,23 @@ describeEachDialect('NUL characters in paths and query strings', (getDatabase) =
   });
   afterAll(() => gw.close());
 
-  const cases: { method: 'GET' | 'PATCH' | 'DELETE' | 'POST'; url: string; param: string; body?: unknown }[] = [
-    { method: 'GET', url: '/v1/webhooks/whk_%00', param: 'id' },
-    { method: 'PATCH', url: '/v1/webhooks/%00', param: 'id', body: { active: false } },
-    { method: 'DELETE', url: '/v1/webhooks/a%00b', param: 'id' },
-    { method: 'GET', url: '/v1/webhooks/whk_x/deliveries?status=%00', param: 'status' },
-    { method: 'GET', url: '/v1/webhooks/%00/deliveries', param: 'id' },
-    { method: 'POST', url: '/v1/webhooks/%00/deliveries/%00/retry', param: 'id' },
-    { method: 'GET', url: '/v1/orders/GW-%00/status?wholesaler=phoenix', param: 'order_id' },
-    { method: 'GET', url: '/v1/deliveries/history?wholesaler=phoenix&starting_after=%00', param: 'starting_after' },
-    { method: 'GET', url: '/v1/deliveries?wholesaler=ph%00oenix', param: 'wholesaler' },
-    { method: 'DELETE', url: '/v1/wholesalers/custom/custom-a%00', param: 'id' },
-  ];
+  const cases: { method: 'GET' | 'PATCH' | 'DELETE' | 'POST'; url: string; param: string; body?: unknown }[] =
+    [
+      { method: 'GET', url: '/v1/webhooks/whk_%00', param: 'id' },
+      { method: 'PATCH', url: '/v1/webhooks/%00', param: 'id', body: { active: false } },
+      { method: 'DELETE', url: '/v1/webhooks/a%00b', param: 'id' },
+      { method: 'GET', url: '/v1/webhooks/whk_x/deliveries?status=%00', param: 'status' },
+      { method: 'GET', url: '/v1/webhooks/%00/deliveries', param: 'id' },
+      { method: 'POST', url: '/v1/webhooks/%00/deliveries/%00/retry', param: 'id' },
+      { method: 'GET', url: '/v1/orders/GW-%00/status?wholesaler=phoenix', param: 'order_id' },
+      {
+        method: 'GET',
+        url: '/v1/deliveries/history?wholesaler=phoenix&starting_after=%00',
+        param: 'starting_after',
+      },
+      { method: 'GET', url: '/v1/deliveries?wholesaler=ph%00oenix', param: 'wholesaler' },
+      { method: 'DELETE', url: '/v1/wholesalers/custom/custom-a%00', param: 'id' },
+    ];
 
   for (const { method, url, param, body } of cases) {
     it(`answers ${method} ${url} with 400 invalid_request naming \`${param}\`, never 500`, async () => {
