@@ -1,14 +1,17 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 import { describeJsonError } from './json-error-position.js';
+import { nulInJson } from './nul-characters.js';
 import type { GatewayApp } from './types.js';
+import { describeSchemaErrors, nulError } from './validation-messages.js';
 
 /**
  * Fastify's JSON body parser (prototype poisoning refused), except that an empty body is no body on a
  * route that takes none: many HTTP clients send `Content-Type: application/json` on every request,
  * DELETE included. Routes with a body schema still answer an empty body with `malformed_json`. Valid
  * JSON refused for a `__proto__` or `constructor.prototype` key is told so, not called invalid JSON;
- * invalid JSON is told where it goes wrong (line, column).
+ * invalid JSON is told where it goes wrong (line, column). A NUL character in any string is refused
+ * (src/http/nul-characters.ts).
  */
 export function installJsonBodyParser(app: GatewayApp): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -30,6 +33,14 @@ export function installJsonBodyParser(app: GatewayApp): void {
         }
         // Where it went wrong, as line and column: the parser's own message names no position.
         if (error !== null) return done(new ApiError('malformed_json', describeJsonError(body)), undefined);
+        const nul = nulInJson(body, parsed);
+        if (nul !== undefined) {
+          const { message, param } = describeSchemaErrors([nulError(nul)], 'body');
+          return done(
+            new ApiError('invalid_request', message, param === undefined ? {} : { param }),
+            undefined,
+          );
+        }
         return done(null, parsed);
       });
     },

@@ -18,8 +18,13 @@ export interface SchemaError {
 
 export type RequestPart = 'body' | 'querystring' | 'params' | 'headers';
 
-/** The validator's own keyword for a NUL character in a path or query value (see `validation.ts`). */
-export const NUL_KEYWORD = 'x-nul';
+/** The validators' own keyword for a NUL character in a value (src/http/nul-characters.ts). */
+const NUL_KEYWORD = 'x-nul';
+
+/** The error for a NUL character in the value at `pointer`, worded like the schema errors. */
+export function nulError(pointer: string): SchemaError {
+  return { keyword: NUL_KEYWORD, instancePath: pointer, schemaPath: '#', params: {} };
+}
 
 const PART_LABEL: Record<RequestPart, string> = {
   body: '',
@@ -140,7 +145,7 @@ function describeKeyword({ keyword, params }: SchemaError): string {
     case 'pattern':
       return describePattern(String(params.pattern)) ?? 'has the wrong form';
     case NUL_KEYWORD:
-      return 'contains a NUL character (%00), which no value of it holds';
+      return 'contains a NUL character (U+0000), which no value of it can hold';
     case 'format':
       return describeFormat(String(params.format));
     case 'enum':

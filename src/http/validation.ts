@@ -2,8 +2,9 @@ import type { FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
+import { nulInValues } from './nul-characters.js';
 import { compileDefaults } from './schema-defaults.js';
-import { NUL_KEYWORD, type SchemaError } from './validation-messages.js';
+import { nulError, type SchemaError } from './validation-messages.js';
 
 export {
   describeSchemaErrors,
@@ -24,8 +25,8 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
   const numberText = convert ? numberTextCheck(schema) : undefined;
   const fillDefaults = compileDefaults(schema); // Value.Default, specialised to this schema
   return (input: unknown) => {
-    const nul = convert ? nulCharacterError(input) : undefined;
-    if (nul !== undefined) return { error: [nul] as never };
+    const nul = convert ? nulInValues(input) : undefined;
+    if (nul !== undefined) return { error: [nulError(nul)] as never };
     const notNumbers = numberText?.(input);
     if (notNumbers !== undefined) return { error: notNumbers as never };
     let value = convert && alreadyConverted?.(input) !== true ? Value.Convert(schema, input) : input;
@@ -35,24 +36,6 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
       : { error: withKnownProperties(schema, check.Errors(value) as Iterable<SchemaError>) as never };
   };
 };
-
-/**
- * A NUL character in a path or query value (`%00`). No id, filter or cursor holds one, and PostgreSQL
- * cannot even compare text with it (a query fails with "invalid byte sequence"), so it is refused here as
- * a 400 naming the parameter, before any route looks it up. Bodies are JSON, where `\u0000` is checked by
- * each field's own schema.
- */
-function nulCharacterError(input: unknown): SchemaError | undefined {
-  if (typeof input !== 'object' || input === null) return undefined;
-  for (const [name, value] of Object.entries(input)) {
-    const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.some((v) => typeof v === 'string' && v.includes('\u0000'))) {
-      const pointer = `/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-      return { keyword: NUL_KEYWORD, instancePath: pointer, schemaPath: '#', params: {} };
-    }
-  }
-  return undefined;
-}
 
 /**
  * For an object schema whose properties are all plain strings (the header schemas), a test for inputs
