@@ -30,7 +30,10 @@ describe('operation registry', () => {
 describe.skipIf(samplesUnavailableReason !== null)(
   'dispatching the shared request samples like the mock does',
   () => {
-    const requests = ['v1', 'v2'].flatMap((v) =>
+    // The body of a skipped describe still runs (to name its tests): read nothing when samples are missing.
+    const versions = samplesUnavailableReason === null ? ['v1', 'v2'] : [];
+    if (samplesUnavailableReason !== null) it.skip(`skipped: ${samplesUnavailableReason}`, () => {});
+    const requests = versions.flatMap((v) =>
       readdirSync(join(SAMPLES_DIR, v))
         .filter((f) => f.includes('.request.'))
         .map((f) => `${v}/${f}`),
