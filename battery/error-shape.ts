@@ -1,7 +1,7 @@
 import { ERROR_CATALOGUE, type ErrorKind } from '../src/http/errors.js';
 
 /**
- * What the battery holds every error answer to (README "Errors"): the body is exactly
+ * What the battery holds every error answer to (docs/error-catalogue.md): the body is exactly
  * `{error, message, wholesaler, error_code, request_id[, param, upstream, order_id]}`, `error` is a kind of the
  * catalogue with its code and status, a 5xx is one the catalogue documents (never `internal_error`),
  * 429 and 503 carry Retry-After, and nothing in it leaks a secret or the gateway's internals.
@@ -92,7 +92,7 @@ export function undocumented5xxProblem(
   return undefined;
 }
 
-/** 429 and 503 answers carry Retry-After in whole seconds (README "Errors"). */
+/** 429 and 503 answers carry Retry-After in whole seconds (docs/error-catalogue.md). */
 export function retryAfterProblem(status: number, retryAfter: string | undefined): string | undefined {
   if (status !== 429 && status !== 503) return undefined;
   if (retryAfter === undefined) return `${status} without Retry-After`;

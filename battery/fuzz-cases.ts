@@ -68,7 +68,7 @@ export function endpointsOf(openapi: { paths: Record<string, Record<string, Sche
 }
 
 const WHOLESALERS = ['phoenix', 'phoenix_test', 'gehe', 'gehe_test', 'sanacorp', 'nobody', 'PHOENIX', ''];
-/** Ordinary PZNs and the sandbox's scenario PZNs (faults, shortages, substitutions; README "Scenario PZNs"). */
+/** Ordinary PZNs and the sandbox's scenario PZNs (faults, shortages, substitutions; docs/sandbox.md "Scenario PZNs"). */
 const PZNS = [
   '04114918',
   '4114918',

@@ -4,7 +4,7 @@ import { errorKindOf } from './error-shape.js';
 import { call } from './http.js';
 
 /**
- * A pharmacy's order client as the README recommends it: one Idempotency-Key per order, and on a 5xx,
+ * A pharmacy's order client as docs/idempotency.md recommends it: one Idempotency-Key per order, and on a 5xx,
  * a 409 in progress, a timeout or a broken connection the same request again with the same key (here
  * alternating between the gateways it knows) until a final answer or its deadline.
  */

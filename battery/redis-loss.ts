@@ -10,7 +10,7 @@ import { duration, type Row, row } from './report.js';
 
 /**
  * RATE_LIMIT_STORE=redis at the battery's own redis-server, which is killed (SIGKILL) under traffic and
- * started again. Documented (README "Rate limits"): each instance falls back to its own in-memory budget
+ * started again. Documented (docs/api-keys.md, "Rate limits"): each instance falls back to its own in-memory budget
  * until the store is back. Figures per phase: answers, 5xx, slowest answer; afterwards Redis holds the
  * budgets again; the process never exits.
  */

@@ -11,7 +11,7 @@ function keyValueListPattern(key: string): string {
 
 /**
  * The one configuration schema. Each setting is a TypeBox schema inside a section and names its
- * environment variable in `env`; `default` and `description` feed the README table.
+ * environment variable in `env`; `default` and `description` feed the table of docs/configuration.md.
  * To add a setting: add a property with `env`, `default` (or wrap it in `Type.Optional`) and a
  * description. To add a section: add another `Type.Object` of such properties. Nothing else changes.
  */
@@ -463,7 +463,7 @@ export interface Setting {
   optional: boolean;
 }
 
-/** Every setting, in schema order (for the README table and `--help`). */
+/** Every setting, in schema order (for docs/configuration.md and `--help`). */
 export function listSettings(): Setting[] {
   const settings: Setting[] = [];
   for (const [section, sectionSchema] of Object.entries(ConfigSchema.properties)) {

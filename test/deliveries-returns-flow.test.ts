@@ -23,7 +23,7 @@ import { type Gateway, startGateway } from './gateway.js';
 const USERNAME = 'flowpharmacy1';
 const PASSWORD = 'Zq7#Flow-Secret!x9Kp';
 const WRONG_PASSWORD = 'Wr0ng-Flow#Guess!Vb4';
-/** The mock's documented always-rejected password (README "Sandbox scenarios"): 401 in sandbox mode. */
+/** The mock's documented always-rejected password (docs/sandbox.md, "Logins"): 401 in sandbox mode. */
 const REJECTED_PASSWORD = 'wrong-password';
 
 const basicToken = (password: string) => Buffer.from(`${USERNAME}:${password}`).toString('base64');

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,8 +10,9 @@ import { createLogger } from '../src/observability/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const doc = (name: string) => readFileSync(new URL(`../docs/${name}`, import.meta.url), 'utf8');
 
-describe('README', () => {
+describe('README and docs/', () => {
   it('opens with the two commands for a fresh machine', () => {
     const firstBlock = readme.slice(
       readme.indexOf('```sh'),
@@ -21,15 +22,24 @@ describe('README', () => {
     expect(firstBlock).toContain('npm test');
   });
 
-  it('documents every configuration variable with its default', () => {
+  it('documents every configuration variable with its default (docs/configuration.md)', () => {
+    const configuration = doc('configuration.md');
     for (const { env, schema } of listSettings()) {
       const shown = schema.default === undefined ? '(unset)' : `\`${String(schema.default)}\``;
-      expect(readme).toContain(`| \`${env}\` | ${shown} |`);
+      expect(configuration).toContain(`| \`${env}\` | ${shown} |`);
     }
   });
 
-  it('lists exactly the error catalogue', () => {
-    expect(readme).toContain(errorCatalogueTable());
+  it('lists exactly the error catalogue (docs/error-catalogue.md)', () => {
+    expect(doc('error-catalogue.md')).toContain(errorCatalogueTable());
+  });
+
+  it('links every docs page from the README or the docs index', () => {
+    const index = doc('README.md');
+    for (const name of readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md'))) {
+      if (name === 'README.md') expect(readme).toContain('](docs/README.md)');
+      else expect(index, name).toContain(`](${name})`);
+    }
   });
 });
 
@@ -46,13 +56,13 @@ interface AttemptResult {
 }
 
 /**
- * The receiver example of "## Webhooks" must work as printed: it is read out of the README, its import of
+ * The receiver example of docs/webhooks.md must work as printed: it is read out of the page, its import of
  * `msv3-gateway/webhooks` pointed at the source that export is built from, type-checked (strict, as this
  * project), and run as its own process (`node --import tsx`). A real gateway (`startServer`, temporary
  * SQLite) then delivers to it: a test ping, an order's `order.status_changed` through the outbox worker,
  * and a manual redelivery of that event (answered, not handled twice); forged requests get 400.
  */
-describe('README: the verifyWebhook receiver example', () => {
+describe('docs/webhooks.md: the verifyWebhook receiver example', () => {
   const ROOT = fileURLToPath(new URL('..', import.meta.url));
   let folder: string;
   let server: RunningServer | undefined;
@@ -70,8 +80,11 @@ describe('README: the verifyWebhook receiver example', () => {
   });
 
   function snippet(): string {
-    const section = readme.slice(readme.indexOf('## Webhooks'));
-    const from = section.indexOf('```ts', section.indexOf('**Verifying.**'));
+    const page = doc('webhooks.md');
+    const heading = page.indexOf('\n## Verifying a delivery\n');
+    expect(heading).toBeGreaterThan(-1);
+    const section = page.slice(heading);
+    const from = section.indexOf('```ts');
     const code = section.slice(from + '```ts\n'.length, section.indexOf('```\n', from + 5));
     expect(code).toContain("from 'msv3-gateway/webhooks'");
     expect(code).toContain('verifyWebhook(');

@@ -5,7 +5,7 @@ import type { KeyOutcome } from './invariants.js';
 /**
  * The mixed load of the cluster benchmark: clients that check availability, place orders with an
  * Idempotency-Key (retrying with the SAME key on 5xx, network errors and 504 order_outcome_unknown, as
- * the README says), ask an order's status and list deliveries, all through the proxy.
+ * docs/idempotency.md says), ask an order's status and list deliveries, all through the proxy.
  */
 
 export const CREDENTIALS = { 'x-msv3-username': 'apotheke1', 'x-msv3-password': 'bench-secret' };

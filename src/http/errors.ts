@@ -1,7 +1,7 @@
 /**
  * The gateway's closed error vocabulary: every 4xx/5xx body names one of these kinds.
  * `error_code` values are stable (clients may switch on them); add new kinds at the end of a group,
- * never renumber. The README and the OpenAPI document list this table; both are generated from it.
+ * never renumber. docs/error-catalogue.md and the OpenAPI document list this table; both are generated from it.
  */
 export const ERROR_CATALOGUE = {
   // 10xx: the request itself is wrong

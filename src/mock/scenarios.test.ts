@@ -51,9 +51,8 @@ describe('the scenario table', () => {
     for (const pzn of pzns) expect(hasValidCheckDigit(pzn), pzn).toBe(true);
   });
 
-  it('is documented in the README: every PZN, password and user-name marker', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## Sandbox scenarios'));
+  it('is documented in docs/sandbox.md: every PZN, password and user-name marker', () => {
+    const section = readFileSync(new URL('../../docs/sandbox.md', import.meta.url), 'utf8');
     for (const [name, s] of Object.entries(S))
       expect(section, name).toMatch(new RegExp(`\\| \`${s.pzn}\` \\| ${name} \\|`));
     for (const password of Object.values(SCENARIO_PASSWORDS)) expect(section).toContain(`\`${password}\``);

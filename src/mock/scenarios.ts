@@ -3,7 +3,7 @@ import type { Pzn } from '../msv3/model.js';
 /**
  * Documented inputs that force a behaviour on demand, like payment providers' test card numbers.
  * Every scenario PZN has a valid PZN-8 check digit, so client software that validates PZNs sends it.
- * README.md "Sandbox scenarios" lists the same table; a test keeps them in step.
+ * docs/sandbox.md "Scenario PZNs" lists the same table; a test keeps them in step.
  *
  * Series: 0999 00xx = article behaviour, 0999 01xx = order and delivery, 0999 02xx = transport and faults.
  */
@@ -11,7 +11,7 @@ import type { Pzn } from '../msv3/model.js';
 export interface ScenarioPzn {
   /** 8-digit PZN (on the wire without the leading zero: `9990010`). */
   pzn: Pzn;
-  /** What happens, for the README and `msv3-gateway mock`. */
+  /** What happens, for docs/sandbox.md and `msv3-gateway mock`. */
   summary: string;
   /** Where it has an effect. */
   operations: string;
