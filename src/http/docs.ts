@@ -1,8 +1,10 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import type { FastifySchema } from 'fastify';
+import type { FastifyContextConfig, FastifySchema } from 'fastify';
 import { openApiWebhooks } from '../webhooks/event-schemas.js';
 import { errorCatalogueTable, errorCodeList } from './error-catalogue-doc.js';
+import { createOpenApiErrors } from './openapi-errors.js';
+import { errorsSentence } from './route-errors.js';
 import { ErrorBodySchema } from './schemas/error.js';
 import type { GatewayApp } from './types.js';
 import { VERSION } from './version.js';
@@ -28,6 +30,8 @@ ${errorCatalogueTable()}
 /** OpenAPI 3 from the route schemas at /v1/openapi.json, Swagger UI at /docs; both public. */
 export async function registerDocs(app: GatewayApp): Promise<void> {
   app.addSchema(ErrorBodySchema);
+  const openApiErrors = createOpenApiErrors();
+  app.addHook('onRoute', openApiErrors.onRoute);
   await app.register(fastifySwagger, {
     openapi: {
       // 3.1: `webhooks` documents every event payload; TypeBox's `type: 'null'` is valid JSON Schema there.
@@ -47,9 +51,16 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
+    // Each operation's error responses, from the routes' declared errors (src/http/route-errors.ts).
+    transformObject: (documentObject) => {
+      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+      const document = documentObject.openapiObject;
+      openApiErrors.addResponses(document as Parameters<typeof openApiErrors.addResponses>[0]);
+      return document;
+    },
     transform: ({ schema, url, route }) => ({
       url,
-      schema: documented(schema, route.config?.public === true),
+      schema: documented(schema, route.config ?? {}),
     }),
   });
   await app.register(async (docs) => {
@@ -63,11 +74,19 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
   );
 }
 
-/** Adds what every operation shares: the error body as default response; no key on public routes. */
-function documented(schema: FastifySchema | undefined, isPublic: boolean): FastifySchema {
+/**
+ * Adds what every operation shares: the error body as default response, the "Errors:" sentence of its
+ * declared errors; no key on public routes.
+ */
+function documented(schema: FastifySchema | undefined, config: FastifyContextConfig): FastifySchema {
   const base = schema ?? {};
+  const { errors, idempotent = false } = config;
+  const sentence = errors === undefined ? undefined : errorsSentence(errors, idempotent);
+  const description = [base.description, sentence].filter(Boolean).join(' ');
+  const isPublic = config.public === true;
   return {
     ...base,
+    ...(description === '' ? {} : { description }),
     response: {
       ...(base.response as object | undefined),
       default: { description: 'Error; see the error catalogue.', $ref: 'ErrorBody#' },

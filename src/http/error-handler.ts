@@ -7,6 +7,7 @@ import { databaseErrorToApiError } from './database-errors.js';
 import { ApiError, type ErrorKind, isApiError } from './errors.js';
 import { setIdempotencyOutcome } from './idempotency.js';
 import { requestIdFor } from './request-id.js';
+import { allowedErrors, routeShape } from './route-errors.js';
 import type { GatewayApp } from './types.js';
 import { describeSchemaErrors, type RequestPart, type SchemaError } from './validation.js';
 
@@ -26,12 +27,25 @@ export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes:
         apiError = new ApiError(apiError.kind, apiError.message, { ...apiError.options, wholesaler });
     }
     if (apiError.options.keepsIdempotencyKey) setIdempotencyOutcome(request, 'reopen');
+    if (!isDeclared(request, apiError.kind)) {
+      request.log.error({ error_kind: apiError.kind }, UNDECLARED_ERROR);
+    }
     if (apiError.kind === 'internal_error') request.log.error({ err: error }, 'unexpected error');
     else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
     return sendApiError(request, reply, apiError);
   });
 
   app.setNotFoundHandler((request, reply) => sendApiError(request, reply, routeNotFound(request)));
+}
+
+/** Logged when a route answers an error kind its `config.errors` does not declare: the docs are wrong. */
+export const UNDECLARED_ERROR = 'error kind not declared for this route (src/http/route-errors.ts)';
+
+/** Whether the route declared `kind` (or implies it); routes that declare nothing are not checked. */
+function isDeclared(request: FastifyRequest, kind: ErrorKind): boolean {
+  const { config, schema } = request.routeOptions;
+  if (config.errors === undefined) return true;
+  return allowedErrors(config.errors, routeShape(schema, config)).has(kind);
 }
 
 function routeNotFound(request: FastifyRequest): ApiError {

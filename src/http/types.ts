@@ -8,6 +8,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { KeyMode } from '../store/api-key-secret.js';
+import type { RouteErrors } from './route-errors.js';
 
 /** The Fastify instance routes are registered on (TypeBox types flow into handlers). */
 export type GatewayApp = FastifyInstance<
@@ -36,5 +37,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** No API key, no rate limit (health, docs, metrics). */
     public?: boolean;
+    /** The route's own error kinds (src/http/route-errors.ts): description, OpenAPI and error handler. */
+    errors?: RouteErrors;
   }
 }

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../app.js';
 import { checkAvailability } from '../../services/availability.js';
 import { checkBulkAvailability } from '../../services/availability-bulk.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import {
   DeliveryPortionSchema,
   PznSchema,
@@ -11,8 +12,12 @@ import {
 } from '../schemas/common.js';
 import type { GatewayApp } from '../types.js';
 
-const ERRORS_DESCRIPTION =
-  'Errors: 400 `invalid_request` (the message and `param` name the field, e.g. `items[3].pzn`), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` (with the wholesaler’s texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
+const AVAILABILITY_ERRORS = routeErrors([WHOLESALER_CALL_ERRORS], {
+  invalid_request: 'the message and `param` name the field, e.g. `items[3].pzn`',
+});
+const BULK_ERRORS = routeErrors([WHOLESALER_CALL_ERRORS], {
+  wholesaler_function_not_agreed: 'bulk availability is not part of the contract',
+});
 
 /** The body of POST /v1/availability (exported for bench/gateway's pass-through baseline). */
 export const AvailabilityBody = Type.Object(
@@ -134,11 +139,12 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
   app.post(
     '/v1/availability',
     {
+      config: { errors: AVAILABILITY_ERRORS },
       schema: {
         operationId: 'checkAvailability',
         tags: ['availability'],
         summary: 'Real-time availability of up to 50 articles (verfuegbarkeitAnfragen)',
-        description: `Delivery portions, estimated delivery times and substitutions per article, in request order. \`response_type\` is \`standard\` for a specific MSV3 answer (RTyp Spezifisch: normal and network portions carry a time or tour) and \`unspecific\` for RTyp Unspezifisch (the contract has no specific answers; times, tours and quantities may be missing). A PZN may occur once per request. ${ERRORS_DESCRIPTION}`,
+        description: `Delivery portions, estimated delivery times and substitutions per article, in request order. \`response_type\` is \`standard\` for a specific MSV3 answer (RTyp Spezifisch: normal and network portions carry a time or tour) and \`unspecific\` for RTyp Unspezifisch (the contract has no specific answers; times, tours and quantities may be missing). A PZN may occur once per request.`,
         headers: Msv3CredentialHeaders,
         body: AvailabilityBody,
         response: {
@@ -165,11 +171,12 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
   app.post(
     '/v1/availability/bulk',
     {
+      config: { errors: BULK_ERRORS },
       schema: {
         operationId: 'checkBulkAvailability',
         tags: ['availability'],
         summary: 'Which of up to 10,000 PZNs are in stock (verfuegbarkeitAnfragenBulk)',
-        description: `A contract function: without it the wholesaler refuses with 403 \`wholesaler_function_not_agreed\`. ${ERRORS_DESCRIPTION}`,
+        description: `A contract function: without it the wholesaler refuses with 403 \`wholesaler_function_not_agreed\`.`,
         headers: Msv3CredentialHeaders,
         body: BulkBody,
         response: {

@@ -2,19 +2,22 @@ import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
 import { testConnection } from '../../services/connection-test.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerIdSchema } from '../schemas/common.js';
 import type { GatewayApp } from '../types.js';
+
+const CONNECTION_ERRORS = routeErrors([WHOLESALER_CALL_ERRORS]);
 
 export function registerConnectionRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/connection/test',
     {
+      config: { errors: CONNECTION_ERRORS },
       schema: {
         operationId: 'testConnection',
         tags: ['wholesalers'],
         summary: 'Check the MSV3 credentials against a wholesaler (verbindungTesten)',
-        description:
-          'Needs `X-MSV3-Username` and `X-MSV3-Password` (400 `wholesaler_credentials_missing` otherwise). The wholesaler rejecting them is 401 `wholesaler_credentials_rejected` (your API key is fine); an unknown wholesaler 404 `wholesaler_not_found`; an unreachable or faulting one 502 with its texts in `upstream`; no answer in time 504 `wholesaler_timeout`. For a custom wholesaler, the first success against its registered endpoint (live key, or `<id>_test` with a test key) sets `verified: true` and fills `capabilities` from its contract data.',
+        description: `Needs \`X-MSV3-Username\` and \`X-MSV3-Password\`. For a custom wholesaler, the first success against its registered endpoint (live key, or \`<id>_test\` with a test key) sets \`verified: true\` and fills \`capabilities\` from its contract data.`,
         headers: Msv3CredentialHeaders,
         body: Type.Object(
           { wholesaler: WholesalerIdSchema },

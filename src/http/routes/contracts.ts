@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
 import { fetchContract } from '../../services/contracts.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import { HOUR_MINUTE_PATTERN } from '../schemas/patterns.js';
 import type { GatewayApp } from '../types.js';
@@ -104,16 +105,18 @@ const ContractSchema = Type.Object(
   },
 );
 
+const CONTRACT_ERRORS = routeErrors([WHOLESALER_CALL_ERRORS]);
+
 export function registerContractRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/contracts',
     {
+      config: { errors: CONTRACT_ERRORS },
       schema: {
         operationId: 'getContract',
         tags: ['contracts'],
         summary: 'Contract data: capabilities, order types, weekly order windows (vertragsdatenAbfragen)',
-        description:
-          'Needs `X-MSV3-Username` and `X-MSV3-Password`. Errors as for `POST /v1/availability` (400, 401, 404, 502, 503, 504).',
+        description: 'Needs `X-MSV3-Username` and `X-MSV3-Password`.',
         headers: Msv3CredentialHeaders,
         querystring: WholesalerQuerySchema,
         response: { 200: ContractSchema },

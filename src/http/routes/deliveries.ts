@@ -8,7 +8,9 @@ import {
 } from '../../services/deliveries.js';
 import { deliveryHistory } from '../../services/deliveries-history.js';
 import { recordEvent } from '../../webhooks/events.js';
+import type { ErrorKind } from '../errors.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import {
   ConfirmBodySchema,
@@ -18,10 +20,6 @@ import {
   HistoryResponseSchema,
 } from '../schemas/deliveries.js';
 import type { GatewayApp } from '../types.js';
-
-/** Errors every v2-only wholesaler endpoint shares; the OpenAPI descriptions repeat them. */
-export const V2_ERRORS_DESCRIPTION =
-  'Errors: 400 `invalid_request` (the message and `param` name the field), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected` (the wholesaler refused X-MSV3-Username/X-MSV3-Password; your API key is fine), 404 `wholesaler_not_found`, 422 `operation_not_supported` (the wholesaler speaks MSV3 v1, which has no delivery notices, returns or documents), 502 `wholesaler_unreachable` / `wholesaler_fault` (the wholesaler’s texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
 
 export function customerRequest(request: FastifyRequest, wholesaler: string): CustomerRequest {
   return { owner: request.auth, wholesaler, credentials: msv3Credentials(request, wholesaler) };
@@ -37,17 +35,28 @@ function deliveryDeps(deps: AppDeps): DeliveryDeps {
   };
 }
 
+/** What every call of an MSV3 v2-only operation can end in. */
+export const V2_CALL_ERRORS: readonly ErrorKind[] = ['operation_not_supported', ...WHOLESALER_CALL_ERRORS];
+const V2_NOTES = {
+  operation_not_supported:
+    'the wholesaler speaks MSV3 v1, which has no delivery notices, returns or documents',
+};
+const LIST_ERRORS = routeErrors([V2_CALL_ERRORS], V2_NOTES);
+const CONFIRM_ERRORS = routeErrors([V2_CALL_ERRORS], V2_NOTES);
+const HISTORY_ERRORS = routeErrors(['delivery_not_found', V2_CALL_ERRORS], V2_NOTES);
+
 export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
   const services = deliveryDeps(deps);
 
   app.get(
     '/v1/deliveries',
     {
+      config: { errors: LIST_ERRORS },
       schema: {
         operationId: 'listDeliveries',
         tags: ['deliveries'],
         summary: 'Unconfirmed delivery notices (lieferavisAbfrageNeu)',
-        description: `The delivery notices the wholesaler has not had confirmed yet (SPEC §3 rule 2: a notice stays here until \`POST /v1/deliveries/confirm\`). \`items\` has one entry per PZN with the quantities of its lines summed; \`lines\` keeps every printed line with batches, expiry dates, parcels and sub-order ids. Every notice is remembered for this pharmacy (account, mode, wholesaler, MSV3 user name) for \`GET /v1/deliveries/history\`; the first sighting sends \`delivery.received\` (and \`delivery.shortage\` when it has shortages) to webhook subscribers. ${V2_ERRORS_DESCRIPTION}`,
+        description: `The delivery notices the wholesaler has not had confirmed yet (SPEC §3 rule 2: a notice stays here until \`POST /v1/deliveries/confirm\`). \`items\` has one entry per PZN with the quantities of its lines summed; \`lines\` keeps every printed line with batches, expiry dates, parcels and sub-order ids. Every notice is remembered for this pharmacy (account, mode, wholesaler, MSV3 user name) for \`GET /v1/deliveries/history\`; the first sighting sends \`delivery.received\` (and \`delivery.shortage\` when it has shortages) to webhook subscribers.`,
         headers: Msv3CredentialHeaders,
         querystring: WholesalerQuerySchema,
         response: { 200: DeliveriesResponseSchema },
@@ -59,12 +68,12 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/deliveries/confirm',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: CONFIRM_ERRORS },
       schema: {
         operationId: 'confirmDeliveries',
         tags: ['deliveries'],
         summary: 'Confirm delivery notices (lieferavisBestaetigen)',
-        description: `Tells the wholesaler the notices were processed; afterwards \`GET /v1/deliveries\` no longer lists them. Confirming again is harmless. Accepts \`Idempotency-Key\`. ${V2_ERRORS_DESCRIPTION}`,
+        description: `Tells the wholesaler the notices were processed; afterwards \`GET /v1/deliveries\` no longer lists them. Confirming again is harmless. Accepts \`Idempotency-Key\`.`,
         headers: Msv3CredentialHeaders,
         body: ConfirmBodySchema,
         response: { 200: ConfirmResponseSchema },
@@ -81,6 +90,7 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/deliveries/history',
     {
+      config: { errors: HISTORY_ERRORS },
       schema: {
         operationId: 'deliveryHistory',
         tags: ['deliveries'],
@@ -91,7 +101,7 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
 
 **Without:** the notices this gateway has seen for this pharmacy (account, mode, wholesaler and MSV3 user name), newest document date first (tracking number descending on the same date), \`limit\` per page; pass the last \`tracking_number\` as \`starting_after\` for the next page while \`has_more\` is true. \`date_from\`/\`date_to\` bound the document date (inclusive); \`date_from\` after \`date_to\` is 400 \`invalid_request\` (\`param\` \`date_from\`). The gateway first checks the credentials with the wholesaler (verbindungTesten) in the same request, so only a pharmacy the wholesaler accepts can read its stored notices.
 
-Each entry is a delivery notice plus \`first_seen_at\`, \`last_seen_at\` and \`confirmed_at\` (null unless confirmed through this gateway). ${V2_ERRORS_DESCRIPTION}`,
+Each entry is a delivery notice plus \`first_seen_at\`, \`last_seen_at\` and \`confirmed_at\` (null unless confirmed through this gateway).`,
         headers: Msv3CredentialHeaders,
         querystring: HistoryQuerySchema,
         response: { 200: HistoryResponseSchema },

@@ -2,10 +2,11 @@ import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
 import { fetchDocument } from '../../services/documents.js';
 import { Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { routeErrors } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import { UUID_PATTERN } from '../schemas/patterns.js';
 import type { GatewayApp } from '../types.js';
-import { customerRequest, V2_ERRORS_DESCRIPTION } from './deliveries.js';
+import { customerRequest, V2_CALL_ERRORS } from './deliveries.js';
 
 const DocumentParams = Type.Object(
   {
@@ -38,15 +39,18 @@ const PdfResponse = {
   },
 };
 
+const DOCUMENT_ERRORS = routeErrors(['document_not_found', V2_CALL_ERRORS]);
+
 export function registerDocumentRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/documents/:id',
     {
+      config: { errors: DOCUMENT_ERRORS },
       schema: {
         operationId: 'downloadDocument',
         tags: ['documents'],
         summary: 'Download a PDF delivery note or return slip (dokumentAbfragen)',
-        description: `Returns \`application/pdf\` with Content-Length and a Content-Disposition filename; \`Cache-Control: private, no-store\` because it is one pharmacy's document. Example: \`GET /v1/documents/5b0f1f5e-8c1a-4f0e-9d3a-1c2b3d4e5f60?wholesaler=phoenix\`. 400 \`invalid_request\` when the id is not a uuid; 404 \`document_not_found\` when the wholesaler has no such document for this customer (MSV3 answers an unknown id with a ValidationFault; its texts are in \`upstream\`). ${V2_ERRORS_DESCRIPTION}`,
+        description: `Returns \`application/pdf\` with Content-Length and a Content-Disposition filename; \`Cache-Control: private, no-store\` because it is one pharmacy's document. Example: \`GET /v1/documents/5b0f1f5e-8c1a-4f0e-9d3a-1c2b3d4e5f60?wholesaler=phoenix\`. 400 \`invalid_request\` when the id is not a uuid; 404 \`document_not_found\` when the wholesaler has no such document for this customer (MSV3 answers an unknown id with a ValidationFault; its texts are in \`upstream\`).`,
         headers: Msv3CredentialHeaders,
         params: DocumentParams,
         querystring: WholesalerQuerySchema,

@@ -6,6 +6,7 @@ import { orderStatus } from '../../services/orders-status.js';
 import { isApiError } from '../errors.js';
 import { setIdempotencyOutcome } from '../idempotency.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import {
   OrderBodySchema,
@@ -16,16 +17,20 @@ import {
 } from '../schemas/orders.js';
 import type { GatewayApp } from '../types.js';
 
-const COMMON_ERRORS =
-  '400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` (wholesaler texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`';
+const ORDER_ERRORS = routeErrors(['order_rejected', 'order_outcome_unknown', WHOLESALER_CALL_ERRORS], {
+  invalid_request: 'message and `param` name the item and field, e.g. `items[3].quantity`',
+  order_rejected: "the wholesaler's `Auftragsfehler` texts in `upstream`",
+  order_outcome_unknown:
+    'sent, but its outcome could not be confirmed or recorded; `order_id` names it: retry with the same Idempotency-Key, or ask its status',
+});
+
+const STATUS_ERRORS = routeErrors(['order_not_found', WHOLESALER_CALL_ERRORS]);
 
 const ORDER_DESCRIPTION = `Places one MSV3 order (\`bestellen\`) with one NORMAL sub-order. \`status\`: \`confirmed\` (answered), \`queued_night_mode\` (taken in night mode; read the answer later with the status endpoint), \`dry_run\`.
 
 **Never placed twice.** Send an \`Idempotency-Key\`: the MSV3 order id is derived from it and the order is stored before it is sent, so a retry (after a timeout, a dropped connection or a gateway crash) asks the wholesaler what became of it (\`bestellstatusAbfragen\`) instead of ordering again. A retry of a finished request returns the stored response with \`Idempotent-Replayed: true\` and calls no wholesaler.
 
-**Dry run** (\`?dry_run=true\`): the same validation, the contract (order type, next cut-off) and current availability; places nothing. Findings are \`checks.warnings\`, never errors.
-
-Errors: 400 \`invalid_request\` (message and \`param\` name the item and field, e.g. \`items[3].quantity\`), 422 \`order_rejected\` (the wholesaler's \`Auftragsfehler\` texts in \`upstream\`), 504 \`order_outcome_unknown\` (sent, but its outcome could not be confirmed or recorded; the message names the \`order_id\`: retry with the same Idempotency-Key, or ask its status), 409 \`idempotency_request_in_progress\`, 422 \`idempotency_key_reused\`, 400 \`invalid_idempotency_key\`, ${COMMON_ERRORS}.`;
+**Dry run** (\`?dry_run=true\`): the same validation, the contract (order type, next cut-off) and current availability; places nothing. Findings are \`checks.warnings\`, never errors.`;
 
 export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
   const orderDeps: OrderDeps = {
@@ -38,7 +43,7 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/orders',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: ORDER_ERRORS },
       schema: {
         operationId: 'placeOrder',
         tags: ['orders'],
@@ -82,11 +87,12 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/orders/:order_id/status',
     {
+      config: { errors: STATUS_ERRORS },
       schema: {
         operationId: 'getOrderStatus',
         tags: ['orders'],
         summary: 'Status of an order placed through the gateway (bestellstatusAbfragen)',
-        description: `Asks the wholesaler for the order's answer with its MSV3 order id and updates the stored order (a night-mode order becomes confirmed; a change is announced as \`order.status_changed\`). An order is visible only to the API key's account and mode, with the wholesaler it was placed with and the same MSV3 user name, after the wholesaler accepted the credentials in this call: another pharmacy's order is 404 \`order_not_found\`. Errors: 404 \`order_not_found\`, ${COMMON_ERRORS}.`,
+        description: `Asks the wholesaler for the order's answer with its MSV3 order id and updates the stored order (a night-mode order becomes confirmed; a change is announced as \`order.status_changed\`). An order is visible only to the API key's account and mode, with the wholesaler it was placed with and the same MSV3 user name, after the wholesaler accepted the credentials in this call: another pharmacy's order is 404 \`order_not_found\`.`,
         headers: Msv3CredentialHeaders,
         params: OrderStatusParamsSchema,
         querystring: WholesalerQuerySchema,

@@ -12,6 +12,7 @@ import {
   rotateSecret,
   sendTestEvent,
 } from '../../webhooks/subscriptions.js';
+import { routeErrors } from '../route-errors.js';
 import {
   AttemptResultSchema,
   CreateWebhookSchema,
@@ -33,6 +34,17 @@ const scopeOf = (request: FastifyRequest): Scope => ({
 });
 
 /** SPEC 4.16–4.18 plus get, update, test, delivery log, redelivery and secret rotation. */
+const CREATE_ERRORS = routeErrors(['wholesaler_not_found', 'endpoint_not_allowed', 'conflict'], {
+  conflict: 'the account has the most subscriptions a mode may have',
+});
+const LIST_ERRORS = routeErrors([]);
+const ONE_ERRORS = routeErrors(['webhook_not_found']);
+const UPDATE_ERRORS = routeErrors(['webhook_not_found', 'endpoint_not_allowed']);
+const RETRY_ERRORS = routeErrors(['webhook_not_found', 'resource_not_found', 'conflict'], {
+  resource_not_found: 'no such delivery of this subscription',
+  conflict: 'the delivery is being attempted right now; see Retry-After',
+});
+
 export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   const { db } = deps.database;
   const subscriptionDeps = {
@@ -49,7 +61,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/webhooks',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: CREATE_ERRORS },
       schema: {
         operationId: 'createWebhook',
         tags,
@@ -69,6 +81,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/webhooks',
     {
+      config: { errors: LIST_ERRORS },
       schema: {
         operationId: 'listWebhooks',
         tags,
@@ -84,6 +97,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/webhooks/:id',
     {
+      config: { errors: ONE_ERRORS },
       schema: {
         operationId: 'getWebhook',
         tags,
@@ -98,7 +112,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.patch(
     '/v1/webhooks/:id',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: UPDATE_ERRORS },
       schema: {
         operationId: 'updateWebhook',
         tags,
@@ -124,6 +138,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.delete(
     '/v1/webhooks/:id',
     {
+      config: { errors: ONE_ERRORS },
       schema: {
         operationId: 'deleteWebhook',
         tags,
@@ -144,7 +159,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/webhooks/:id/test',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: ONE_ERRORS },
       schema: {
         operationId: 'testWebhook',
         tags,
@@ -162,6 +177,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/webhooks/:id/deliveries',
     {
+      config: { errors: ONE_ERRORS },
       schema: {
         operationId: 'listWebhookDeliveries',
         tags,
@@ -184,7 +200,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/webhooks/:id/deliveries/:delivery_id/retry',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: RETRY_ERRORS },
       schema: {
         operationId: 'retryWebhookDelivery',
         tags,
@@ -204,7 +220,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/webhooks/:id/rotate-secret',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: ONE_ERRORS },
       schema: {
         operationId: 'rotateWebhookSecret',
         tags,

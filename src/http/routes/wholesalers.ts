@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../app.js';
 import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/custom-wholesalers.js';
+import { routeErrors } from '../route-errors.js';
 import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';
 import { NonBlankXmlText, XmlText } from '../schemas/strings.js';
 import type { GatewayApp } from '../types.js';
@@ -77,10 +78,15 @@ const CustomWholesalerParams = Type.Object({
   }),
 });
 
+const LIST_ERRORS = routeErrors([]);
+const REGISTER_ERRORS = routeErrors(['endpoint_not_allowed', 'conflict']);
+const DELETE_ERRORS = routeErrors(['wholesaler_not_found']);
+
 export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/wholesalers',
     {
+      config: { errors: LIST_ERRORS },
       schema: {
         operationId: 'listWholesalers',
         tags: ['wholesalers'],
@@ -101,7 +107,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
   app.post(
     '/v1/wholesalers/custom',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, errors: REGISTER_ERRORS },
       schema: {
         operationId: 'registerCustomWholesaler',
         tags: ['wholesalers'],
@@ -131,6 +137,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
   app.delete(
     '/v1/wholesalers/custom/:id',
     {
+      config: { errors: DELETE_ERRORS },
       schema: {
         operationId: 'deleteCustomWholesaler',
         tags: ['wholesalers'],
