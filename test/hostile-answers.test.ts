@@ -180,7 +180,7 @@ describe('hostile wholesaler answers', () => {
       console.info(
         `${kind} (${(answer.length / 1024 / 1024).toFixed(1)} MB): ${response.status} ${body.error} in ` +
           `${tookMs.toFixed(0)} ms; ${polls.length} health polls, median ${median(latencies).toFixed(1)} ms, ` +
-          `max ${Math.max(...latencies).toFixed(1)} ms: ${latencies.map((ms) => ms.toFixed(0)).join(' ')}`,
+          `max ${Math.max(...latencies).toFixed(1)} ms: ${latencies.map((ms) => ms.toFixed(0)).join(' ')}; ${body.message}`,
       );
       expect(calls).toBeGreaterThan(callsBefore);
       expect(response.status).toBe(502);

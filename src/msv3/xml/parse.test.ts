@@ -143,7 +143,7 @@ describe('parseXml caps (exactly at each cap passes, one over fails naming the c
   it(`takes ${MAX_ATTRIBUTES} attributes on an element, namespace declarations included, and refuses one more`, () => {
     expect(parseXml(`<a${attributes(MAX_ATTRIBUTES)}/>`).attrs).toHaveLength(2 * MAX_ATTRIBUTES);
     expect(parseXml(`<a xmlns:p="${NS}"${attributes(MAX_ATTRIBUTES - 1)}></a>`).attr('a254')).toBe('1');
-    const message = `more than ${MAX_ATTRIBUTES} attributes on <a> (maxAttributes)`;
+    const message = `more than ${MAX_ATTRIBUTES} attributes on element a (maxAttributes)`;
     expect(failure(`<a${attributes(MAX_ATTRIBUTES + 1)}/>`)).toBe(message);
     expect(failure(`<a xmlns:p="${NS}"${attributes(MAX_ATTRIBUTES)}></a>`)).toBe(message);
     // Also where the plain readers read a tag, and after a remembered (predicted) name.
@@ -181,7 +181,7 @@ describe('parseXml caps (exactly at each cap passes, one over fails naming the c
 
   it(`takes a text of ${MAX_TEXT_LENGTH} characters, however it is written, and refuses one more`, () => {
     const x = (n: number) => 'x'.repeat(n);
-    const message = `text of <a> is longer than ${MAX_TEXT_LENGTH} characters (maxTextLength)`;
+    const message = `text of element a is longer than ${MAX_TEXT_LENGTH} characters (maxTextLength)`;
     // A leaf read at once, one split by a comment, and one with references (counted decoded).
     expect(parseXml(`<r><a>${x(MAX_TEXT_LENGTH)}</a></r>`).children[0]!.text()).toHaveLength(MAX_TEXT_LENGTH);
     expect(parseXml(`<a>x<!---->${x(MAX_TEXT_LENGTH - 1)}</a>`).text()).toHaveLength(MAX_TEXT_LENGTH);
@@ -199,7 +199,7 @@ describe('parseXml caps (exactly at each cap passes, one over fails naming the c
       MAX_ATTRIBUTE_VALUE_LENGTH,
     );
     expect(failure(`<a x='${value(MAX_ATTRIBUTE_VALUE_LENGTH + 1)}'/>`)).toBe(
-      `attribute x of <a> is longer than ${MAX_ATTRIBUTE_VALUE_LENGTH} characters (maxAttributeValueLength)`,
+      `attribute x of element a is longer than ${MAX_ATTRIBUTE_VALUE_LENGTH} characters (maxAttributeValueLength)`,
     );
   });
 

@@ -453,7 +453,9 @@ function parseTagWithAttributes(
       return { qname, slot: -1, attrs, declares, selfClosing: true, end: i };
     }
     if (++count > limits.maxAttributes) {
-      throw new XmlError(`more than ${limits.maxAttributes} attributes on <${shown(qname)}> (maxAttributes)`);
+      throw new XmlError(
+        `more than ${limits.maxAttributes} attributes on element ${shown(qname)} (maxAttributes)`,
+      );
     }
     const nameStart = i;
     for (; i < len; i++) {
@@ -475,7 +477,7 @@ function parseTagWithAttributes(
     if (close === -1) throw new XmlError(`unterminated attribute ${shown(name)} in <${shown(qname)}>`);
     if (close - i - 1 > limits.maxAttributeValueLength) {
       throw new XmlError(
-        `attribute ${shown(name)} of <${shown(qname)}> is longer than ${limits.maxAttributeValueLength} characters (maxAttributeValueLength)`,
+        `attribute ${shown(name)} of element ${shown(qname)} is longer than ${limits.maxAttributeValueLength} characters (maxAttributeValueLength)`,
       );
     }
     let value = src.slice(i + 1, close);
@@ -853,5 +855,5 @@ export function parseXml(src: string, limits: Partial<ParseLimits> = DEFAULT_LIM
 }
 
 function textTooLong(qname: string, max: number): XmlError {
-  return new XmlError(`text of <${shown(qname)}> is longer than ${max} characters (maxTextLength)`);
+  return new XmlError(`text of element ${shown(qname)} is longer than ${max} characters (maxTextLength)`);
 }
