@@ -1,6 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeEntities, parseXml, XmlError } from './parse.js';
+import { MAX_DOCUMENT_BYTES } from '../operations/dokument-abfragen.js';
+import {
+  DEFAULT_LIMITS,
+  decodeEntities,
+  MAX_ATTRIBUTE_VALUE_LENGTH,
+  MAX_ATTRIBUTES,
+  MAX_DEPTH,
+  MAX_DOCUMENT_LENGTH,
+  MAX_ELEMENTS,
+  MAX_NAME_LENGTH,
+  MAX_TEXT_LENGTH,
+  parseXml,
+  readStartTag,
+  XmlError,
+} from './parse.js';
+import { PlainShape } from './plain.js';
 import { isNil, XSI_NS } from './read.js';
 
 const NS = 'urn:msv3:v2';
@@ -87,6 +102,165 @@ describe('parseXml', () => {
   it('caps document size before parsing', () => {
     const big = `<a>${'x'.repeat(100)}</a>`;
     expect(() => parseXml(big, { maxLength: 50, maxDepth: 64 })).toThrow(/exceeds the limit/);
+  });
+});
+
+/** The message of the XmlError that `parseXml(xml)` throws. */
+function failure(xml: string, limits?: Parameters<typeof parseXml>[1]): string {
+  try {
+    parseXml(xml, limits);
+  } catch (error) {
+    expect(error).toBeInstanceOf(XmlError);
+    return (error as XmlError).message;
+  }
+  throw new Error('parsed');
+}
+
+describe('parseXml caps (exactly at each cap passes, one over fails naming the cap)', () => {
+  const attributes = (n: number) => Array.from({ length: n }, (_, i) => ` a${i}="1"`).join('');
+
+  it('has the documented default values', () => {
+    expect(DEFAULT_LIMITS).toEqual({
+      maxLength: 4 * 1024 * 1024,
+      maxDepth: 64,
+      maxAttributes: 256,
+      maxNameLength: 1024,
+      maxElements: 262_144,
+      maxTextLength: 3 * 1024 * 1024,
+      maxAttributeValueLength: 64 * 1024,
+    });
+  });
+
+  it('takes a document of maxLength characters and refuses one more', () => {
+    const at = `<a>${'x'.repeat(43)}</a>`;
+    expect(at).toHaveLength(50);
+    expect(parseXml(at, { maxLength: 50 }).text()).toHaveLength(43);
+    expect(failure(`<a>${'x'.repeat(44)}</a>`, { maxLength: 50 })).toBe(
+      'document of 51 characters exceeds the limit of 50 (maxLength)',
+    );
+  });
+
+  it(`takes ${MAX_ATTRIBUTES} attributes on an element, namespace declarations included, and refuses one more`, () => {
+    expect(parseXml(`<a${attributes(MAX_ATTRIBUTES)}/>`).attrs).toHaveLength(2 * MAX_ATTRIBUTES);
+    expect(parseXml(`<a xmlns:p="${NS}"${attributes(MAX_ATTRIBUTES - 1)}></a>`).attr('a254')).toBe('1');
+    const message = `more than ${MAX_ATTRIBUTES} attributes on element a (maxAttributes)`;
+    expect(failure(`<a${attributes(MAX_ATTRIBUTES + 1)}/>`)).toBe(message);
+    expect(failure(`<a xmlns:p="${NS}"${attributes(MAX_ATTRIBUTES)}></a>`)).toBe(message);
+    // Also where the plain readers read a tag, and after a remembered (predicted) name.
+    expect(() => readStartTag(`<a${attributes(MAX_ATTRIBUTES + 1)}/>`, 0)).toThrow(new XmlError(message));
+    parseXml('<r><b/><a x="1"/></r>');
+    expect(failure(`<r><b/><a${attributes(MAX_ATTRIBUTES + 1)}/></r>`)).toBe(message);
+  });
+
+  it(`takes names of ${MAX_NAME_LENGTH} characters, prefix included, and refuses longer ones`, () => {
+    const name = (length: number) => `p:${'n'.repeat(length - 2)}`;
+    const element = (n: string, attrs = '') => `<r xmlns:p="${NS}"><${n}${attrs}>1</${n}></r>`;
+    const attribute = (n: string) => `<r xmlns:p="${NS}"><e ${n}="1"/></r>`;
+    expect(parseXml(element(name(MAX_NAME_LENGTH))).children[0]!.local).toHaveLength(MAX_NAME_LENGTH - 2);
+    expect(parseXml(element(name(MAX_NAME_LENGTH), ' x="1"')).children[0]!.attr('x')).toBe('1');
+    expect(parseXml(attribute(name(MAX_NAME_LENGTH))).children[0]!.attrs).toHaveLength(2);
+    const message = `a name is longer than ${MAX_NAME_LENGTH} characters (maxNameLength)`;
+    expect(failure(element(name(MAX_NAME_LENGTH + 1)))).toBe(message);
+    expect(failure(element(name(MAX_NAME_LENGTH + 1), ' x="1"'))).toBe(message);
+    expect(failure(attribute(name(MAX_NAME_LENGTH + 1)))).toBe(message);
+  });
+
+  it(`takes ${MAX_DEPTH} nested elements and refuses one more`, () => {
+    const nested = (n: number) => `${'<a>'.repeat(n)}${'</a>'.repeat(n)}`;
+    expect(parseXml(nested(MAX_DEPTH)).local).toBe('a');
+    expect(failure(nested(MAX_DEPTH + 1))).toBe(`nesting deeper than ${MAX_DEPTH} levels (maxDepth)`);
+  });
+
+  it(`takes ${MAX_ELEMENTS} elements and refuses one more`, () => {
+    const elements = (n: number) => `<r>${'<b/>'.repeat(n - 1)}</r>`;
+    expect(parseXml(elements(MAX_ELEMENTS)).children).toHaveLength(MAX_ELEMENTS - 1);
+    expect(failure(elements(MAX_ELEMENTS + 1))).toBe(`more than ${MAX_ELEMENTS} elements (maxElements)`);
+    // A cap on the count, not on what one parse may allocate: the document cap bounds that.
+    expect(MAX_ELEMENTS).toBe(MAX_DOCUMENT_LENGTH / 16);
+  });
+
+  it(`takes a text of ${MAX_TEXT_LENGTH} characters, however it is written, and refuses one more`, () => {
+    const x = (n: number) => 'x'.repeat(n);
+    const message = `text of element a is longer than ${MAX_TEXT_LENGTH} characters (maxTextLength)`;
+    // A leaf read at once, one split by a comment, and one with references (counted decoded).
+    expect(parseXml(`<r><a>${x(MAX_TEXT_LENGTH)}</a></r>`).children[0]!.text()).toHaveLength(MAX_TEXT_LENGTH);
+    expect(parseXml(`<a>x<!---->${x(MAX_TEXT_LENGTH - 1)}</a>`).text()).toHaveLength(MAX_TEXT_LENGTH);
+    expect(parseXml(`<a>&amp;${x(MAX_TEXT_LENGTH - 1)}</a>`).text()).toHaveLength(MAX_TEXT_LENGTH);
+    expect(failure(`<r><a>${x(MAX_TEXT_LENGTH + 1)}</a></r>`)).toBe(message);
+    expect(failure(`<a>x<!---->${x(MAX_TEXT_LENGTH)}</a>`)).toBe(message);
+    expect(failure(`<a>&amp;${x(MAX_TEXT_LENGTH)}</a>`)).toBe(message);
+    // The largest MSV3 text, a Dokument of at most MAX_DOCUMENT_BYTES in base64 with line breaks, fits.
+    expect(Math.ceil(MAX_DOCUMENT_BYTES / 3) * 4 * (78 / 76)).toBeLessThan(MAX_TEXT_LENGTH);
+  });
+
+  it(`takes attribute values of ${MAX_ATTRIBUTE_VALUE_LENGTH} characters and refuses longer ones`, () => {
+    const value = (n: number) => 'v'.repeat(n);
+    expect(parseXml(`<a x="${value(MAX_ATTRIBUTE_VALUE_LENGTH)}"/>`).attr('x')).toHaveLength(
+      MAX_ATTRIBUTE_VALUE_LENGTH,
+    );
+    expect(failure(`<a x='${value(MAX_ATTRIBUTE_VALUE_LENGTH + 1)}'/>`)).toBe(
+      `attribute x of element a is longer than ${MAX_ATTRIBUTE_VALUE_LENGTH} characters (maxAttributeValueLength)`,
+    );
+  });
+
+  it('takes caps raised (or lowered) through its options', () => {
+    expect(parseXml(`<a${attributes(1000)}/>`, { maxAttributes: 1000 }).attrs).toHaveLength(2000);
+    expect(failure(`<a${attributes(3)}/>`, { maxAttributes: 2 })).toMatch(/maxAttributes/);
+    expect(failure('<a><b/><b/></a>', { maxElements: 2 })).toBe('more than 2 elements (maxElements)');
+    expect(failure('<a>xyz</a>', { maxTextLength: 2 })).toMatch(/maxTextLength/);
+  });
+
+  it('never echoes a hostile name at length', () => {
+    const long = 'n'.repeat(100_000);
+    for (const xml of [`<${long}>`, `<a ${long}="1"/>`, `<a>1</${long}>`, `<${long.slice(0, 1000)}>`]) {
+      expect(failure(xml).length).toBeLessThan(120);
+    }
+  });
+});
+
+describe('parseXml duplicate attributes', () => {
+  it('refuses the same name twice, among few attributes or many', () => {
+    expect(failure('<a x="1" y="2" x="3"/>')).toBe('duplicate attribute x in <a>');
+    const many = Array.from({ length: 40 }, (_, i) => ` a${i}="1"`).join('');
+    expect(failure(`<a${many} a7="2"/>`)).toBe('duplicate attribute a7 in <a>');
+    expect(failure(`<a${many} a39="2"/>`)).toBe('duplicate attribute a39 in <a>');
+    expect(parseXml(`<a${many}/>`).attrs).toHaveLength(80);
+  });
+
+  it('refuses two prefixes bound to one namespace for the same local name (Namespaces in XML §6.3)', () => {
+    expect(failure(`<a xmlns:p="${NS}" xmlns:q="${NS}" p:x="1" q:x="2"/>`)).toBe(
+      'duplicate attribute q:x in <a> (same namespace and name)',
+    );
+    // Bound above the element, or one of them here; and the same with many attributes.
+    expect(failure(`<r xmlns:p="${NS}"><a xmlns:q="${NS}" q:x="1" p:x="2"/></r>`)).toMatch(
+      /duplicate attribute p:x/,
+    );
+    expect(failure(`<r xmlns:p="${NS}" xmlns:q="${NS}"><a q:x="1" p:x="2"></a></r>`)).toMatch(/duplicate/);
+    const many = Array.from({ length: 40 }, (_, i) => ` a${i}="1"`).join('');
+    expect(failure(`<a xmlns:p="${NS}" xmlns:q="${NS}"${many} p:x="1" q:x="2"/>`)).toMatch(/duplicate/);
+  });
+
+  it('takes one local name in different namespaces, unqualified, or under undeclared prefixes', () => {
+    const a = parseXml(`<a xmlns:p="${NS}" xmlns:q="urn:other" p:x="1" q:x="2" x="3"/>`);
+    expect([a.attrNS(NS, 'x'), a.attrNS('urn:other', 'x'), a.attr('x')]).toEqual(['1', '2', '3']);
+    // As before: an undeclared attribute prefix is not resolved by the parser (attrNS finds nothing).
+    expect(parseXml('<a p:x="1" q:x="2"/>').attrNS(NS, 'x')).toBeUndefined();
+  });
+});
+
+describe('the plain readers keep the caps', () => {
+  it('gives up on a text longer than maxTextLength, which parseXml refuses', () => {
+    const at = new PlainShape(`<a>${'x'.repeat(MAX_TEXT_LENGTH)}</a>`, 0);
+    at.leaf('<a>', '</a>');
+    expect(at.textEnd - at.textStart).toBe(MAX_TEXT_LENGTH);
+    const over = new PlainShape(`<a>${'x'.repeat(MAX_TEXT_LENGTH + 1)}</a>`, 0);
+    expect(() => over.leaf('<a>', '</a>')).toThrow();
+  });
+
+  it('gives up after more tags than maxElements', () => {
+    const shape = new PlainShape('<b/>'.repeat(MAX_ELEMENTS + 1), 0);
+    for (let i = 0; i < MAX_ELEMENTS; i++) shape.expect('<b/>');
+    expect(() => shape.expect('<b/>')).toThrow();
   });
 });
 

@@ -5,8 +5,10 @@
  * sit on every request's hot path. This parser finds markup with native `indexOf`, touches character by
  * character only the inside of tags, and keeps element text as offsets into the source until a decoder
  * asks for it. It is also safe by construction: a DOCTYPE is refused (so no entity can be declared),
- * only the five XML entities and numeric character references are decoded, and depth and size are
- * capped. Every problem is reported as an `XmlError`; the caller turns it into a typed decode error.
+ * only the five XML entities and numeric character references are decoded, the work is linear in the
+ * input whatever it holds, and size, depth, element count, attributes per element, names, texts and
+ * attribute values are capped (`DEFAULT_LIMITS`). Every problem is reported as an `XmlError`; the
+ * caller turns it into a typed decode error (a 502 wholesaler_bad_response for an answer).
  */
 
 export class XmlError extends Error {
@@ -18,9 +20,70 @@ export interface ParseLimits {
   maxLength: number;
   /** Maximum element nesting depth. */
   maxDepth: number;
+  /** Maximum attributes on one element, namespace declarations included. */
+  maxAttributes: number;
+  /** Maximum length of an element or attribute name, prefix included. */
+  maxNameLength: number;
+  /** Maximum number of elements in the document. */
+  maxElements: number;
+  /** Maximum length of one element's text (references decoded). */
+  maxTextLength: number;
+  /** Maximum length of one attribute value (as written). */
+  maxAttributeValueLength: number;
 }
 
-export const DEFAULT_LIMITS: ParseLimits = { maxLength: 4 * 1024 * 1024, maxDepth: 64 };
+/*
+ * The caps below are far above anything an MSV3 wholesaler sends, and keep every answer's parse
+ * linear and small: a hostile answer (any account may register a custom wholesaler) fails with a
+ * decode error naming the cap, in milliseconds per megabyte, instead of blocking the event loop that
+ * serves every tenant. docs/resilience.md "Hostile answers".
+ */
+
+/**
+ * 4 Mi characters: the largest MSV3 answer is a Dokument (at most 2 MiB of PDF, ~2.8 Mi characters of
+ * base64); everything else is a few hundred kilobytes at most (a 50-article availability answer is ~30 KB).
+ */
+export const MAX_DOCUMENT_LENGTH = 4 * 1024 * 1024;
+/** 64 levels: an MSV3 envelope nests at most ~8 (Envelope/Body/wrapper/return/Artikel/Anteil/leaf). */
+export const MAX_DEPTH = 64;
+/**
+ * 256 attributes, namespace declarations included: an MSV3 element carries at most ~6, and an envelope
+ * declares a handful of namespaces (toolkits such as .NET or JAX-WS rarely more than ten).
+ */
+export const MAX_ATTRIBUTES = 256;
+/** 1,024 characters: the longest MSV3 name is ~45 (LieferscheinOderBarcodeUnbekanntFaultInfo plus a prefix). */
+export const MAX_NAME_LENGTH = 1024;
+/**
+ * 262,144 elements, one per 16 characters of the largest document: no MSV3 element is that short
+ * (`<m:Menge>1</m:Menge>` is 20), and an order of 1,000 positions has ~10,000 elements. It also bounds
+ * the memory of one parse (~100 bytes per element) to ~30 MB.
+ */
+export const MAX_ELEMENTS = MAX_DOCUMENT_LENGTH / 16;
+/**
+ * 3 Mi characters: the longest MSV3 text is a Dokument's base64 data, at most 2 MiB of PDF, which is
+ * 2,796,204 characters (~2.87 Mi with a line break every 76); every other text is at most a few hundred.
+ */
+export const MAX_TEXT_LENGTH = 3 * 1024 * 1024;
+/** 64 Ki characters: MSV3 attribute values are ids, uuids, kinds and namespace URIs, under 100 characters. */
+export const MAX_ATTRIBUTE_VALUE_LENGTH = 64 * 1024;
+
+export const DEFAULT_LIMITS: ParseLimits = {
+  maxLength: MAX_DOCUMENT_LENGTH,
+  maxDepth: MAX_DEPTH,
+  maxAttributes: MAX_ATTRIBUTES,
+  maxNameLength: MAX_NAME_LENGTH,
+  maxElements: MAX_ELEMENTS,
+  maxTextLength: MAX_TEXT_LENGTH,
+  maxAttributeValueLength: MAX_ATTRIBUTE_VALUE_LENGTH,
+};
+
+/** A name as shown in an error message: an answer's content is never echoed at length. */
+function shown(name: string): string {
+  return name.length > 64 ? `${name.slice(0, 64)}…` : name;
+}
+
+/** The duplicate-attribute check compares in a loop up to this many attributes, then uses a Set. */
+const FEW_ATTRIBUTES = 8;
 
 export const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 // Shared by every leaf element; never mutated (addChild replaces it).
@@ -124,7 +187,11 @@ export function internalize(s: string): string {
   return Object.keys(holder)[0] ?? s;
 }
 
-/** Prefix → namespace URI bindings in scope; a new scope is made only where an element declares xmlns. */
+/**
+ * Prefix → namespace URI bindings in scope; a new scope is made only where an element declares xmlns.
+ * `resolve` walks up the declaring ancestors, at most `maxDepth` of them: decoders use it on the few
+ * prefixed attributes of elements they know. The parser itself resolves names in one lookup (`bound`).
+ */
 class Scope {
   constructor(
     readonly parent: Scope | null,
@@ -264,6 +331,11 @@ export class XmlElement {
     else this.children.push(child);
   }
 
+  /** @internal used by the parser: the length of the text kept so far. */
+  get textLength(): number {
+    return this.textValue !== null ? this.textValue.length : this.textEnd - this.textStart;
+  }
+
   /** @internal used by the parser: the element's text was split by CDATA or comments. */
   get hasComplexText(): boolean {
     return this.textValue !== null;
@@ -336,7 +408,12 @@ export interface ParsedTag {
  * Slow path for start tags with attributes (or odd whitespace): scans character by character.
  * `knownQname` is the element name when the caller has already recognised it (from the name memo).
  */
-function parseTagWithAttributes(src: string, lt: number, knownQname: string | null): ParsedTag {
+function parseTagWithAttributes(
+  src: string,
+  lt: number,
+  knownQname: string | null,
+  limits: ParseLimits,
+): ParsedTag {
   let i = lt + 1;
   const len = src.length;
   let qname: string;
@@ -351,6 +428,7 @@ function parseTagWithAttributes(src: string, lt: number, knownQname: string | nu
         throw new XmlError('invalid character in element name');
     }
     if (i === lt + 1) throw new XmlError('empty element name');
+    if (i - lt - 1 > limits.maxNameLength) throw nameTooLong(limits);
     if (i >= len) throw new XmlError('unterminated start tag');
     qname = src.slice(lt + 1, i);
   }
@@ -358,7 +436,9 @@ function parseTagWithAttributes(src: string, lt: number, knownQname: string | nu
   // Attributes.
   let attrs: string[] | null = null;
   let declares: Map<string, string> | null = null;
-  let selfClosing = false;
+  // Attributes and declarations so far (for the cap), and the attribute names once there are many.
+  let count = 0;
+  let seen: Set<string> | null = null;
   for (;;) {
     while (i < len && isSpace(src.charCodeAt(i))) i++;
     if (i >= len) throw new XmlError('unterminated start tag');
@@ -368,29 +448,40 @@ function parseTagWithAttributes(src: string, lt: number, knownQname: string | nu
       break;
     }
     if (c === 47) {
-      if (src.charCodeAt(i + 1) !== 62) throw new XmlError(`malformed start tag <${qname}>`);
-      selfClosing = true;
+      if (src.charCodeAt(i + 1) !== 62) throw new XmlError(`malformed start tag <${shown(qname)}>`);
       i += 2;
-      break;
+      return { qname, slot: -1, attrs, declares, selfClosing: true, end: i };
+    }
+    if (++count > limits.maxAttributes) {
+      throw new XmlError(
+        `more than ${limits.maxAttributes} attributes on element ${shown(qname)} (maxAttributes)`,
+      );
     }
     const nameStart = i;
     for (; i < len; i++) {
       const a = src.charCodeAt(i);
       if (a === 61 || a === 62 || a === 47 || isSpace(a)) break;
-      if (a === 60 || a === 34 || a === 39) throw new XmlError(`invalid attribute name in <${qname}>`);
+      if (a === 60 || a === 34 || a === 39) throw new XmlError(`invalid attribute name in <${shown(qname)}>`);
     }
+    if (i - nameStart > limits.maxNameLength) throw nameTooLong(limits);
     const name = src.slice(nameStart, i);
     while (i < len && isSpace(src.charCodeAt(i))) i++;
     if (src.charCodeAt(i) !== 61 || name.length === 0)
-      throw new XmlError(`malformed attribute in <${qname}>`);
+      throw new XmlError(`malformed attribute in <${shown(qname)}>`);
     i++;
     while (i < len && isSpace(src.charCodeAt(i))) i++;
     const quote = src.charCodeAt(i);
-    if (quote !== 34 && quote !== 39) throw new XmlError(`unquoted attribute ${name} in <${qname}>`);
+    if (quote !== 34 && quote !== 39)
+      throw new XmlError(`unquoted attribute ${shown(name)} in <${shown(qname)}>`);
     const close = src.indexOf(quote === 34 ? '"' : "'", i + 1);
-    if (close === -1) throw new XmlError(`unterminated attribute ${name} in <${qname}>`);
+    if (close === -1) throw new XmlError(`unterminated attribute ${shown(name)} in <${shown(qname)}>`);
+    if (close - i - 1 > limits.maxAttributeValueLength) {
+      throw new XmlError(
+        `attribute ${shown(name)} of element ${shown(qname)} is longer than ${limits.maxAttributeValueLength} characters (maxAttributeValueLength)`,
+      );
+    }
     let value = src.slice(i + 1, close);
-    if (value.indexOf('<') !== -1) throw new XmlError(`'<' in attribute ${name} of <${qname}>`);
+    if (value.indexOf('<') !== -1) throw new XmlError(`'<' in attribute ${shown(name)} of <${shown(qname)}>`);
     if (value.indexOf('&') !== -1) value = decodeEntities(value);
     i = close + 1;
     if (name === 'xmlns' || name.startsWith('xmlns:')) {
@@ -398,14 +489,32 @@ function parseTagWithAttributes(src: string, lt: number, knownQname: string | nu
       declares.set(name.length === 5 ? '' : name.slice(6), value);
       continue;
     }
-    attrs ??= [];
-    for (let k = 0; k < attrs.length; k += 2) {
-      if (attrs[k] === name) throw new XmlError(`duplicate attribute ${name} in <${qname}>`);
+    // A loop for the few attributes of real elements, a Set beyond (linear for any count).
+    if (attrs === null) attrs = [];
+    else if (seen !== null) {
+      if (seen.has(name)) throw duplicateAttribute(name, qname);
+      seen.add(name);
+    } else {
+      for (let k = 0; k < attrs.length; k += 2) {
+        if (attrs[k] === name) throw duplicateAttribute(name, qname);
+      }
+      if (attrs.length >= 2 * FEW_ATTRIBUTES) {
+        seen = new Set([name]);
+        for (let k = 0; k < attrs.length; k += 2) seen.add(attrs[k]!);
+      }
     }
     attrs.push(name, value);
   }
 
-  return { qname, slot: -1, attrs, declares, selfClosing, end: i };
+  return { qname, slot: -1, attrs, declares, selfClosing: false, end: i };
+}
+
+function nameTooLong(limits: ParseLimits): XmlError {
+  return new XmlError(`a name is longer than ${limits.maxNameLength} characters (maxNameLength)`);
+}
+
+function duplicateAttribute(name: string, qname: string): XmlError {
+  return new XmlError(`duplicate attribute ${shown(name)} in <${shown(qname)}>`);
 }
 
 const NOT_THERE = -1;
@@ -444,10 +553,10 @@ function endOfPredictedTag(src: string, at: number, follows: number): number {
 }
 
 /** A start tag with attributes whose name is the one in memo `slot`. */
-function knownTagWithAttributes(src: string, lt: number, slot: number): ParsedTag {
+function knownTagWithAttributes(src: string, lt: number, slot: number, limits: ParseLimits): ParsedTag {
   // Checked first, as in `readStartTag`, so that a broken tag fails with the same message.
   if (src.indexOf('>', lt + 1) === -1) throw new XmlError('unterminated start tag');
-  const tag = parseTagWithAttributes(src, lt, MEMO_QNAME[slot]!);
+  const tag = parseTagWithAttributes(src, lt, MEMO_QNAME[slot]!, limits);
   tag.slot = slot;
   return tag;
 }
@@ -458,7 +567,7 @@ function knownTagWithAttributes(src: string, lt: number, slot: number): ParsedTa
  * the plain-shape readers (`plain.ts`), so that they read a tag exactly as `parseXml` does.
  * @throws XmlError as `parseXml` would for this tag
  */
-export function readStartTag(src: string, lt: number): ParsedTag {
+export function readStartTag(src: string, lt: number, limits: ParseLimits = DEFAULT_LIMITS): ParsedTag {
   const nameStart = lt + 1;
   const gt = src.indexOf('>', nameStart);
   if (gt === -1) throw new XmlError('unterminated start tag');
@@ -474,13 +583,14 @@ export function readStartTag(src: string, lt: number): ParsedTag {
     stop++;
   }
   if (stop === nameEnd && nameEnd > nameStart) {
+    if (nameEnd - nameStart > limits.maxNameLength) throw nameTooLong(limits);
     slot = memoStore(src, nameStart, nameEnd);
     const qname = slot === -1 ? src.slice(nameStart, nameEnd) : MEMO_QNAME[slot]!;
     return { qname, slot, attrs: null, declares: null, selfClosing, end: gt + 1 };
   }
   // Attributes follow the name (or the tag is odd): the name usually is a known one.
   const known = isSpace(src.charCodeAt(stop)) ? memoFind(src, nameStart, stop) : -1;
-  const tag = parseTagWithAttributes(src, lt, known === -1 ? null : MEMO_QNAME[known]!);
+  const tag = parseTagWithAttributes(src, lt, known === -1 ? null : MEMO_QNAME[known]!, limits);
   const end = nameStart + tag.qname.length;
   tag.slot = known !== -1 ? known : memoFind(src, nameStart, end);
   if (tag.slot === -1) tag.slot = memoStore(src, nameStart, end);
@@ -488,25 +598,74 @@ export function readStartTag(src: string, lt: number): ParsedTag {
   return tag;
 }
 
+/** The URI bound to `prefix` by the open elements (`bound`: prefix → URIs, innermost last). */
+function lookup(bound: Map<string, string[]>, prefix: string): string | undefined {
+  const uris = bound.get(prefix);
+  return uris === undefined || uris.length === 0 ? undefined : uris[uris.length - 1];
+}
+
 /**
- * Parses one XML document and returns its root element.
+ * Namespaces in XML §6.3: no two attributes of an element may have the same namespace and local name,
+ * as with two prefixes bound to one URI (`a:x` and `b:x`). Same raw names are refused while the tag
+ * is read; an undeclared attribute prefix is left to the decoders, as it always was.
+ */
+function checkExpandedNames(
+  attrs: string[],
+  declares: Map<string, string> | null,
+  bound: Map<string, string[]>,
+  qname: string,
+): void {
+  let prefixed = 0;
+  for (let k = 0; k < attrs.length; k += 2) if (attrs[k]!.indexOf(':') !== -1) prefixed++;
+  if (prefixed < 2) return;
+  const seen = new Set<string>();
+  for (let k = 0; k < attrs.length; k += 2) {
+    const name = attrs[k]!;
+    const colon = name.indexOf(':');
+    if (colon === -1) continue;
+    const prefix = name.slice(0, colon);
+    const uri = declares?.get(prefix) ?? lookup(bound, prefix);
+    if (uri === undefined) continue;
+    // The URI's length first, so that no URI and local name can run into another pair.
+    const key = `${uri.length}:${uri}:${name.slice(colon + 1)}`;
+    if (seen.has(key)) {
+      throw new XmlError(`duplicate attribute ${shown(name)} in <${shown(qname)}> (same namespace and name)`);
+    }
+    seen.add(key);
+  }
+}
+
+/**
+ * Parses one XML document and returns its root element. `limits` defaults to `DEFAULT_LIMITS`, field
+ * by field. Linear in the length of `src` whatever it holds.
  * @throws XmlError for anything that is not well-formed, a DOCTYPE, an unknown entity, or a limit breach.
  */
-export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): XmlElement {
-  if (src.length > limits.maxLength) {
-    throw new XmlError(`document of ${src.length} characters exceeds the limit of ${limits.maxLength}`);
+export function parseXml(src: string, limits: Partial<ParseLimits> = DEFAULT_LIMITS): XmlElement {
+  const lim: ParseLimits = limits === DEFAULT_LIMITS ? DEFAULT_LIMITS : { ...DEFAULT_LIMITS, ...limits };
+  if (src.length > lim.maxLength) {
+    throw new XmlError(
+      `document of ${src.length} characters exceeds the limit of ${lim.maxLength} (maxLength)`,
+    );
   }
+  const { maxDepth, maxElements, maxTextLength } = lim;
   const stack: XmlElement[] = [];
   let current: XmlElement | null = null;
   let root: XmlElement | null = null;
   let pos = src.charCodeAt(0) === 0xfeff ? 1 : 0;
   let textStart = pos;
+  let elements = 0;
   // The memo slots of the open elements, and where in FOLLOWS the next start tag is predicted.
   const slots: number[] = [];
   let follows = -1;
-  // The namespace of the last element's prefix, reused while the prefix and scope stay the same.
+  // Prefix → the URIs the open elements bind it to, innermost last, and per open element its
+  // declarations (to unbind at its end tag): a prefix resolves in one lookup at any depth.
+  const bound = new Map<string, string[]>([['xml', [XML_NS]]]);
+  const declaredBy: (Map<string, string> | null)[] = [];
+  // Counts changes of `bound`, so that the cached namespace below knows when it is stale.
+  let boundVersion = 0;
+  // The namespace of the last element's prefix, reused while the prefix and bindings stay the same.
   let cachedPrefix = '';
-  let cachedScope: Scope | null = null;
+  let cachedVersion = -1;
   let cachedUri = '';
   // Position of the next '&' at or after the current text (found once, reused: linear overall).
   let nextAmpersand = -1;
@@ -518,7 +677,7 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
     const lt = foundLt === -1 ? src.indexOf('<', pos) : foundLt;
     foundLt = -1;
     if (lt === -1) {
-      if (current !== null) throw new XmlError(`element <${current.qname}> is not closed`);
+      if (current !== null) throw new XmlError(`element <${shown(current.qname)}> is not closed`);
       if (!isBlank(src, pos, src.length)) throw new XmlError('text after the root element');
       break;
     }
@@ -530,12 +689,12 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
       if (current === null) throw new XmlError('closing tag without an open element');
       const nameLength = current.rawName.length;
       if (!holdsAt(src, lt + 2, current.rawName)) {
-        throw new XmlError(`expected </${current.qname}>`);
+        throw new XmlError(`expected </${shown(current.qname)}>`);
       }
       let gt = lt + 2 + nameLength;
       if (src.charCodeAt(gt) !== 62 /* > */) {
         while (isSpace(src.charCodeAt(gt))) gt++;
-        if (src.charCodeAt(gt) !== 62) throw new XmlError(`expected </${current.qname}>`);
+        if (src.charCodeAt(gt) !== 62) throw new XmlError(`expected </${shown(current.qname)}>`);
       }
       // Text is kept only for leaves; whitespace (or anything else) between child elements is ignored.
       // Text with '&' is decoded now, so a bad reference fails the parse; other text stays a lazy range.
@@ -546,8 +705,14 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
         }
         if (current.hasComplexText || nextAmpersand < lt) current.appendRawText(src.slice(textStart, lt));
         else current.setTextRange(textStart, lt);
+        if (current.textLength > maxTextLength) throw textTooLong(current.qname, maxTextLength);
       }
       stack.pop();
+      const declared = declaredBy.pop();
+      if (declared !== null && declared !== undefined) {
+        for (const prefix of declared.keys()) bound.get(prefix)!.pop();
+        boundVersion++;
+      }
       const closed = slots.pop()!;
       follows = followsSibling(closed);
       current = stack.length > 0 ? stack[stack.length - 1]! : null;
@@ -591,6 +756,7 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
 
     // Start tag: usually the predicted name, closed right after it.
     if (root !== null && current === null) throw new XmlError('more than one root element');
+    if (++elements > maxElements) throw new XmlError(`more than ${maxElements} elements (maxElements)`);
     let end = follows === -1 ? NOT_THERE : endOfPredictedTag(src, lt + 1, follows);
     let slot = end === NOT_THERE ? -1 : FOLLOWS[follows]!;
     let selfClosing = end > 0 && src.charCodeAt(end - 2) === 47;
@@ -599,7 +765,8 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
     let rawName: string;
     if (end > 0) rawName = MEMO_QNAME[slot]!;
     else {
-      const tag = end === ATTRIBUTES_FOLLOW ? knownTagWithAttributes(src, lt, slot) : readStartTag(src, lt);
+      const tag =
+        end === ATTRIBUTES_FOLLOW ? knownTagWithAttributes(src, lt, slot, lim) : readStartTag(src, lt, lim);
       if (follows !== -1 && tag.slot !== slot) moveToFront(follows, WAYS - 1, tag.slot);
       slot = tag.slot;
       end = tag.end;
@@ -624,23 +791,26 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
     const parentScope = current === null ? ROOT_SCOPE : current.scope;
     const scope = declares === null ? parentScope : new Scope(parentScope, declares);
     let ns: string;
-    if (scope === cachedScope && prefix === cachedPrefix) {
+    if (declares === null && prefix === cachedPrefix && boundVersion === cachedVersion) {
       ns = cachedUri;
     } else {
-      const uri = scope.resolve(prefix);
-      if (uri === undefined && colon !== -1) throw new XmlError(`undeclared namespace prefix ${prefix}`);
+      const uri = declares?.get(prefix) ?? lookup(bound, prefix);
+      if (uri === undefined && colon !== -1)
+        throw new XmlError(`undeclared namespace prefix ${shown(prefix)}`);
       ns = uri ?? '';
-      cachedScope = scope;
-      cachedPrefix = prefix;
-      cachedUri = ns;
+      if (declares === null) {
+        cachedPrefix = prefix;
+        cachedVersion = boundVersion;
+        cachedUri = ns;
+      }
     }
+    if (attrs !== null && attrs.length >= 4) checkExpandedNames(attrs, declares, bound, rawName);
     const el = new XmlElement(src, rawName, scope, ns, local, attrs);
 
     if (current === null) root = el;
     else current.addChild(el);
     if (!selfClosing) {
-      if (stack.length >= limits.maxDepth)
-        throw new XmlError(`nesting deeper than ${limits.maxDepth} levels`);
+      if (stack.length >= maxDepth) throw new XmlError(`nesting deeper than ${maxDepth} levels (maxDepth)`);
       // A leaf: plain text (no markup, no '&') and then its own end tag `</name>`, read at once. Any
       // other content (children, comments, CDATA, references, a mismatched or spaced end tag) goes
       // the general way below, from the '<' found here.
@@ -653,6 +823,7 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
             nextAmpersand = at === -1 ? src.length : at;
           }
           if (nextAmpersand > lt2) {
+            if (lt2 - end > maxTextLength) throw textTooLong(rawName, maxTextLength);
             el.setTextRange(end, lt2);
             follows = followsSibling(slot);
             pos = gt + 1;
@@ -664,6 +835,15 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
       foundLt = lt2;
       stack.push(el);
       slots.push(slot);
+      declaredBy.push(declares);
+      if (declares !== null) {
+        for (const [declared, uri] of declares) {
+          const uris = bound.get(declared);
+          if (uris === undefined) bound.set(declared, [uri]);
+          else uris.push(uri);
+        }
+        boundVersion++;
+      }
       current = el;
     }
     pos = end;
@@ -672,4 +852,8 @@ export function parseXml(src: string, limits: ParseLimits = DEFAULT_LIMITS): Xml
 
   if (root === null) throw new XmlError('no root element');
   return root;
+}
+
+function textTooLong(qname: string, max: number): XmlError {
+  return new XmlError(`text of element ${shown(qname)} is longer than ${max} characters (maxTextLength)`);
 }

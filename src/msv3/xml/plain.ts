@@ -14,7 +14,10 @@ import { XSI_NS } from './read.js';
  * the same value (the fast paths' property tests compare the two).
  *
  * What the general path does not look at, the fast path ignores too: text between child elements.
- * Every '<' is read, so no markup is skipped unchecked.
+ * Every '<' is read, so no markup is skipped unchecked. The parser's caps (`DEFAULT_LIMITS`) hold here
+ * too: a start tag is read by `readStartTag` with them, and the fast path gives up on a text longer
+ * than `maxTextLength` and after more tags than `maxElements`, so it never accepts a document that
+ * `parseXml` refuses for a cap.
  */
 export class PlainShape {
   /** Where reading continues. */
@@ -26,6 +29,8 @@ export class PlainShape {
   textEnd = 0;
   /** The position of the next '<' at or after `pos`, once searched (-2: not yet). */
   private nextLt = -2;
+  /** Tags read so far: every element read takes at least one, so this bounds the element count. */
+  private tags = 0;
 
   constructor(
     readonly src: string,
@@ -47,6 +52,7 @@ export class PlainShape {
   }
 
   private moveTo(pos: number): void {
+    if (++this.tags > DEFAULT_LIMITS.maxElements) PlainShape.giveUp();
     this.pos = pos;
     this.nextLt = -2;
   }
@@ -79,7 +85,8 @@ export class PlainShape {
   leafRest(close: string): void {
     const src = this.src;
     const lt = src.indexOf('<', this.pos);
-    if (lt === -1 || !holdsAt(src, lt, close)) PlainShape.giveUp();
+    if (lt === -1 || !holdsAt(src, lt, close) || lt - this.pos > DEFAULT_LIMITS.maxTextLength)
+      PlainShape.giveUp();
     this.textStart = this.pos;
     this.textEnd = lt;
     this.moveTo(lt + close.length);
