@@ -54,11 +54,13 @@ export const MAX_ATTRIBUTES = 256;
 /** 1,024 characters: the longest MSV3 name is ~45 (LieferscheinOderBarcodeUnbekanntFaultInfo plus a prefix). */
 export const MAX_NAME_LENGTH = 1024;
 /**
- * 262,144 elements, one per 16 characters of the largest document: no MSV3 element is that short
- * (`<m:Menge>1</m:Menge>` is 20), and an order of 1,000 positions has ~10,000 elements. It also bounds
- * the memory of one parse (~100 bytes per element) to ~30 MB.
+ * 65,536 elements: the largest MSV3 answers have ~10,000 (a bulk availability answer of 10,000 PZNs, one
+ * `Pzn` each; an order of 1,000 positions), so this leaves six times that. Building an element costs
+ * about a microsecond, so an answer refused at this cap holds the event loop for tens of milliseconds
+ * at most (four times this cap took up to 250 ms on a loaded 2-core machine), and one parse's memory
+ * (~100 bytes per element) stays under ~7 MB.
  */
-export const MAX_ELEMENTS = MAX_DOCUMENT_LENGTH / 16;
+export const MAX_ELEMENTS = 65_536;
 /**
  * 3 Mi characters: the longest MSV3 text is a Dokument's base64 data, at most 2 MiB of PDF, which is
  * 2,796,204 characters (~2.87 Mi with a line break every 76); every other text is at most a few hundred.
