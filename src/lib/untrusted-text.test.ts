@@ -77,6 +77,55 @@ describe('sanitizeUntrustedText', () => {
     );
   });
 
+  it('removes markup exactly as removing one tag at a time until none is left would', () => {
+    // The definition, as the code once ran it: simple, but quadratic on hostile text.
+    const byRepetition = (text: string) => {
+      let clean = text;
+      for (let before = ''; before !== clean; ) {
+        before = clean;
+        clean = clean
+          .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+          .replace(/<\/?[A-Za-z!?][^<>]*>/g, ' ');
+      }
+      return clean.replace(/\s+/g, ' ').trim();
+    };
+    const markup = fc
+      .array(
+        fc.constantFrom(
+          '<',
+          '>',
+          '/',
+          '!',
+          'a',
+          'b',
+          ' ',
+          'x',
+          '<script>',
+          '</script>',
+          '<style a>',
+          '</STYLE >',
+        ),
+        {
+          maxLength: 40,
+        },
+      )
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(markup, (text) => {
+        expect(sanitizeUntrustedText(text, 10_000)).toBe(byRepetition(text));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('takes one pass over hostile markup a repeated search would take minutes for', () => {
+    // 48 KB of these took 1.9 s, growing fourfold per doubling; 2 MB would take about an hour.
+    const nested = `${'<a'.repeat(500_000)}${'>'.repeat(500_000)}`;
+    expect(sanitizeUntrustedText(nested)).toBe('');
+    const unclosed = `${'<script>'.repeat(100_000)}text`;
+    expect(sanitizeUntrustedText(unclosed)).toBe('text');
+  });
+
   it('keeps ordinary text, umlauts and a lone < as they are', () => {
     expect(sanitizeUntrustedText('Artikel 04114918: Menge < 5 ist nicht lieferbar (Großhändler)')).toBe(
       'Artikel 04114918: Menge < 5 ist nicht lieferbar (Großhändler)',

@@ -32,9 +32,11 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 const SEPARATING_CONTROLS = '\t\n\u000b\f\r\u0085';
 /** Bidi embeddings and overrides (U+202A–U+202E), isolates (U+2066–U+2069), marks (LRM, RLM, ALM). */
 const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
-const SCRIPT_OR_STYLE = /<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi;
-/** A tag, end tag, comment, CDATA marker, declaration or processing instruction. */
-const TAG = /<\/?[A-Za-z!?][^<>]*>/g;
+/** The start tag of a script or style element (its end is found by `END_TAG`). */
+const SCRIPT_OR_STYLE_START = /<(script|style)\b[^>]*>/gi;
+const END_TAG = { script: /<\/script\s*>/gi, style: /<\/style\s*>/gi } as const;
+/** What may follow `<` (or `</`) for it to open a tag, comment, declaration or processing instruction. */
+const TAG_START = /[A-Za-z!?]/;
 const WHITESPACE = /\s+/g;
 
 export function sanitizeUntrustedText(text: string, maxLength = UNTRUSTED_TEXT_MAX_LENGTH): string {
@@ -46,13 +48,72 @@ export function sanitizeUntrustedText(text: string, maxLength = UNTRUSTED_TEXT_M
     .replace(ANSI_OTHER, '')
     .replace(CONTROLS, (control) => (SEPARATING_CONTROLS.includes(control) ? ' ' : ''))
     .replace(BIDI, '');
-  // Removing one tag may join the pieces of another (`<a<b>>`): repeat until none is left.
-  for (let before = ''; before !== clean; ) {
-    before = clean;
-    clean = clean.replace(SCRIPT_OR_STYLE, ' ').replace(TAG, ' ');
-  }
-  clean = clean.replace(WHITESPACE, ' ').trim();
+  clean = withoutTags(withoutScriptsAndStyles(clean)).replace(WHITESPACE, ' ').trim();
   return clean.length > maxLength ? cut(clean, maxLength) : clean;
+}
+
+/**
+ * `<script>…</script>` and `<style>…</style>` elements replaced by a space, in one pass: each end tag is
+ * searched from its start tag onwards, and once an end tag is missing no later start tag looks for it
+ * again (a lazy regular expression would rescan the rest of the text from every start tag: quadratic).
+ */
+function withoutScriptsAndStyles(text: string): string {
+  let out = '';
+  let from = 0;
+  const missing = new Set<string>();
+  SCRIPT_OR_STYLE_START.lastIndex = 0;
+  for (
+    let start = SCRIPT_OR_STYLE_START.exec(text);
+    start !== null;
+    start = SCRIPT_OR_STYLE_START.exec(text)
+  ) {
+    const kind = start[1]!.toLowerCase() as keyof typeof END_TAG;
+    if (missing.has(kind)) continue;
+    const end = END_TAG[kind];
+    end.lastIndex = SCRIPT_OR_STYLE_START.lastIndex;
+    const found = end.exec(text);
+    if (found === null) {
+      missing.add(kind);
+      continue;
+    }
+    out += `${text.slice(from, start.index)} `;
+    from = end.lastIndex;
+    SCRIPT_OR_STYLE_START.lastIndex = from;
+  }
+  return out + text.slice(from);
+}
+
+/**
+ * Every tag, end tag, comment, CDATA marker, declaration or processing instruction (`<` and an optional
+ * `/`, a letter, `!` or `?`, then anything but `<` and `>` up to `>`) replaced by a space, also those that
+ * removing another one joins (`<a<b>>`), in one pass: the text is written to `out` while the positions of
+ * the `<` that a later `>` could still close are kept on a stack. A `>` closes the latest one if it opens
+ * a tag; otherwise it stays, and no earlier `<` can be closed past it.
+ */
+function withoutTags(text: string): string {
+  const out: string[] = [];
+  const opens: number[] = [];
+  for (const char of text) {
+    if (char === '<') {
+      opens.push(out.length);
+      out.push(char);
+    } else if (char === '>' && opens.length > 0 && opensTag(out, opens.at(-1)!)) {
+      out.length = opens.pop()!;
+      out.push(' ');
+      // The space now follows any earlier `<` directly or after its name: `< ` opens no tag, and a
+      // name with a space in it still may (`<a >`), so the earlier `<` stay on the stack.
+    } else {
+      if (char === '>') opens.length = 0;
+      out.push(char);
+    }
+  }
+  return out.join('');
+}
+
+function opensTag(out: readonly string[], at: number): boolean {
+  const next = out[at + 1];
+  if (next === '/') return out[at + 2] !== undefined && TAG_START.test(out[at + 2]!);
+  return next !== undefined && TAG_START.test(next);
 }
 
 /** The first `maxLength - 1` characters (no surrogate pair split) and `…`. */
