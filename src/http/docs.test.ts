@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
@@ -65,6 +69,63 @@ describe('API documentation', () => {
       expect(doc.info.description).toContain(`| \`${kind}\` | ${code} | ${status} |`);
     }
   });
+
+  interface ErrorResponse {
+    headers?: Record<string, unknown>;
+    content: { 'application/json': { examples: Record<string, { value: unknown }> } };
+  }
+  type Operation = { security?: unknown[]; description?: string; responses: Record<string, ErrorResponse> };
+  const operations = (): [string, Operation][] =>
+    Object.entries(doc.paths as Record<string, Record<string, Operation>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation]),
+    );
+
+  it('gives every keyed operation the responses of its declared errors, each kind with an example', () => {
+    for (const [name, operation] of operations()) {
+      if (operation.security?.length === 0) continue; // public
+      expect(operation.description, name).toMatch(/Errors: .*\.$/);
+      for (const status of ['401', '429', '503']) expect(operation.responses, name).toHaveProperty(status);
+      expect(operation.responses['429'].headers, name).toHaveProperty('Retry-After');
+      expect(operation.responses['503'].headers, name).toHaveProperty('Retry-After');
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (status === 'default' || status.startsWith('2')) continue;
+        const examples = response.content['application/json'].examples;
+        for (const [kind, { value }] of Object.entries(examples)) {
+          expect(value, `${name} ${status}`).toMatchObject({ error: kind, error_code: expect.any(String) });
+          expect(String(ERROR_CATALOGUE[kind as keyof typeof ERROR_CATALOGUE].status), name).toBe(status);
+        }
+      }
+    }
+    const order = doc.paths['/v1/orders'].post.responses;
+    expect(Object.keys(order['504'].content['application/json'].examples).sort()).toEqual([
+      'order_outcome_unknown',
+      'wholesaler_timeout',
+    ]);
+    expect(Object.keys(order['409'].content['application/json'].examples)).toEqual([
+      'idempotency_request_in_progress',
+    ]);
+  });
+
+  it('passes @redocly/cli lint with the recommended rules: no error, no warning', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'openapi-lint-'));
+    try {
+      const file = join(folder, 'openapi.json');
+      writeFileSync(file, JSON.stringify(doc));
+      const run = spawnSync(join('node_modules', '.bin', 'redocly'), ['lint', file, '--format=json'], {
+        encoding: 'utf8',
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        timeout: 60_000,
+      });
+      const report = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as {
+        totals: { errors: number; warnings: number };
+        problems: { ruleId: string; message: string }[];
+      };
+      expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('serves Swagger UI at /docs without a key', async () => {
     const response = await app.inject({ url: '/docs' });

@@ -7,7 +7,7 @@ import { createOpenApiErrors } from './openapi-errors.js';
 import { errorsSentence } from './route-errors.js';
 import { ErrorBodySchema } from './schemas/error.js';
 import type { GatewayApp } from './types.js';
-import { VERSION } from './version.js';
+import { LICENSE, VERSION } from './version.js';
 
 const DESCRIPTION = `JSON gateway in front of German pharmaceutical wholesalers' MSV3 (SOAP) interfaces.
 
@@ -27,6 +27,11 @@ window resets, not a timestamp). Over budget: \`429 rate_limited\` with \`Retry-
 ${errorCatalogueTable()}
 `;
 
+/** The package's licence: its SPDX id, or a `LicenseRef-` (SPDX's form for others) for UNLICENSED. */
+function openApiLicense(): { name: string; identifier: string } {
+  return { name: LICENSE, identifier: LICENSE === 'UNLICENSED' ? 'LicenseRef-UNLICENSED' : LICENSE };
+}
+
 /** OpenAPI 3 from the route schemas at /v1/openapi.json, Swagger UI at /docs; both public. */
 export async function registerDocs(app: GatewayApp): Promise<void> {
   app.addSchema(ErrorBodySchema);
@@ -36,7 +41,14 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
     openapi: {
       // 3.1: `webhooks` documents every event payload; TypeBox's `type: 'null'` is valid JSON Schema there.
       openapi: '3.1.0',
-      info: { title: 'MSV3 Gateway API', version: VERSION, description: DESCRIPTION },
+      info: {
+        title: 'MSV3 Gateway API',
+        version: VERSION,
+        description: DESCRIPTION,
+        license: openApiLicense(),
+      },
+      // Relative: the gateway that serves this document is the server.
+      servers: [{ url: '/', description: 'This gateway' }],
       components: {
         securitySchemes: {
           ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'pk_test_… or pk_live_…' },

@@ -6,7 +6,9 @@ import { registerProbeRoutes } from '../../test/probe-routes.js';
 import type { RouteRegistration } from '../app.js';
 import { createLogger } from '../observability/logger.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from './database-errors.js';
-import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
+import { UNDECLARED_ERROR } from './error-handler.js';
+import { ApiError, ERROR_CATALOGUE, type ErrorKind } from './errors.js';
+import { routeErrors } from './route-errors.js';
 import type { GatewayApp } from './types.js';
 
 function expectError(
@@ -53,6 +55,17 @@ const registerDatabaseErrorRoute: RouteRegistration = (app) => {
   });
 };
 
+/** A route that declares one error kind and answers another when asked to. */
+const registerDeclaringRoute: RouteRegistration = (app) => {
+  app.get<{ Params: { kind: string } }>(
+    '/test/declared/:kind',
+    { config: { errors: routeErrors(['order_not_found']) } },
+    async (request) => {
+      throw new ApiError(request.params.kind as ErrorKind, 'As asked.');
+    },
+  );
+};
+
 describe('error responses', () => {
   let database: TestDatabase;
   let app: GatewayApp;
@@ -69,7 +82,7 @@ describe('error responses', () => {
       // A budget for the many requests of this suite's one key.
       env: { BODY_LIMIT_BYTES: '2048', RATE_LIMIT_TEST_POINTS: '1000' },
       logger,
-      extraRoutes: [registerProbeRoutes, registerDatabaseErrorRoute],
+      extraRoutes: [registerProbeRoutes, registerDatabaseErrorRoute, registerDeclaringRoute],
     }));
     key = (await createTestKey(database)).secret;
   });
@@ -225,6 +238,22 @@ describe('error responses', () => {
   it('answers a malformed key with 401 api_key_invalid', async () => {
     const response = await app.inject({ url: '/v1/wholesalers', headers: { 'x-api-key': 'sk_live_123' } });
     expectError(response, 'api_key_invalid');
+  });
+
+  it('logs an error kind the route did not declare, and answers it all the same', async () => {
+    const undeclared = () =>
+      logLines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === UNDECLARED_ERROR);
+    logLines.length = 0;
+    for (const kind of ['order_not_found', 'rate_limited', 'internal_error'] as const) {
+      expectError(await app.inject({ url: `/test/declared/${kind}`, headers: { 'x-api-key': key } }), kind);
+    }
+    expect(undeclared()).toEqual([]); // declared, implied by a key, possible anywhere
+    const response = await app.inject({
+      url: '/test/declared/webhook_not_found',
+      headers: { 'x-api-key': key },
+    });
+    expectError(response, 'webhook_not_found');
+    expect(undeclared()).toMatchObject([{ error_kind: 'webhook_not_found', level: 50 }]);
   });
 
   it('answers an unexpected exception with a generic 500 and logs the stack', async () => {

@@ -1,6 +1,7 @@
 import type { RouteOptions } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
 import {
+  ANY_ROUTE_ERRORS,
   impliedErrors,
   RETRY_AFTER_KINDS,
   type RouteErrors,
@@ -40,7 +41,7 @@ export function createOpenApiErrors(): {
           const route = routes.get(`${method} ${path}`);
           const responses = (operation as { responses?: Record<string, unknown> }).responses;
           if (route === undefined || responses === undefined) continue;
-          const kinds = [...(route.errors?.kinds ?? []), ...impliedErrors(route.shape)];
+          const kinds = [...(route.errors?.kinds ?? []), ...impliedErrors(route.shape), ...ANY_ROUTE_ERRORS];
           for (const [status, response] of Object.entries(errorResponses(kinds))) {
             responses[status] ??= response;
           }
