@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/core/errors.js';
 import { errorShapeProblem, leakProblem, retryAfterProblem, undocumented5xxProblem } from './error-shape.js';
 import { finalStatus, rawBody } from './fuzz-raw.js';
 import { formatTable, row } from './report.js';

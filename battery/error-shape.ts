@@ -1,4 +1,4 @@
-import { ERROR_CATALOGUE, type ErrorKind } from '../src/http/errors.js';
+import { ERROR_CATALOGUE, type ErrorKind } from '../src/core/errors.js';
 
 /**
  * What the battery holds every error answer to (docs/error-catalogue.md): the body is exactly

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
-import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import type { AppDeps, RouteRegistration } from './http/app-deps.js';
 import { installAuth } from './http/auth.js';
 import { registerDocs } from './http/docs.js';
 import {
@@ -33,41 +32,7 @@ import { buildSerializer } from './http/serializer.js';
 import { installTracing } from './http/tracing.js';
 import type { GatewayApp } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
-import type { Outbound } from './lib/address-policy.js';
-import type { Clock } from './lib/clock.js';
-import type { Metrics } from './observability/metrics.js';
-import { NO_TRACING, type Tracing } from './observability/tracing.js';
-import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import type { UpstreamDeps } from './services/wholesaler-call.js';
-import type { Database } from './store/database.js';
-import type { Webhooks } from './webhooks/service.js';
-import type { WholesalerStatusFeed } from './wholesalers/status-feed.js';
-
-/**
- * Everything the HTTP app uses, passed in. The caller creates and closes these; `app.close()` only
- * stops HTTP. Add a field here when a capability needs one (e.g. `wholesalers`, `upstream`, `webhooks`).
- */
-export interface AppDeps {
-  config: Config;
-  database: Database;
-  rateLimiter: RateLimiter;
-  logger: Logger;
-  clock: Clock;
-  metrics: Metrics;
-  /** Wholesaler registry (catalogue + custom, sandbox routing), MSV3 clients, clientSoftwareKennung. */
-  upstream: UpstreamDeps;
-  /** Up/down changes of wholesaler endpoints (circuit breakers), e.g. for `wholesaler.status_changed`. */
-  wholesalerStatus: WholesalerStatusFeed;
-  /** Webhook delivery (worker, HTTP client); pass `webhooks.wake` to `recordEvent`. */
-  webhooks: Webhooks;
-  /** The outbound address policy (the same object the transports and webhooks use) for URL checks. */
-  outbound: Outbound;
-  /** A server span per request (docs/tracing.md); absent: `NO_TRACING`, no hooks at all. */
-  tracing?: Tracing;
-}
-
-/** A route module: `registerXRoutes(app, deps)` in `src/http/routes/<resource>.ts`. */
-export type RouteRegistration = (app: GatewayApp, deps: AppDeps) => void;
+import { NO_TRACING } from './observability/tracing.js';
 
 /** Every route module, in order. Add yours here. */
 export const ROUTES: readonly RouteRegistration[] = [

@@ -9,13 +9,14 @@ import { runPrimary } from './cluster/primary.js';
 import { workerCount, workerSlot } from './cluster/role.js';
 import { joinCluster, type PrimaryLink } from './cluster/worker.js';
 import { type Config, ConfigError, listSettings, loadConfig } from './config.js';
-import { VERSION } from './http/version.js';
+import type { KeyMode } from './core/key-mode.js';
+import { VERSION } from './core/version.js';
 import { systemClock } from './lib/clock.js';
 import { MOCK_OPTIONS, MOCK_SUMMARY, MOCK_USAGE, runMockCommand } from './mock/command.js';
 import { createLogger } from './observability/logger.js';
 import { exitOnSignals, type RunningServer, startServer } from './server.js';
 import { createAccount, findAccount } from './store/accounts.js';
-import { displayParts, hashApiKey, type KeyMode } from './store/api-key-secret.js';
+import { displayParts, hashApiKey } from './store/api-key-secret.js';
 import {
   type ApiKey,
   createApiKey,

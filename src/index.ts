@@ -1,6 +1,7 @@
-export { type AppDeps, buildApp, ROUTES, type RouteRegistration } from './app.js';
+export { buildApp, ROUTES } from './app.js';
 export { type Config, ConfigError, loadConfig } from './config.js';
-export { ApiError, ERROR_CATALOGUE, type ErrorBody, type ErrorKind } from './http/errors.js';
+export { ApiError, ERROR_CATALOGUE, type ErrorBody, type ErrorKind } from './core/errors.js';
+export type { AppDeps, RouteRegistration } from './http/app-deps.js';
 export type { AuthContext, GatewayApp } from './http/types.js';
 export { type RunningServer, startServer } from './server.js';
 export {

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { VERSION } from './core/version.js';
 import type { GatewayApp } from './http/types.js';
-import { VERSION } from './http/version.js';
 import { createAddressPolicy } from './lib/address-policy.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { startTracing } from './observability/tracing.js';
+import { startTracing } from './observability/start-tracing.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
 import { openDatabase } from './store/database.js';

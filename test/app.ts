@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
-import { type AppDeps, buildApp, ROUTES, type RouteRegistration } from '../src/app.js';
+import { buildApp, ROUTES } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import type { KeyMode } from '../src/core/key-mode.js';
+import type { AppDeps, RouteRegistration } from '../src/http/app-deps.js';
 import type { GatewayApp } from '../src/http/types.js';
 import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
@@ -12,7 +14,6 @@ import { createMemoryRateLimiter } from '../src/ratelimit/memory.js';
 import type { RateLimiter } from '../src/ratelimit/rate-limiter.js';
 import type { UpstreamDeps } from '../src/services/wholesaler-call.js';
 import { createAccount } from '../src/store/accounts.js';
-import type { KeyMode } from '../src/store/api-key-secret.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import type { Database } from '../src/store/database.js';
 import { createWebhooks, type Webhooks } from '../src/webhooks/service.js';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RouteRegistration } from '../src/app.js';
+import type { RouteRegistration } from '../src/http/app-deps.js';
 import { msv3Credentials } from '../src/http/msv3-credentials.js';
 import { SCENARIO_PZNS } from '../src/mock/index.js';
 import { lieferavisAbfrageNeu } from '../src/msv3/operations/lieferavis-abfrage-neu.js';

@@ -1,8 +1,9 @@
 import { createServer } from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Logger } from 'pino';
-import type { AppDeps, RouteRegistration } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import type { KeyMode } from '../src/core/key-mode.js';
+import type { AppDeps, RouteRegistration } from '../src/http/app-deps.js';
 import type { GatewayApp } from '../src/http/types.js';
 import { createAddressPolicy, type HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
@@ -10,7 +11,6 @@ import type { MockWholesaler, MockWholesalerOptions } from '../src/mock/index.js
 import { startMockWholesaler } from '../src/mock/index.js';
 import type { Tracing } from '../src/observability/tracing.js';
 import { createAccount } from '../src/store/accounts.js';
-import type { KeyMode } from '../src/store/api-key-secret.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { type CatalogueEntry, parseCatalogue } from '../src/wholesalers/catalogue.js';
 import { sandboxTenant } from '../src/wholesalers/registry.js';

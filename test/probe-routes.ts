@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from 'typebox';
-import type { RouteRegistration } from '../src/app.js';
+import type { RouteRegistration } from '../src/http/app-deps.js';
 
 /**
  * Routes that exist only in tests, to drive the shared machinery (validation, errors, auth, logs,

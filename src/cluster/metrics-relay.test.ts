@@ -1,6 +1,6 @@
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { CHANNEL, isGatewayMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
 import { createMetricsGatherer, workerMetrics } from './metrics-relay.js';
 

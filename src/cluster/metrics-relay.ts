@@ -1,5 +1,5 @@
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { CHANNEL, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 /**

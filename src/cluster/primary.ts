@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { VERSION } from '../http/version.js';
+import { VERSION } from '../core/version.js';
 import { systemClock } from '../lib/clock.js';
 import { optionsFromSettings } from '../mock/options.js';
 import { type MockWholesaler, startMockWholesaler } from '../mock/server.js';

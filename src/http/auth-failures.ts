@@ -1,6 +1,6 @@
+import { ApiError } from '../core/errors.js';
 import { effectiveAddress, ipv6Words } from '../lib/address-kinds.js';
 import type { RateLimitDecision } from '../ratelimit/rate-limiter.js';
-import { ApiError } from './errors.js';
 
 /**
  * Under which name a client's failed API key attempts are counted (docs/security.md): an IPv4 address as

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { ApiError } from '../core/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { RateLimiter } from '../ratelimit/rate-limiter.js';
 import { apiKeyProblem, hashApiKey } from '../store/api-key-secret.js';
@@ -7,7 +8,6 @@ import type { Tables } from '../store/schema.js';
 import { createApiKeyCache, createHashSet } from './api-key-cache.js';
 import { failureCounterKey, tooManyFailures } from './auth-failures.js';
 import { databaseUnavailable } from './database-errors.js';
-import { ApiError } from './errors.js';
 import type { GatewayApp } from './types.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;

@@ -1,5 +1,5 @@
+import { ApiError } from '../core/errors.js';
 import { isDatabaseUnavailable } from '../store/database-unavailable.js';
-import { ApiError } from './errors.js';
 
 /**
  * Retry-After (seconds) of a 503 caused by the database: long enough for a pool to reconnect after a

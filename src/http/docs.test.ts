@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
+import { ERROR_CATALOGUE } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
 import { errorCodeList } from './error-catalogue-doc.js';
-import { ERROR_CATALOGUE } from './errors.js';
 import type { GatewayApp } from './types.js';
-import { VERSION } from './version.js';
 
 describe('API documentation', () => {
   let database: TestDatabase;

@@ -1,13 +1,13 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyContextConfig, FastifySchema } from 'fastify';
-import { openApiWebhooks } from '../webhooks/event-schemas.js';
+import { LICENSE, VERSION } from '../core/version.js';
 import { errorCatalogueTable, errorCodeList } from './error-catalogue-doc.js';
 import { createOpenApiErrors } from './openapi-errors.js';
 import { errorsSentence } from './route-errors.js';
 import { ErrorBodySchema } from './schemas/error.js';
+import { openApiWebhooks } from './schemas/webhook-events.js';
 import type { GatewayApp } from './types.js';
-import { LICENSE, VERSION } from './version.js';
 
 const DESCRIPTION = `JSON gateway in front of German pharmaceutical wholesalers' MSV3 (SOAP) interfaces.
 

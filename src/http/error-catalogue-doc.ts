@@ -1,4 +1,4 @@
-import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
+import { ERROR_CATALOGUE, type ErrorKind } from '../core/errors.js';
 
 export interface ErrorCodeEntry {
   error: ErrorKind;

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { registerProbeRoutes } from '../../test/probe-routes.js';
-import type { RouteRegistration } from '../app.js';
+import { ApiError, ERROR_CATALOGUE, type ErrorKind } from '../core/errors.js';
 import { createLogger } from '../observability/logger.js';
+import type { RouteRegistration } from './app-deps.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from './database-errors.js';
 import { UNDECLARED_ERROR } from './error-handler.js';
-import { ApiError, ERROR_CATALOGUE, type ErrorKind } from './errors.js';
 import { routeErrors } from './route-errors.js';
 import type { GatewayApp } from './types.js';
 

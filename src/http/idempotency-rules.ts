@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, type ErrorKind } from './errors.js';
+import { ApiError, type ErrorKind } from '../core/errors.js';
 import { headerLineCount } from './raw-headers.js';
 
 /**

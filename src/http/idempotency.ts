@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { ApiError, errorKindOf } from '../core/errors.js';
 import type { Clock } from '../lib/clock.js';
 import {
   claimIdempotencyKey,
@@ -11,7 +12,6 @@ import {
   reopenIdempotencyKey,
 } from '../store/idempotency.js';
 import type { Tables } from '../store/schema.js';
-import { ApiError, errorKindOf } from './errors.js';
 import {
   defaultOutcome,
   IDEMPOTENCY_TTL_MS,

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 import { describeJsonError } from './json-error-position.js';
 import { nulInJson } from './nul-characters.js';
 import type { GatewayApp } from './types.js';

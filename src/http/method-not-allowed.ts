@@ -1,5 +1,5 @@
+import { ApiError } from '../core/errors.js';
 import { sendApiError } from './error-handler.js';
-import { ApiError } from './errors.js';
 import type { GatewayApp } from './types.js';
 
 const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const;

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { ApiError } from '../core/errors.js';
 import { type Credentials, createCredentials } from '../msv3/credentials.js';
-import { ApiError } from './errors.js';
 import { headerLineCount } from './raw-headers.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { RouteOptions } from 'fastify';
-import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
+import { ERROR_CATALOGUE, type ErrorKind } from '../core/errors.js';
 import {
   ANY_ROUTE_ERRORS,
   impliedErrors,

@@ -1,5 +1,5 @@
+import { ApiError } from '../core/errors.js';
 import type { RateLimiter } from '../ratelimit/rate-limiter.js';
-import { ApiError } from './errors.js';
 import type { GatewayApp } from './types.js';
 
 /**

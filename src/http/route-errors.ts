@@ -1,5 +1,5 @@
 import type { FastifySchema } from 'fastify';
-import { ERROR_CATALOGUE, type ErrorKind } from './errors.js';
+import { ERROR_CATALOGUE, type ErrorKind } from '../core/errors.js';
 
 /**
  * Each route's errors, declared once in its `config.errors` (docs/errors.md): the list gives the route's
@@ -23,7 +23,7 @@ export function routeErrors(
   return { kinds: [...new Set(kinds.flat())], notes };
 }
 
-/** What any call to a wholesaler can end in (src/http/upstream-errors.ts). */
+/** What any call to a wholesaler can end in (src/services/upstream-errors.ts). */
 export const WHOLESALER_CALL_ERRORS: readonly ErrorKind[] = [
   'endpoint_not_allowed', // a custom wholesaler's host now resolves to a refused address
   'wholesaler_credentials_missing',

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
+import { errorKindOf } from '../core/errors.js';
 import type { RequestSpan, Tracing } from '../observability/tracing.js';
-import { errorKindOf } from './errors.js';
 import { KNOWN_METHODS } from './observe.js';
 import type { GatewayApp } from './types.js';
 

@@ -7,7 +7,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { KeyMode } from '../store/api-key-secret.js';
+import type { KeyMode } from '../core/key-mode.js';
 import type { RouteErrors } from './route-errors.js';
 
 /** The Fastify instance routes are registered on (TypeBox types flow into handlers). */

@@ -2,7 +2,7 @@ import type { Msv3Fault, Msv3FaultKind } from './result.js';
 
 /**
  * Why a wholesaler call failed. Plain data (JSON-safe, never holds credentials); mapped to API error kinds
- * in exactly one place (`http/upstream-errors.ts`).
+ * in exactly one place (`services/upstream-errors.ts`).
  *
  * `maybeDelivered`: true when the wholesaler may have received **and acted on** the request (the body was
  * fully written and then the answer was lost, or it answered with a 5xx or a server-side fault); false when it

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
 
 /**
  * The gateway's view of tracing (docs/tracing.md): a server span per request and a client span per
@@ -66,14 +65,4 @@ export interface TracingDeps {
   logger: Logger;
   /** The gateway's version, for `service.version`. */
   version: string;
-}
-
-/**
- * `NO_TRACING` without OTEL_EXPORTER_OTLP_ENDPOINT; otherwise loads the SDK (a dynamic import, so a
- * gateway without tracing pays nothing for it) and exports OTLP/HTTP JSON to the collector.
- */
-export async function startTracing(settings: Config['tracing'], deps: TracingDeps): Promise<Tracing> {
-  if (settings.endpoint === undefined) return NO_TRACING;
-  const { createOtelTracing } = await import('./tracing-otel.js');
-  return createOtelTracing({ ...settings, endpoint: settings.endpoint }, deps);
 }

@@ -1,4 +1,4 @@
-import type { KeyMode } from '../store/api-key-secret.js';
+import type { KeyMode } from '../core/key-mode.js';
 
 /** What one request costs against a budget, and what is left. */
 export interface RateLimitDecision {

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { newUuid } from '../lib/ids.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { maxQuantity, normalisePzn } from '../msv3/model.js';

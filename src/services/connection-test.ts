@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { isApiError } from '../http/errors.js';
+import { isApiError } from '../core/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';

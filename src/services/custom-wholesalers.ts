@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
 import type { Msv3Version } from '../msv3/envelope.js';

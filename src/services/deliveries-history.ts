@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { lieferavisAbfrageHist } from '../msv3/operations/lieferavis-abfrage-hist.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
 import { listSeenNotices, UnknownCursorError } from '../store/delivery-notices.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ApiError, isApiError } from '../http/errors.js';
+import { ApiError, isApiError } from '../core/errors.js';
 import { dokumentAbfragen } from '../msv3/operations/dokument-abfragen.js';
 import { findSeenNoticeByDocument } from '../store/delivery-notices.js';
 import type { Tables } from '../store/schema.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { KeyMode } from '../core/key-mode.js';
 import { newUuid } from '../lib/ids.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 
 /**
  * The ids of an order. Everything the wholesaler sees is derived from the Bestellung Id, and the

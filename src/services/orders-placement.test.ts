@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { manualClock } from '../lib/clock.js';
 import type { Msv3Client } from '../msv3/client.js';
 import { createCredentials } from '../msv3/credentials.js';

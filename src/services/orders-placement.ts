@@ -1,11 +1,10 @@
-import { ApiError, isApiError } from '../http/errors.js';
-import { apiErrorFromUpstream } from '../http/upstream-errors.js';
+import { ApiError, isApiError } from '../core/errors.js';
+import type { KeyMode } from '../core/key-mode.js';
 import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { bestellen, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../msv3/operations/bestellstatus-abfragen.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 import { insertOrderIfAbsent, type StoredOrder } from '../store/orders.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import { bestellungIdFor, gatewayOrderId } from './orders-ids.js';
@@ -18,6 +17,7 @@ import {
   toMsv3OrderRequest,
 } from './orders-request.js';
 import { type OrderDeps, saveOrderChange, statusOfState } from './orders-state.js';
+import { apiErrorFromUpstream } from './upstream-errors.js';
 import { assertSupports, callWholesalerRaw } from './wholesaler-call.js';
 
 /**
@@ -252,7 +252,7 @@ function result(p: Placement): OrderResult {
 
 function rejectedError(p: Placement): ApiError {
   const answered = rejectionOf(p.request, (p.order.answer ?? []) as SubOrderAnswer[]);
-  // The wholesaler's texts, made safe for the error body as in http/upstream-errors.ts.
+  // The wholesaler's texts, made safe for the error body as in upstream-errors.ts.
   const rejection =
     answered === null
       ? null

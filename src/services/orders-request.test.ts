@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import { orderLines, storedOrderRequest, toMsv3OrderRequest } from './orders-request.js';
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { type Liefervorgabe, maxQuantity, normalisePzn, type Pzn } from '../msv3/model.js';
 import type { OrderRequest } from '../msv3/operations/bestellen.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';

@@ -1,8 +1,8 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { SubOrderAnswer } from '../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../msv3/operations/bestellstatus-abfragen.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 import { findOwnOrder, type OrderState } from '../store/orders.js';
 import { ORDER_STATUS, rejectionOf } from './orders-json.js';
 import type { StoredOrderRequest } from './orders-request.js';

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { maxQuantity, normalisePzn } from '../msv3/model.js';
 import { ruecknahmeangebotAnfordern } from '../msv3/operations/ruecknahmeangebot-anfordern.js';
 import type { CustomerRequest } from './deliveries.js';

@@ -1,9 +1,9 @@
-import { ApiError, type ApiErrorOptions } from '../http/errors.js';
-import { apiErrorFromUpstream } from '../http/upstream-errors.js';
+import { ApiError, type ApiErrorOptions } from '../core/errors.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';
+import { apiErrorFromUpstream } from './upstream-errors.js';
 import { callWholesalerRaw, type UpstreamDeps } from './wholesaler-call.js';
 
 /** Failures after which the wholesaler's answer, whatever it was, did not reach the gateway in a usable form. */

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { retourenavisAnfragen } from '../msv3/operations/retourenavis-anfragen.js';
 import {
   type ReturnAnnouncement,

@@ -1,4 +1,4 @@
-import { isApiError } from '../http/errors.js';
+import { isApiError } from '../core/errors.js';
 import type { CallResult } from '../msv3/transport.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
 import type { SpanAttributes, Tracing } from '../observability/tracing.js';

@@ -1,11 +1,11 @@
-import { ApiError } from '../http/errors.js';
-import { apiErrorFromUpstream } from '../http/upstream-errors.js';
+import { ApiError } from '../core/errors.js';
 import { type Msv3Client, UnsupportedOperationError } from '../msv3/client.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
 import type { CallResult } from '../msv3/transport.js';
 import type { Tracing } from '../observability/tracing.js';
 import type { ResolvedWholesaler, WholesalerRegistry } from '../wholesalers/registry.js';
+import { apiErrorFromUpstream } from './upstream-errors.js';
 import { inCallSpan } from './wholesaler-call-span.js';
 
 /** What services need to reach wholesalers. */

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { KeyMode } from '../core/key-mode.js';
 import { base62Fixed, crc32, randomToken } from '../lib/ids.js';
-
-export type KeyMode = 'test' | 'live';
 
 /** 30 base62 characters ≈ 178 bits of randomness; 6 more carry a CRC-32 of everything before them. */
 const RANDOM_LENGTH = 30;

@@ -1,8 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken, TOKEN_LENGTH } from '../lib/ids.js';
-import { displayParts, generateApiKey, hashApiKey, type KeyMode } from './api-key-secret.js';
+import { displayParts, generateApiKey, hashApiKey } from './api-key-secret.js';
 import type { ApiKeysTable, Tables } from './schema.js';
 
 export interface ApiKey {

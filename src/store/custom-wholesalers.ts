@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
-import type { KeyMode } from './api-key-secret.js';
 import type { CustomWholesalersTable, Tables } from './schema.js';
 
 /** An MSV3 endpoint registered by one account in one mode; invisible to everyone else. */

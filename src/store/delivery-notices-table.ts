@@ -1,4 +1,4 @@
-import type { KeyMode } from './api-key-secret.js';
+import type { KeyMode } from '../core/key-mode.js';
 
 /** Every delivery notice the gateway has seen, per pharmacy (see `delivery-notices.ts`). */
 export interface DeliveryNoticesTable {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
-import type { KeyMode } from './api-key-secret.js';
 import type { DeliveryNoticesTable } from './delivery-notices-table.js';
 import type { Tables } from './schema.js';
 

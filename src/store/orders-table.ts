@@ -1,4 +1,4 @@
-import type { KeyMode } from './api-key-secret.js';
+import type { KeyMode } from '../core/key-mode.js';
 
 /**
  * Where a placed order stands (see `services/orders-placement.ts`):

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
-import type { KeyMode } from './api-key-secret.js';
 import type { OrderState, OrdersTable } from './orders-table.js';
 import type { Tables } from './schema.js';
 

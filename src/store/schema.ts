@@ -1,4 +1,4 @@
-import type { KeyMode } from './api-key-secret.js';
+import type { KeyMode } from '../core/key-mode.js';
 import type { DeliveryNoticesTable } from './delivery-notices-table.js';
 import type { IdempotencyKeysTable } from './idempotency-table.js';
 import type { OrdersTable } from './orders-table.js';

@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
-import type { KeyMode } from './api-key-secret.js';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Dialect } from './database.js';
 import type { Tables } from './schema.js';
 import type {

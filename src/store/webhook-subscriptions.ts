@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
-import type { EventType } from '../webhooks/event-types.js';
-import type { KeyMode } from './api-key-secret.js';
+import type { EventType } from '../core/event-types.js';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Tables } from './schema.js';
 import type { WebhookSubscriptionsTable } from './webhook-tables.js';
 

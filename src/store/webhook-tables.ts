@@ -1,4 +1,4 @@
-import type { KeyMode } from './api-key-secret.js';
+import type { KeyMode } from '../core/key-mode.js';
 
 /** Row types of the webhook tables (migration 003); conventions as in `schema.ts`. */
 export interface WebhookSubscriptionsTable {

@@ -1,14 +1,23 @@
 import { type Kysely, sql } from 'kysely';
+import type { DeliveredEventType, EventType } from '../core/event-types.js';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import { newEventId, randomToken, TOKEN_LENGTH } from '../lib/ids.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 import { dialectOf } from '../store/dialect.js';
 import type { Tables } from '../store/schema.js';
 import { insertEventWithDeliveries } from '../store/webhook-outbox.js';
 import { subscriptionsFor, type WebhookSubscription } from '../store/webhook-subscriptions.js';
-import type { WholesalerStatusData } from './event-schemas.js';
-import type { DeliveredEventType, EventType } from './event-types.js';
 import type { WebhookEvent } from './verify.js';
+
+/** The `data` of `wholesaler.status_changed` (its schema for the docs: src/http/schemas/webhook-events.ts). */
+export interface WholesalerStatusData {
+  wholesaler: string;
+  status: 'up' | 'down';
+  /** Why, in a few words (`connection refused`, `HTTP 503`, `answers again`). */
+  reason: string | null;
+  /** ISO 8601, when the change was seen. */
+  changed_at: string;
+}
 
 /** PostgreSQL channel NOTIFYed when an event commits, so every worker wakes at once. */
 export const NOTIFY_CHANNEL = 'msv3_webhooks';
@@ -20,7 +29,7 @@ export interface EventInput<Data = unknown> {
   wholesaler: string;
   /** The pharmacy's MSV3 customer number at the wholesaler, where the event concerns one. */
   customerId?: string | null;
-  /** The resource as the API returns it (see `event-schemas.ts`). */
+  /** The resource as the API returns it (see `src/http/schemas/webhook-events.ts`). */
   data: Data;
 }
 

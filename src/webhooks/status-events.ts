@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 import type { Tables } from '../store/schema.js';
 import { recordWholesalerStatusChange } from './events.js';
 import type { ProbeObservation } from './monitor.js';

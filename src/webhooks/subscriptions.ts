@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
+import { EVENT_TYPES, type EventType, isEventType } from '../core/event-types.js';
 import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
 import { newWebhookId, randomToken } from '../lib/ids.js';
@@ -16,7 +17,6 @@ import {
   type WebhookSubscription,
 } from '../store/webhook-subscriptions.js';
 import { type AttemptReport, attemptDelivery, type DeliverDeps } from './deliver.js';
-import { EVENT_TYPES, type EventType, isEventType } from './event-types.js';
 import { notifyWorkers, recordPing } from './events.js';
 import { generateSigningSecret } from './secrets.js';
 

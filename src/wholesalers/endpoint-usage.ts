@@ -1,7 +1,7 @@
+import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import { type Msv3Endpoint, serviceUrl } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 import { describeTarget } from './registry.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
 import { manualClock } from '../lib/clock.js';
 import { createAccount } from '../store/accounts.js';
 import { upsertCustomWholesaler } from '../store/custom-wholesalers.js';

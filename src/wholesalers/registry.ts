@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../core/errors.js';
+import type { KeyMode } from '../core/key-mode.js';
 import type { Msv3Endpoint } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 import {
   type CustomWholesaler,
   findCustomWholesaler,

@@ -1,5 +1,5 @@
+import type { KeyMode } from '../core/key-mode.js';
 import type { BreakerChange, BreakerState } from '../msv3/transport.js';
-import type { KeyMode } from '../store/api-key-secret.js';
 import { describeTarget, type Route } from './registry.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
-import { VERSION } from '../http/version.js';
+import { VERSION } from '../core/version.js';
 import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../lib/address-policy.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import { createMsv3Client, type Msv3Client } from '../msv3/client.js';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../app.js';
 import { testConnection } from '../../services/connection-test.js';
+import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerIdSchema } from '../schemas/common.js';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import type { ErrorKind } from '../../core/errors.js';
 import {
   type CustomerRequest,
   confirmDeliveries,
@@ -8,7 +8,7 @@ import {
 } from '../../services/deliveries.js';
 import { deliveryHistory } from '../../services/deliveries-history.js';
 import { recordEvent } from '../../webhooks/events.js';
-import type { ErrorKind } from '../errors.js';
+import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';

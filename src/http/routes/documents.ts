@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../app.js';
 import { fetchDocument } from '../../services/documents.js';
+import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders } from '../msv3-credentials.js';
 import { routeErrors } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';

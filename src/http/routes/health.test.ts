@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../app-deps.js';
 import type { GatewayApp } from '../types.js';
 
 describe('health: liveness and readiness', () => {

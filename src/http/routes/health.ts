@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import type { AppDeps } from '../../app.js';
+import { ApiError } from '../../core/errors.js';
+import { VERSION } from '../../core/version.js';
 import { pendingMigrations } from '../../store/migrate.js';
-import { ApiError } from '../errors.js';
+import type { AppDeps } from '../app-deps.js';
 import type { GatewayApp } from '../types.js';
-import { VERSION } from '../version.js';
 
 /** A readiness probe that waits longer than this for the database counts it as unreachable. */
 const READINESS_DATABASE_TIMEOUT_MS = 2_000;

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AppDeps } from '../../app.js';
+import { ApiError } from '../../core/errors.js';
 import { classifyAddress } from '../../lib/address-kinds.js';
-import { ApiError } from '../errors.js';
+import type { AppDeps } from '../app-deps.js';
 import type { GatewayApp } from '../types.js';
 
 /**

@@ -1,9 +1,9 @@
-import type { AppDeps } from '../../app.js';
+import { isApiError } from '../../core/errors.js';
 import { dryRunOrder } from '../../services/orders-dry-run.js';
 import { placeOrder } from '../../services/orders-placement.js';
 import type { OrderDeps } from '../../services/orders-state.js';
 import { orderStatus } from '../../services/orders-status.js';
-import { isApiError } from '../errors.js';
+import type { AppDeps } from '../app-deps.js';
 import { setIdempotencyOutcome } from '../idempotency.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';

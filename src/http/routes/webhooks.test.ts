@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { buildTestApp, createTestKey } from '../../../test/app.js';
 import { describeEachDialect } from '../../../test/db.js';
-import type { AppDeps } from '../../app.js';
 import type { HostLookup } from '../../lib/address-policy.js';
 import { manualClock } from '../../lib/clock.js';
 import { createApiKey } from '../../store/api-keys.js';
@@ -9,6 +8,7 @@ import { recordEvent } from '../../webhooks/events.js';
 import { sampleNotice } from '../../webhooks/test-support/fixtures.js';
 import { type Receiver, startReceiver } from '../../webhooks/test-support/receiver.js';
 import { verifyWebhook } from '../../webhooks/verify.js';
+import type { AppDeps } from '../app-deps.js';
 import type { GatewayApp } from '../types.js';
 
 const HOUR = 3_600_000;

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { AppDeps } from '../../app.js';
 import { listDeliveries } from '../../store/webhook-delivery-log.js';
 import type { Scope } from '../../store/webhook-subscriptions.js';
 import { deleteSubscription, listSubscriptions } from '../../store/webhook-subscriptions.js';
@@ -12,6 +11,7 @@ import {
   rotateSecret,
   sendTestEvent,
 } from '../../webhooks/subscriptions.js';
+import type { AppDeps } from '../app-deps.js';
 import { routeErrors } from '../route-errors.js';
 import {
   AttemptResultSchema,

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../app.js';
 import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/custom-wholesalers.js';
+import type { AppDeps } from '../app-deps.js';
 import { routeErrors } from '../route-errors.js';
 import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';
 import { NonBlankXmlText, XmlText } from '../schemas/strings.js';

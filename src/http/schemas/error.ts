@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ERROR_CATALOGUE, type ErrorKind } from '../errors.js';
+import { ERROR_CATALOGUE, type ErrorKind } from '../../core/errors.js';
 
 /** The body of every 4xx/5xx response (see `ApiError.toBody`); registered as the default response of every route. */
 export const ErrorBodySchema = Type.Object(

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EVENT_TYPES } from '../../webhooks/event-types.js';
+import { EVENT_TYPES } from '../../core/event-types.js';
 import { XmlText } from './strings.js';
 
 const IsoTime = (description: string) => Type.String({ format: 'date-time', description });

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
+import type { EventType } from '../../core/event-types.js';
+import type { KeyMode } from '../../core/key-mode.js';
 import { createAddressPolicy } from '../../lib/address-policy.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createAccount } from '../../store/accounts.js';
-import type { KeyMode } from '../../store/api-key-secret.js';
 import type { Tables } from '../../store/schema.js';
 import type { Scope } from '../../store/webhook-subscriptions.js';
-import type { EventType } from '../event-types.js';
 import { createSubscription } from '../subscriptions.js';
 
 export async function newScope(db: Kysely<Tables>, mode: KeyMode = 'test'): Promise<Scope> {

@@ -1,7 +1,8 @@
 import { type Static, type TSchema, Type } from 'typebox';
-import { DELIVERY_NOTICE_EXAMPLE, DeliveryNoticeSchema } from '../http/schemas/deliveries.js';
-import { ORDER_STATUS_EXAMPLE, OrderStatusSchema } from '../http/schemas/orders.js';
-import { EVENT_TYPES } from './event-types.js';
+import { EVENT_TYPES } from '../../core/event-types.js';
+import type { WholesalerStatusData } from '../../webhooks/events.js';
+import { DELIVERY_NOTICE_EXAMPLE, DeliveryNoticeSchema } from './deliveries.js';
+import { ORDER_STATUS_EXAMPLE, OrderStatusSchema } from './orders.js';
 
 /**
  * Payload schemas of every webhook event, for the OpenAPI document (`webhooks`), each with an example.
@@ -32,7 +33,14 @@ export const WholesalerStatusDataSchema = Type.Object({
   }),
   changed_at: Type.String({ description: 'ISO 8601, when the change was seen.' }),
 });
-export type WholesalerStatusData = Static<typeof WholesalerStatusDataSchema>;
+// The schema documents the type the events module builds: a mismatch fails the type check.
+const _sameData: [Static<typeof WholesalerStatusDataSchema>, WholesalerStatusData] extends [
+  WholesalerStatusData,
+  Static<typeof WholesalerStatusDataSchema>,
+]
+  ? true
+  : never = true;
+void _sameData;
 
 export const PingDataSchema = Type.Object({
   webhook_id: Type.String({ description: 'The subscription that was tested.' }),

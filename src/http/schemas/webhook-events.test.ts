@@ -1,8 +1,8 @@
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { withOpenApiDocument } from '../../test/openapi-document.js';
-import { eventExample, eventSchema } from './event-schemas.js';
-import { EVENT_TYPES } from './event-types.js';
+import { withOpenApiDocument } from '../../../test/openapi-document.js';
+import { EVENT_TYPES } from '../../core/event-types.js';
+import { eventExample, eventSchema } from './webhook-events.js';
 
 describe('webhooks in the OpenAPI document', () => {
   // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as plain JSON

@@ -1,6 +1,6 @@
+import { ApiError, type ErrorBody, type ErrorKind } from '../core/errors.js';
 import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
-import { ApiError, type ErrorBody, type ErrorKind } from './errors.js';
 
 /**
  * The one mapping from a failed wholesaler call to the gateway's error vocabulary. Messages name the
