@@ -22,6 +22,7 @@ import { registerConnectionRoutes } from './http/routes/connection.js';
 import { registerContractRoutes } from './http/routes/contracts.js';
 import { registerDeliveryRoutes } from './http/routes/deliveries.js';
 import { registerDocumentRoutes } from './http/routes/documents.js';
+import { registerEventRoutes } from './http/routes/events.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerMetricsRoutes } from './http/routes/metrics.js';
 import { registerOrderRoutes } from './http/routes/orders.js';
@@ -46,6 +47,7 @@ export const ROUTES: readonly RouteRegistration[] = [
   registerReturnRoutes,
   registerDocumentRoutes,
   registerWebhookRoutes,
+  registerEventRoutes,
   registerMetricsRoutes,
 ];
 

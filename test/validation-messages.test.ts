@@ -343,6 +343,37 @@ const MISTAKES: Array<GatewayRequest & { expectError: string; param?: string }> 
     param: 'endpoint',
   },
   { method: 'DELETE', url: '/v1/wholesalers/custom/-bad', expectError: 'invalid_request', param: 'id' },
+  // Events feed
+  {
+    method: 'GET',
+    url: '/v1/events',
+    query: { limit: '101' },
+    expectError: 'invalid_request',
+    param: 'limit',
+  },
+  {
+    method: 'GET',
+    url: '/v1/events',
+    query: { type: 'order.created' },
+    expectError: 'invalid_request',
+    param: 'type',
+  },
+  {
+    method: 'GET',
+    url: '/v1/events',
+    query: { created_after: '2026-01-05' },
+    expectError: 'invalid_request',
+    param: 'created_after',
+  },
+  {
+    method: 'GET',
+    url: '/v1/events',
+    query: { starting_after: 'whd_1' },
+    expectError: 'invalid_request',
+    param: 'starting_after',
+  },
+  { method: 'GET', url: '/v1/events/whd_1', expectError: 'invalid_request', param: 'id' },
+  { method: 'GET', url: '/v1/events/evt_0000000000000000000000', expectError: 'resource_not_found' },
 ];
 
 /** The same checks for any message; returns what is wrong with it, empty when nothing. */

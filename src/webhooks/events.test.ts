@@ -168,4 +168,34 @@ describeEachDialect('recordEvent', (getDatabase) => {
     expect(ownerOnly).toHaveLength(1);
     expect((await deliveriesOf(ownerOnly[0]!.event.id)).map((d) => d.subscription_id)).toEqual([subB.id]);
   });
+  it('records a change of an account’s own wholesaler for that account without a subscription, a shared one only for subscribers', async () => {
+    const { db } = getDatabase();
+    const wholesaler = `w${Math.random().toString(36).slice(2, 10)}`;
+    const owner = await newScope(db);
+    const eventsOf = (accountId: string) =>
+      db.selectFrom('webhook_events').select(['id', 'type']).where('account_id', '=', accountId).execute();
+
+    const shared = await recordWholesalerStatusChange(db, { wholesaler, mode: 'test', up: false }, { clock });
+    expect(shared).toEqual([]);
+    expect(await eventsOf(owner.accountId)).toEqual([]);
+
+    const own = await recordWholesalerStatusChange(
+      db,
+      { wholesaler, mode: 'test', up: false, accountId: owner.accountId },
+      { clock },
+    );
+    expect(own).toHaveLength(1);
+    expect(own[0]!.deliveryIds).toEqual([]);
+    expect(await eventsOf(owner.accountId)).toEqual([
+      { id: own[0]!.event.id, type: 'wholesaler.status_changed' },
+    ]);
+
+    // An account deleted meanwhile: nothing to record, and no broken foreign key.
+    const gone = await recordWholesalerStatusChange(
+      db,
+      { wholesaler, mode: 'test', up: true, accountId: 'acct_deleted' },
+      { clock },
+    );
+    expect(gone).toEqual([]);
+  });
 });

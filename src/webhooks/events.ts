@@ -102,7 +102,10 @@ export interface WholesalerStatusChange {
 /**
  * Records a `wholesaler.status_changed` event for every account with a subscription to it (one event per
  * account, all in one transaction; paused deliveries for paused or disabled subscriptions, as in
- * `recordEvent`) and returns them.
+ * `recordEvent`) and returns them. A change that concerns one account (`accountId`: the sandbox, a custom
+ * wholesaler) is recorded for that account even without a subscription, for its events feed
+ * (`GET /v1/events`), as `recordEvent` records every event; a catalogue wholesaler is shared by every
+ * account, and its changes are recorded only for the accounts subscribed to them.
  */
 export async function recordWholesalerStatusChange(
   db: Kysely<Tables>,
@@ -118,6 +121,9 @@ export async function recordWholesalerStatusChange(
       includeInactive: true,
     });
     const byAccount = new Map<string, WebhookSubscription[]>();
+    if (change.accountId !== undefined && (await accountExists(trx, change.accountId))) {
+      byAccount.set(change.accountId, []);
+    }
     for (const s of subscriptions) byAccount.set(s.accountId, [...(byAccount.get(s.accountId) ?? []), s]);
     const now = deps.clock.now();
     const data: WholesalerStatusData = {
@@ -136,6 +142,12 @@ export async function recordWholesalerStatusChange(
   const recorded = db.isTransaction ? await write(db) : await db.transaction().execute(write);
   if (recorded.some((r) => r.due > 0)) deps.wake?.();
   return recorded;
+}
+
+/** An announcement may outlive its account (deleted meanwhile); its event would then break the foreign key. */
+async function accountExists(trx: Kysely<Tables>, accountId: string): Promise<boolean> {
+  const row = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  return row !== undefined;
 }
 
 /** The test endpoint's event, for one subscription, leased to `token` for an immediate attempt. */

@@ -1,6 +1,7 @@
 import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders-ids.js';
 import { PZN_PATTERN } from './common.js';
 import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
+import { EVENT_ID_PATTERN } from './events.js';
 import {
   BARCODE_PATTERN,
   CUSTOM_WHOLESALER_ID_PATTERN,
@@ -34,6 +35,10 @@ const PATTERN_PROBLEMS: ReadonlyMap<string, string> = new Map([
   [
     WEBHOOK_ID_PATTERN,
     'must be a wholesaler id as listed by GET /v1/wholesalers: lowercase letters, digits, `_` or `-`, e.g. phoenix',
+  ],
+  [
+    EVENT_ID_PATTERN,
+    'must be an event id as the gateway returned it: `evt_` followed by letters and digits, e.g. evt_3kTzW9qH2mN7pR1sT5vX9z',
   ],
   [UUID_PATTERN, 'must be a UUID such as 5b0f1f5e-8c1a-4f0e-9d3a-1c2b3d4e5f60'],
   [

@@ -5,6 +5,7 @@ import * as webhooks from './003_webhooks.js';
 import * as ordersAndIdempotency from './004_orders_and_idempotency.js';
 import * as deliveryNotices from './005_delivery_notices.js';
 import * as webhookLeases from './006_webhook_leases.js';
+import * as webhookEventsFeed from './007_webhook_events_feed.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -19,4 +20,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '004_orders_and_idempotency': ordersAndIdempotency,
   '005_delivery_notices': deliveryNotices,
   '006_webhook_leases': webhookLeases,
+  '007_webhook_events_feed': webhookEventsFeed,
 };
