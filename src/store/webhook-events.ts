@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { EventType } from '../webhooks/event-types.js';
+import type { EventType } from '../core/event-types.js';
 import type { Tables } from './schema.js';
 import type { Scope } from './webhook-subscriptions.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import { ApiError } from '../../core/errors.js';
 import { findEventPayload, listEvents } from '../../store/webhook-events.js';
 import type { Scope } from '../../store/webhook-subscriptions.js';
-import { ApiError } from '../errors.js';
+import type { AppDeps } from '../app-deps.js';
 import { routeErrors } from '../route-errors.js';
 import { EventListQuerySchema, EventListSchema, EventParamsSchema, EventSchema } from '../schemas/events.js';
 import type { GatewayApp } from '../types.js';

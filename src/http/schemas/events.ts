@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { eventExample, eventSchema } from '../../webhooks/event-schemas.js';
-import { EVENT_TYPES } from '../../webhooks/event-types.js';
+import { EVENT_TYPES } from '../../core/event-types.js';
 import { WholesalerIdSchema } from './common.js';
+import { eventExample, eventSchema } from './webhook-events.js';
 
 /** `evt_` and the random part (22 base62 characters today; up to 64 accepted). */
 export const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9]{1,64}$';
