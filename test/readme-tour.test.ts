@@ -16,13 +16,16 @@ import {
 } from './readme-tour.js';
 
 /**
- * The README's "First ten minutes" must work as printed against `npm start`. The commands are read out
- * of the README (editing it changes what runs), and each run gets a freshly started gateway
+ * The README's "First ten minutes" must work as printed against `npm start`, and again when it is run a
+ * second time with the same key (fixed Idempotency-Keys once replayed the first run's order, so the
+ * second found no new delivery notice and saved an error as the PDF). The commands are read out of the
+ * README (editing it changes what runs), and each way of running them gets a freshly started gateway
  * (`startServer`, as `npm start` does, on a temporary SQLite database, port 0) whose first-start key is
- * taken from what it prints:
+ * taken from what it prints; the tour then runs twice against it, with that key:
  *  1. always: every command as its exact HTTP request over a real socket (fetch; test/readme-tour.ts);
- *  2. when bash, curl (≥ 7.76) and jq are installed: the commands themselves, in one bash script with
- *     `set -euo pipefail` and a curlrc that adds `--fail-with-body` and reports each status.
+ *  2. when bash, curl (≥ 7.76) and jq are installed: the commands themselves, each run in one bash
+ *     script with `set -euo pipefail` (its own shell, so its own `$$`) in the same folder, and a curlrc
+ *     that reports each status.
  * Either fails when a command stops working: a non-2xx answer, a missing value, an unknown option.
  */
 
@@ -74,6 +77,21 @@ const STEPS: {
     },
   },
   {
+    name: 'order retried with the same key',
+    method: 'POST',
+    path: /^\/v1\/orders$/,
+    check: ({ json, headers, request }, run) => {
+      const [order, retry] = run.exchanges.filter(
+        (e) => e.request.method === 'POST' && e.request.url === request.url,
+      );
+      expect(retry?.request).toBe(request);
+      expect(request.headers['Idempotency-Key']).toBe(order!.request.headers['Idempotency-Key']);
+      expect(request.body).toBe(order!.request.body);
+      expect(headers.get('idempotent-replayed')).toBe('true');
+      expect(json).toMatchObject({ status: 'confirmed', order_id: run.vars.ORDER });
+    },
+  },
+  {
     name: 'order status',
     method: 'GET',
     path: /^\/v1\/orders\/GW-[^/]+\/status\?wholesaler=phoenix$/,
@@ -83,11 +101,17 @@ const STEPS: {
     name: 'deliveries',
     method: 'GET',
     path: /^\/v1\/deliveries\?wholesaler=phoenix$/,
-    check: ({ json }) =>
-      expect((json as { deliveries: unknown[] }).deliveries[0]).toMatchObject({
+    check: ({ json }, run) => {
+      const { deliveries } = json as { deliveries: { tracking_number: string; document_id: string }[] };
+      expect(deliveries[0]).toMatchObject({
         tracking_number: expect.stringMatching(/^LS/),
         document_id: expect.any(String),
-      }),
+      });
+      expect(deliveries.at(-1)).toMatchObject({
+        tracking_number: run.vars.TRACKING,
+        document_id: run.vars.DOC,
+      });
+    },
   },
   {
     name: 'confirm',
@@ -171,6 +195,11 @@ describe('README "First ten minutes"', () => {
     await expect(run('curl -s https://example.org/v1/health')).rejects.toThrow(/must call/);
     await expect(run('wget http://127.0.0.1:8080/v1/health')).rejects.toThrow(/only curl/);
     await expect(run('curl -s "http://127.0.0.1:8080/v1/orders/$ORDER"')).rejects.toThrow(/ORDER is not set/);
+    await expect(run('RUN=$(uuidgen)')).rejects.toThrow(/only NAME=\$\(jq/);
+    await expect(run('curl --fail --fail-with-body http://127.0.0.1:8080/v1/health')).rejects.toThrow(
+      /exclude/,
+    );
+    await expect(run('curl -si http://127.0.0.1:8080/v1/health | jq .')).rejects.toThrow(/only \| grep/);
     expect(tokenize(`a 'b $X' "c $X" d\\ e`, { X: 'x' })).toEqual([
       { word: 'a' },
       { word: 'b $X' },
@@ -178,16 +207,18 @@ describe('README "First ten minutes"', () => {
       { word: 'd\\' },
       { word: 'e' },
     ]);
+    expect(tokenize('x-$$ "$$"', { $: '42' })).toEqual([{ word: 'x-42' }, { word: '42' }]);
   });
 
-  describe('as HTTP requests (fetch)', () => {
+  describe('as HTTP requests (fetch), run twice with one key', () => {
     let started: Started;
-    let run: TourRun;
+    const runs: TourRun[] = [];
 
     beforeAll(async () => {
       started = await startGatewayAsNpmStartDoes();
-      run = await runTourWithFetch(readTour(README), started.server.url, started.key);
-    });
+      for (let i = 0; i < 2; i++)
+        runs.push(await runTourWithFetch(readTour(README), started.server.url, started.key));
+    }, 120_000);
     afterAll(async () => {
       await started?.server.close();
       rmSync(started?.folder, { recursive: true, force: true });
@@ -200,42 +231,59 @@ describe('README "First ten minutes"', () => {
       expect(loadConfig({}).server).toMatchObject({ host: '127.0.0.1', port: 8080 });
     });
 
-    it('answers every command with 2xx', () => {
-      for (const exchange of run.exchanges)
-        expect(exchange.status, `${exchange.request.method} ${exchange.request.url}: ${exchange.body}`).toBe(
-          200,
-        );
-    });
+    for (const [index, name] of ['first run', 'second run'].entries()) {
+      describe(name, () => {
+        const run = () => runs[index]!;
 
-    for (const step of STEPS) {
-      it(`${step.name}: ${step.method} ${step.path.source}`, () => {
-        const matching = run.exchanges.filter(
-          (e) =>
-            e.request.method === step.method &&
-            step.path.test(e.request.url.slice('http://127.0.0.1:8080'.length)),
-        );
-        expect(matching.length, `the tour has no ${step.name}`).toBe(1);
-        step.check(matching[0]!, run);
+        it('answers every command with 2xx', () => {
+          for (const exchange of run().exchanges)
+            expect(
+              exchange.status,
+              `${exchange.request.method} ${exchange.request.url}: ${exchange.body}`,
+            ).toBe(200);
+        });
+
+        for (const step of STEPS) {
+          it(`${step.name}: ${step.method} ${step.path.source}`, () => {
+            const matching = run().exchanges.filter(
+              (e) =>
+                e.request.method === step.method &&
+                step.path.test(e.request.url.slice('http://127.0.0.1:8080'.length)),
+            );
+            // Steps with the same method and path (the order and its retry) match their exchanges in turn.
+            const twins = STEPS.filter((s) => s.method === step.method && s.path.source === step.path.source);
+            expect(matching.length, `the tour has no ${step.name}`).toBe(twins.length);
+            step.check(matching[twins.indexOf(step)]!, run());
+          });
+        }
+
+        it('has no command that no step checks', () => {
+          for (const exchange of run().exchanges) {
+            const path = exchange.request.url.slice('http://127.0.0.1:8080'.length);
+            expect(
+              STEPS.some((s) => s.method === exchange.request.method && s.path.test(path)),
+              `${exchange.request.method} ${path}`,
+            ).toBe(true);
+          }
+          expect(run().vars.ORDER).toMatch(/^GW-/);
+          expect(run().vars.TRACKING).toMatch(/^LS/);
+          expect(run().vars.DOC).toMatch(/^[0-9a-f-]{36}$/);
+        });
       });
     }
 
-    it('has no command that no step checks', () => {
-      for (const exchange of run.exchanges) {
-        const path = exchange.request.url.slice('http://127.0.0.1:8080'.length);
-        expect(
-          STEPS.some((s) => s.method === exchange.request.method && s.path.test(path)),
-          `${exchange.request.method} ${path}`,
-        ).toBe(true);
-      }
-      expect(run.vars.ORDER).toMatch(/^GW-/);
-      expect(run.vars.TRACKING).toMatch(/^LS/);
-      expect(run.vars.DOC).toMatch(/^[0-9a-f-]{36}$/);
+    it('places a new order in the second run, with keys of its own, and reaches its own notice', () => {
+      const [first, second] = runs as [TourRun, TourRun];
+      expect(second.vars.RUN).not.toBe(first.vars.RUN);
+      for (const name of ['ORDER', 'TRACKING', 'DOC'])
+        expect(second.vars[name], name).not.toBe(first.vars[name]);
+      expect(second.files.get('lieferschein.pdf')?.equals(first.files.get('lieferschein.pdf')!)).toBe(false);
     });
   });
 
   const missing = missingTools();
   describe.skipIf(missing !== null)(
-    `as printed, in bash with curl and jq${missing ? ` (skipped: ${missing})` : ''}`,
+    `as printed, in bash with curl and jq, run twice with one key${missing ? ` (skipped: ${missing})` : ''}`,
     () => {
       let started: Started;
 
@@ -247,26 +295,40 @@ describe('README "First ten minutes"', () => {
         rmSync(started?.folder, { recursive: true, force: true });
       });
 
-      it('runs every command without an error, and leaves the files the README names', async () => {
+      it('runs every command without an error both times, and leaves the files the README names', async () => {
         const work = join(started.folder, 'work');
         const curlHome = join(started.folder, 'curl');
         execFileSync('mkdir', ['-p', work, curlHome]);
+        // No `fail-with-body` here: the README's PDF step uses `--fail`, which curl refuses next to it.
+        // The status of every request is checked below instead.
         writeFileSync(
           join(curlHome, '.curlrc'),
-          'fail-with-body\nwrite-out = "%{stderr}TOUR %{http_code} %{method} %{url_effective}\\n"\n',
+          'write-out = "%{stderr}TOUR %{http_code} %{method} %{url_effective}\\n"\n',
         );
         const script = tourScript(README, started.server.url, started.key);
-        const { code, stdout, stderr } = await bash(script, work, { CURL_HOME: curlHome });
-        expect(code, `bash failed:\n${stderr}\n${stdout}`).toBe(0);
-        const statuses = stderr.split('\n').filter((line) => line.startsWith('TOUR '));
-        expect(statuses.length, stderr).toBe(STEPS.length);
-        for (const line of statuses) expect(line).toMatch(/^TOUR 200 /);
-        expect(stdout).toContain('"status":"ok"');
-        expect(stdout).toContain('"status":"confirmed"');
-        expect(stdout).toContain('"verdict":"accepted"');
-        expect(readFileSync(join(work, 'lieferschein.pdf')).subarray(0, 5).toString()).toBe('%PDF-');
-        expect(JSON.parse(readFileSync(join(work, 'order.json'), 'utf8')).order_id).toMatch(/^GW-/);
-      });
+        const results: { pdf: Buffer; order: string; replayed: boolean }[] = [];
+        // The same folder both times, as when someone runs the tour again: a file the second run fails to
+        // write would still hold the first run's contents, so the contents are compared too.
+        for (const attempt of ['first run', 'second run']) {
+          const { code, stdout, stderr } = await bash(script, work, { CURL_HOME: curlHome });
+          expect(code, `${attempt}: bash failed:\n${stderr}\n${stdout}`).toBe(0);
+          const statuses = stderr.split('\n').filter((line) => line.startsWith('TOUR '));
+          expect(statuses.length, `${attempt}:\n${stderr}`).toBe(STEPS.length);
+          for (const line of statuses) expect(line, attempt).toMatch(/^TOUR 200 /);
+          expect(stdout, attempt).toContain('"status":"ok"');
+          expect(stdout, attempt).toContain('"status":"confirmed"');
+          expect(stdout, attempt).toContain('"verdict":"accepted"');
+          const pdf = readFileSync(join(work, 'lieferschein.pdf'));
+          expect(pdf.subarray(0, 5).toString(), attempt).toBe('%PDF-');
+          const order = JSON.parse(readFileSync(join(work, 'order.json'), 'utf8')).order_id as string;
+          expect(order, attempt).toMatch(/^GW-/);
+          results.push({ pdf, order, replayed: /^idempotent-replayed: true\r?$/im.test(stdout) });
+        }
+        const [first, second] = results as [(typeof results)[0], (typeof results)[0]];
+        expect(first.replayed && second.replayed).toBe(true);
+        expect(second.order).not.toBe(first.order);
+        expect(second.pdf.equals(first.pdf)).toBe(false);
+      }, 300_000);
     },
   );
 });
@@ -304,7 +366,7 @@ function bash(
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.once('error', reject);
     child.once('close', (code) => {
       clearTimeout(timer);

@@ -5,9 +5,12 @@
  * lines, `# …` comments are dropped, `<<EOF` heredocs belong to their line). `runTourWithFetch` runs
  * them as their exact HTTP equivalents with fetch, understanding only what the README uses and failing
  * on anything else: `NAME=value`, `NAME=$(jq -r 'FILTER' FILE)` (FILTER a path such as
- * `.deliveries[0].tracking_number`), and `curl` pipelines with `-s`, `-H`, `-d` (`@-` reads the
- * heredoc), `-o FILE`, then optionally `| tee FILE` and `| jq …` (display only). `$NAME` and `"…$NAME…"`
- * are expanded, `'…'` is literal. `tourScript` gives the same commands as one bash script.
+ * `.deliveries[-1].tracking_number`), and `curl` pipelines with `-s`, `-S`, `-i`, `-H`, `-d` (`@-` reads
+ * the heredoc), `-o FILE`, `--fail` / `--fail-with-body` (a status of 400 or more fails the run, as
+ * under `set -e`; `--fail` writes no file), then optionally `| tee FILE` and `| jq …` / `| grep …`
+ * (display only). `$NAME` and `"…$NAME…"` are expanded, `'…'` is literal; so are `$$` (each run is its
+ * own shell with its own number) and `$(date +%s)`. `tourScript` gives the same commands as one bash
+ * script.
  */
 
 export const TOUR_HEADING = '## First ten minutes';
@@ -76,11 +79,22 @@ function stripComment(line: string): string {
 
 type Token = { word: string } | { op: '|' | '<<' };
 
+/** The one command substitution allowed inside words: the Unix time in seconds. */
+const DATE_SECONDS = '$(date +%s)';
+
+/** Each run is a shell of its own: `$$` differs between runs, as it does between two terminals. */
+let shells = 0;
+
 /** Shell words: quotes removed, `$NAME` / `${NAME}` expanded outside single quotes. */
 export function tokenize(text: string, vars: Record<string, string>): Token[] {
   const tokens: Token[] = [];
   let word: string | null = null;
   const expand = (from: number): [string, number] => {
+    if (text[from + 1] === '$') {
+      const pid = vars.$;
+      if (pid === undefined) throw new Error(`$$ is not set (command: ${text})`);
+      return [pid, from + 2];
+    }
     const braced = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(text.slice(from));
     const plain = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(from));
     const match = braced ?? plain;
@@ -120,8 +134,12 @@ export function tokenize(text: string, vars: Record<string, string>): Token[] {
       }
       if (text[i] !== '"') throw new Error(`unclosed " in: ${text}`);
       i++;
+    } else if (text.startsWith(DATE_SECONDS, i)) {
+      word = (word ?? '') + String(Math.floor(Date.now() / 1000));
+      i += DATE_SECONDS.length;
     } else if (c === '$') {
-      if (text.startsWith('$(', i)) throw new Error(`command substitution only as NAME=$(jq …): ${text}`);
+      if (text.startsWith('$(', i))
+        throw new Error(`command substitution only as $(date +%s) or NAME=$(jq …): ${text}`);
       const [value, next] = expand(i);
       word = (word ?? '') + value;
       i = next;
@@ -166,7 +184,7 @@ export async function runTourWithFetch(
   baseUrl: string,
   key: string,
 ): Promise<TourRun> {
-  const run: TourRun = { exchanges: [], vars: {}, files: new Map() };
+  const run: TourRun = { exchanges: [], vars: { $: `${process.pid}${++shells}` }, files: new Map() };
   for (const command of commands) {
     const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(command.text);
     if (assignment !== null) {
@@ -178,9 +196,15 @@ export async function runTourWithFetch(
     const pipeline = splitPipeline(tokenize(command.text, run.vars), command.text);
     const [curl, ...rest] = pipeline;
     if (curl?.[0] !== 'curl') throw new Error(`only curl pipelines are understood: ${command.text}`);
-    const { request, output } = parseCurl(curl.slice(1), stdin, command.text);
+    const { request, output, fail, include } = parseCurl(curl.slice(1), stdin, command.text);
     if (!request.url.startsWith(README_BASE_URL))
       throw new Error(`the tour must call ${README_BASE_URL}: ${command.text}`);
+    for (const stage of rest) {
+      if (!((stage[0] === 'tee' && stage.length === 2) || stage[0] === 'jq' || stage[0] === 'grep'))
+        throw new Error(`unknown pipeline stage "${stage.join(' ')}": ${command.text}`);
+    }
+    if (include && (output !== undefined || rest.some((stage) => stage[0] !== 'grep')))
+      throw new Error(`-i puts the headers into the output; only | grep may read it: ${command.text}`);
     const response = await fetch(`${baseUrl}${request.url.slice(README_BASE_URL.length)}`, {
       method: request.method,
       headers: request.headers,
@@ -194,11 +218,15 @@ export async function runTourWithFetch(
       json = undefined;
     }
     run.exchanges.push({ request, status: response.status, headers: response.headers, body, json });
-    if (output !== undefined) run.files.set(output, body);
-    for (const stage of rest) {
-      if (stage[0] === 'tee' && stage.length === 2) run.files.set(stage[1]!, body);
-      else if (stage[0] !== 'jq')
-        throw new Error(`unknown pipeline stage "${stage.join(' ')}": ${command.text}`);
+    const failed = fail !== undefined && response.status >= 400;
+    if (output !== undefined && !(failed && fail === 'silent')) run.files.set(output, body);
+    for (const stage of rest) if (stage[0] === 'tee') run.files.set(stage[1]!, body);
+    if (failed) {
+      // Stops the run as `set -e` would; the answers so far say which step went wrong first.
+      const statuses = run.exchanges.map((e) => `  ${e.status} ${e.request.method} ${e.request.url}`);
+      throw new Error(
+        `curl --fail${fail === 'body' ? '-with-body' : ''}: ${response.status} from ${request.method} ${request.url}: ${body}\nanswers so far:\n${statuses.join('\n')}`,
+      );
     }
   }
   return run;
@@ -221,8 +249,10 @@ function parseCurl(
   args: string[],
   stdin: string | undefined,
   text: string,
-): { request: TourRequest; output?: string } {
+): { request: TourRequest; output?: string; fail?: 'body' | 'silent'; include: boolean } {
   const headers: Record<string, string> = {};
+  let fail: 'body' | 'silent' | undefined;
+  let include = false;
   let method: string | undefined;
   let body: string | undefined;
   let url: string | undefined;
@@ -235,7 +265,13 @@ function parseCurl(
       return next;
     };
     if (arg === '-s' || arg === '-sS' || arg === '--silent' || arg === '-S') continue;
-    if (arg === '-H' || arg === '--header') {
+    if (arg === '-i' || arg === '-si' || arg === '-sSi' || arg === '--include') include = true;
+    else if (arg === '--fail-with-body' || arg === '--fail' || arg === '-f') {
+      const kind = arg === '--fail-with-body' ? 'body' : 'silent';
+      if (fail !== undefined && fail !== kind)
+        throw new Error(`--fail and --fail-with-body exclude each other: ${text}`);
+      fail = kind;
+    } else if (arg === '-H' || arg === '--header') {
       const header = value();
       const colon = header.indexOf(':');
       if (colon < 1) throw new Error(`bad header "${header}": ${text}`);
@@ -259,6 +295,8 @@ function parseCurl(
   return {
     request: { method: method ?? (body === undefined ? 'GET' : 'POST'), url, headers, body },
     ...(output === undefined ? {} : { output }),
+    ...(fail === undefined ? {} : { fail }),
+    include,
   };
 }
 
@@ -292,15 +330,19 @@ function assign(value: string, run: TourRun, text: string): string {
       : JSON.stringify(result);
 }
 
-/** jq path filters: `.a.b`, `.a[0].b`, `.`. */
+/** jq path filters: `.a.b`, `.a[0].b`, `.a[-1].b` (counted from the end), `.`. */
 function jqPath(value: unknown, filter: string, text: string): unknown {
-  if (!/^(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])+$|^\.$/.test(filter.replace(/^\.(?=\[)/, '')))
+  if (!/^(\.[A-Za-z_][A-Za-z0-9_]*|\[-?\d+\])+$|^\.$/.test(filter.replace(/^\.(?=\[)/, '')))
     throw new Error(`jq filter "${filter}" is not a plain path: ${text}`);
   let current = value;
-  for (const [, name, index] of filter.matchAll(/\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)) {
+  for (const [, name, index] of filter.matchAll(/\.([A-Za-z_][A-Za-z0-9_]*)|\[(-?\d+)\]/g)) {
     if (current === null || typeof current !== 'object') return null;
     current =
-      name !== undefined ? (current as Record<string, unknown>)[name] : (current as unknown[])[Number(index)];
+      name !== undefined
+        ? (current as Record<string, unknown>)[name]
+        : Array.isArray(current)
+          ? current.at(Number(index))
+          : null;
   }
   return current;
 }
