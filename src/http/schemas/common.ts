@@ -27,7 +27,9 @@ export const WholesalerQuerySchema = Type.Object(
 
 const defectReasons = [...new Set(Object.values(DEFECT_REASONS).filter((r): r is string => r !== null))];
 
-const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+/** A string or null, with what it means. */
+export const NullableString = (description: string) =>
+  Type.Union([Type.String(), Type.Null()], { description });
 
 export const DeliveryPortionSchema = Type.Object(
   {

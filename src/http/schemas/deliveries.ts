@@ -1,12 +1,10 @@
 import { Type } from 'typebox';
 import { ORDER_TYPES } from '../../services/deliveries-json.js';
-import { WholesalerIdSchema } from './common.js';
+import { NullableString, WholesalerIdSchema } from './common.js';
 import { BARCODE_PATTERN } from './patterns.js';
 import { CalendarDate } from './strings.js';
 
 /** Schemas of the delivery-notice endpoints (SPEC 2.6, 4.9–4.11) and their examples. */
-
-const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
 /** MSV3 `LieferscheinnummerType`: 1–30 letters, digits and `# + * / - _`. */
 export const TRACKING_NUMBER_PATTERN = '^[a-zA-Z0-9#+*/_-]{1,30}$';

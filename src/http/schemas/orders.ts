@@ -1,11 +1,15 @@
 import { Type } from 'typebox';
 import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders-ids.js';
 import { DELIVERY_PREFERENCES, MAX_ORDER_ITEMS } from '../../services/orders-request.js';
-import { DeliveryPortionSchema, PznSchema, SubstitutionSchema, WholesalerIdSchema } from './common.js';
+import {
+  DeliveryPortionSchema,
+  NullableString,
+  PznSchema,
+  SubstitutionSchema,
+  WholesalerIdSchema,
+} from './common.js';
 
 /** Schemas of POST /v1/orders and GET /v1/orders/{order_id}/status (SPEC 2.4, 2.5, 4.7, 4.8) with examples. */
-
-const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
 const PREFERENCE_DESCRIPTION =
   'MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement).';

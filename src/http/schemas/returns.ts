@@ -1,12 +1,10 @@
 import { Type } from 'typebox';
 import { RETURN_REASONS, RETURN_VERDICTS, type ReturnReason } from '../../services/returns-json.js';
-import { PznSchema, WholesalerIdSchema } from './common.js';
+import { NullableString, PznSchema, WholesalerIdSchema } from './common.js';
 import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
 import { CalendarDate, XmlText } from './strings.js';
 
 /** Schemas of the return endpoints (SPEC 2.9, 4.12–4.14) and their examples. */
-
-const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
 const REASON_DESCRIPTION =
   'SPEC 2.9 → MSV3 `Retouregrund`: `order_error` (Bestellfehler, ordered by mistake), `not_delivered` (BerechnetNichtGeliefert, invoiced but not received), `damaged` (Beschaedigt), `expiry_too_short` (VerfallZuKurz), `over_delivered` (ZuvielGeliefert).';
