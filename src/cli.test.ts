@@ -191,7 +191,14 @@ describe('msv3-gateway keys', () => {
     const { code, out } = await run('--help');
     expect(code).toBe(0);
     const text = out.join('\n');
-    for (const command of ['serve', 'migrate', 'keys create', 'keys list', 'keys revoke'])
+    for (const command of [
+      'serve',
+      'migrate',
+      'keys create',
+      'keys list',
+      'keys revoke',
+      'listen --forward-to',
+    ])
       expect(text).toContain(command);
     expect(text).toContain('RATE_LIMIT_LIVE_POINTS=100');
   });

@@ -28,6 +28,7 @@ import {
 import { type Database, openDatabase, sqliteFile } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import type { Tables } from './store/schema.js';
+import { LISTEN_OPTIONS, LISTEN_SUMMARY, LISTEN_USAGE, runListenCommand } from './webhooks/listen-command.js';
 
 /** Where a command reads its environment and writes its output (the real process, or a test). */
 export interface CliIo {
@@ -242,6 +243,12 @@ const COMMANDS: Record<string, Command> = {
     summary: MOCK_SUMMARY,
     options: MOCK_OPTIONS,
     run: ({ values }, io) => runMockCommand(values, io, loadConfig(io.env).mock),
+  },
+  listen: {
+    usage: LISTEN_USAGE,
+    summary: LISTEN_SUMMARY,
+    options: LISTEN_OPTIONS,
+    run: ({ values }, io) => runListenCommand(values, io),
   },
 };
 

@@ -1,0 +1,176 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { EVENT_TYPES, type EventType, isEventType } from '../core/event-types.js';
+import { VERSION } from '../core/version.js';
+import { followEvents, type ListenDeps, type ListenOptions } from './listen.js';
+import { generateSigningSecret } from './secrets.js';
+
+/**
+ * `msv3-gateway listen`: the command line of the local forwarder (`listen.ts`): reads and checks the
+ * options, generates the signing secret, prints it, and follows the feed until SIGINT or SIGTERM.
+ */
+
+const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
+
+export const LISTEN_USAGE =
+  'listen --forward-to URL [--events TYPE,…] [--wholesaler ID] [--since EVT_ID] [--interval MS] ' +
+  '[--url GATEWAY_URL] [--key API_KEY]';
+
+export const LISTEN_SUMMARY =
+  'Forward new events of the events feed (GET /v1/events) to a local receiver, signed like webhook ' +
+  'deliveries with a secret printed at start; one line per forward. --url (or MSV3_GATEWAY_URL; default ' +
+  `${DEFAULT_GATEWAY_URL}) is the gateway, --key (or MSV3_API_KEY) its API key; --events takes ` +
+  `${EVENT_TYPES.join(', ')}; --since replays the events after one; --interval polls every MS ` +
+  'milliseconds (default 1000). Stop with Ctrl-C.';
+
+export const LISTEN_OPTIONS = {
+  'forward-to': { type: 'string' },
+  events: { type: 'string' },
+  wholesaler: { type: 'string' },
+  since: { type: 'string' },
+  interval: { type: 'string' },
+  url: { type: 'string' },
+  key: { type: 'string' },
+} as const;
+
+const EVENT_ID = /^evt_[A-Za-z0-9]{1,64}$/;
+
+interface ListenCommandIo {
+  env: NodeJS.ProcessEnv;
+  stdout(line: string): void;
+  stderr(line: string): void;
+}
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+class UsageProblem extends Error {}
+
+function text(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function httpUrl(value: string, option: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageProblem(`${option} must be an http:// or https:// URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageProblem(`${option} must be an http:// or https:// URL`);
+  }
+  return url.href;
+}
+
+function optionsFrom(values: Values, env: NodeJS.ProcessEnv): Omit<ListenOptions, 'secret'> {
+  const forwardTo = text(values, 'forward-to');
+  if (forwardTo === undefined) throw new UsageProblem('--forward-to is required');
+  const apiKey = text(values, 'key') ?? env.MSV3_API_KEY;
+  if (apiKey === undefined || apiKey.trim() === '') {
+    throw new UsageProblem('an API key is required: --key or MSV3_API_KEY');
+  }
+  const gatewayUrl = httpUrl(
+    text(values, 'url') ?? (env.MSV3_GATEWAY_URL || DEFAULT_GATEWAY_URL),
+    text(values, 'url') === undefined ? 'MSV3_GATEWAY_URL' : '--url',
+  );
+  const options: Omit<ListenOptions, 'secret'> = {
+    gatewayUrl,
+    apiKey: apiKey.trim(),
+    forwardTo: httpUrl(forwardTo, '--forward-to'),
+    intervalMs: 1000,
+    userAgent: `msv3-gateway-webhooks/${VERSION}`,
+  };
+  const events = text(values, 'events');
+  if (events !== undefined) {
+    const types = events
+      .split(',')
+      .map((type) => type.trim())
+      .filter((type) => type !== '');
+    const unknown = types.filter((type) => !isEventType(type));
+    if (types.length === 0 || unknown.length > 0) {
+      throw new UsageProblem(
+        `--events: ${unknown.length > 0 ? `unknown event type ${unknown.join(', ')}` : 'no event type'}; the types are ${EVENT_TYPES.join(', ')}`,
+      );
+    }
+    options.events = [...new Set(types)] as EventType[];
+  }
+  const wholesaler = text(values, 'wholesaler');
+  if (wholesaler !== undefined) {
+    if (wholesaler.trim() === '') throw new UsageProblem('--wholesaler must not be empty');
+    options.wholesaler = wholesaler.trim();
+  }
+  const since = text(values, 'since');
+  if (since !== undefined) {
+    if (!EVENT_ID.test(since)) throw new UsageProblem('--since must be an event id, evt_…');
+    options.since = since;
+  }
+  const interval = text(values, 'interval');
+  if (interval !== undefined) {
+    if (!/^\d{1,7}$/.test(interval) || Number(interval) < 100) {
+      throw new UsageProblem('--interval must be a number of milliseconds, at least 100');
+    }
+    options.intervalMs = Number(interval);
+  }
+  return options;
+}
+
+/** An AbortSignal that aborts on the first SIGINT or SIGTERM; `release` removes the listeners. */
+function signalOnStop(): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  return {
+    signal: controller.signal,
+    release() {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
+}
+
+/** Waits `ms` or until `signal` aborts, whichever comes first. */
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return delay(ms, undefined, { signal }).catch(() => {});
+}
+
+export async function runListenCommand(
+  values: Values,
+  io: ListenCommandIo,
+  deps: Partial<Pick<ListenDeps, 'fetch' | 'now' | 'sleep'>> & { stop?: AbortSignal } = {},
+): Promise<number> {
+  let options: Omit<ListenOptions, 'secret'>;
+  try {
+    options = optionsFrom(values, io.env);
+  } catch (error) {
+    if (!(error instanceof UsageProblem)) throw error;
+    io.stderr(`msv3-gateway listen: ${error.message}`);
+    io.stderr(`Usage: msv3-gateway ${LISTEN_USAGE}`);
+    return 2;
+  }
+  const secret = generateSigningSecret();
+  const filters = [
+    options.events === undefined ? 'every event type' : options.events.join(', '),
+    ...(options.wholesaler === undefined ? [] : [`wholesaler ${options.wholesaler}`]),
+  ];
+  io.stdout(
+    `Forwarding events of ${options.gatewayUrl.replace(/\/$/, '')}/v1/events (${filters.join('; ')}) to ${options.forwardTo}`,
+  );
+  io.stdout(`Signing secret (verify the forwards with it, as a subscription's signing_secret): ${secret}`);
+  const onStop = deps.stop === undefined ? signalOnStop() : undefined;
+  try {
+    return await followEvents(
+      { ...options, secret },
+      {
+        fetch: deps.fetch ?? fetch,
+        now: deps.now ?? Date.now,
+        sleep: deps.sleep ?? abortableSleep,
+        print: io.stdout,
+        warn: io.stderr,
+      },
+      deps.stop ?? onStop!.signal,
+    );
+  } finally {
+    onStop?.release();
+  }
+}
