@@ -12,7 +12,7 @@ import {
 import type { GatewayApp } from '../types.js';
 
 const ERRORS_DESCRIPTION =
-  'Errors: 400 `invalid_request` (the message and `param` name the field, e.g. `items[3].pzn`), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` (with the wholesaler’s texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
+  'Errors: 400 `invalid_request` (the message and `param` name the field, e.g. `items[3].pzn`), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` (with the wholesaler’s texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` (the wholesaler’s DenialOfServiceFault) / `gateway_busy` (this gateway’s own limit per wholesaler; see Retry-After) / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
 
 /** The body of POST /v1/availability (exported for bench/gateway's pass-through baseline). */
 export const AvailabilityBody = Type.Object(

@@ -14,7 +14,7 @@ export function registerConnectionRoutes(app: GatewayApp, deps: AppDeps): void {
         tags: ['wholesalers'],
         summary: 'Check the MSV3 credentials against a wholesaler (verbindungTesten)',
         description:
-          'Needs `X-MSV3-Username` and `X-MSV3-Password` (400 `wholesaler_credentials_missing` otherwise). The wholesaler rejecting them is 401 `wholesaler_credentials_rejected` (your API key is fine); an unknown wholesaler 404 `wholesaler_not_found`; an unreachable or faulting one 502 with its texts in `upstream`; no answer in time 504 `wholesaler_timeout`. For a custom wholesaler, the first success against its registered endpoint (live key, or `<id>_test` with a test key) sets `verified: true` and fills `capabilities` from its contract data.',
+          'Needs `X-MSV3-Username` and `X-MSV3-Password` (400 `wholesaler_credentials_missing` otherwise). The wholesaler rejecting them is 401 `wholesaler_credentials_rejected` (your API key is fine); an unknown wholesaler 404 `wholesaler_not_found`; an unreachable or faulting one 502 with its texts in `upstream`; 503 `gateway_busy` when this gateway’s own limit of calls to the wholesaler is taken (see Retry-After); no answer in time 504 `wholesaler_timeout`. For a custom wholesaler, the first success against its registered endpoint (live key, or `<id>_test` with a test key) sets `verified: true` and fills `capabilities` from its contract data.',
         headers: Msv3CredentialHeaders,
         body: Type.Object(
           { wholesaler: WholesalerIdSchema },

@@ -113,7 +113,7 @@ export function registerContractRoutes(app: GatewayApp, deps: AppDeps): void {
         tags: ['contracts'],
         summary: 'Contract data: capabilities, order types, weekly order windows (vertragsdatenAbfragen)',
         description:
-          'Needs `X-MSV3-Username` and `X-MSV3-Password`. Errors as for `POST /v1/availability` (400, 401, 404, 502, 503, 504).',
+          'Needs `X-MSV3-Username` and `X-MSV3-Password`. Errors as for `POST /v1/availability` (400, 401, 404, 502, 503 `wholesaler_throttled` / `gateway_busy` / `wholesaler_circuit_open`, 504).',
         headers: Msv3CredentialHeaders,
         querystring: WholesalerQuerySchema,
         response: { 200: ContractSchema },

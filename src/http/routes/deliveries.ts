@@ -21,7 +21,7 @@ import type { GatewayApp } from '../types.js';
 
 /** Errors every v2-only wholesaler endpoint shares; the OpenAPI descriptions repeat them. */
 export const V2_ERRORS_DESCRIPTION =
-  'Errors: 400 `invalid_request` (the message and `param` name the field), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected` (the wholesaler refused X-MSV3-Username/X-MSV3-Password; your API key is fine), 404 `wholesaler_not_found`, 422 `operation_not_supported` (the wholesaler speaks MSV3 v1, which has no delivery notices, returns or documents), 502 `wholesaler_unreachable` / `wholesaler_fault` (the wholesaler’s texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
+  'Errors: 400 `invalid_request` (the message and `param` name the field), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected` (the wholesaler refused X-MSV3-Username/X-MSV3-Password; your API key is fine), 404 `wholesaler_not_found`, 422 `operation_not_supported` (the wholesaler speaks MSV3 v1, which has no delivery notices, returns or documents), 502 `wholesaler_unreachable` / `wholesaler_fault` (the wholesaler’s texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` (the wholesaler’s DenialOfServiceFault) / `gateway_busy` (this gateway’s own limit per wholesaler; see Retry-After) / `wholesaler_circuit_open`, 504 `wholesaler_timeout`.';
 
 export function customerRequest(request: FastifyRequest, wholesaler: string): CustomerRequest {
   return { owner: request.auth, wholesaler, credentials: msv3Credentials(request, wholesaler) };

@@ -17,7 +17,7 @@ import {
 import type { GatewayApp } from '../types.js';
 
 const COMMON_ERRORS =
-  '400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` (wholesaler texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`';
+  '400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` (wholesaler texts in `upstream`) / `wholesaler_bad_response`, 503 `wholesaler_throttled` (the wholesaler’s DenialOfServiceFault) / `gateway_busy` (this gateway’s own limit per wholesaler; see Retry-After) / `wholesaler_circuit_open`, 504 `wholesaler_timeout`';
 
 const ORDER_DESCRIPTION = `Places one MSV3 order (\`bestellen\`) with one NORMAL sub-order. \`status\`: \`confirmed\` (answered), \`queued_night_mode\` (taken in night mode; read the answer later with the status endpoint), \`dry_run\`.
 

@@ -16,7 +16,7 @@ import type { GatewayApp } from '../types.js';
 import { customerRequest, V2_ERRORS_DESCRIPTION } from './deliveries.js';
 
 const OFFER_ERRORS_DESCRIPTION =
-  'Errors: 400 `invalid_request` (the message and `param` name the field, e.g. `items[3].pzn` for a repeated PZN), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 403 `wholesaler_function_not_agreed` (no take-back offers in the contract: MSV3 AuthorizationFault), 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` / `wholesaler_bad_response`, 503 `wholesaler_throttled` / `wholesaler_circuit_open`, 504 `wholesaler_timeout`, 504 `return_outcome_unknown` (sent, answer lost: retry with the same Idempotency-Key).';
+  'Errors: 400 `invalid_request` (the message and `param` name the field, e.g. `items[3].pzn` for a repeated PZN), 400 `wholesaler_credentials_missing`, 401 `wholesaler_credentials_rejected`, 403 `wholesaler_function_not_agreed` (no take-back offers in the contract: MSV3 AuthorizationFault), 404 `wholesaler_not_found`, 502 `wholesaler_unreachable` / `wholesaler_fault` / `wholesaler_bad_response`, 503 `wholesaler_throttled` (the wholesaler’s DenialOfServiceFault) / `gateway_busy` (this gateway’s own limit per wholesaler; see Retry-After) / `wholesaler_circuit_open`, 504 `wholesaler_timeout`, 504 `return_outcome_unknown` (sent, answer lost: retry with the same Idempotency-Key).';
 
 /** The Idempotency-Key the request holds, as the seed of its MSV3 ids; undefined without a key. */
 function keyScopeOf(request: FastifyRequest): OrderKeyScope | undefined {
