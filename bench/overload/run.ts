@@ -16,7 +16,7 @@
  * 2 s call does not count), each account's share, refusals by kind, p50/p99 latency of the 200 answers
  * and of whole calls (first attempt to 200, retries included), the gateway's CPU and peak RSS, the load
  * average.
- * `--short`: 2,000 retrying at once and 5,000 honouring Retry-After, 14 s each (a smoke test, < 60 s).
+ * `--short`: the two 2,000-client scenarios, 10 s each, on one gateway (a smoke test, about a minute).
  * `--memory`: 9,980 clients, a 5 s wholesaler, UPSTREAM_MAX_CONCURRENCY and UPSTREAM_MAX_QUEUE 10,000:
  * every call in flight at once; the gateway's peak RSS (VmRSS from /proc) is the figure (budget 512 MB).
  * File descriptors (`ulimit -n`, 20,000 here, not raisable in the container) do not allow 10,000 client and
@@ -39,7 +39,7 @@ const ARGS = new Set(process.argv.slice(2));
 const SHORT = ARGS.has('--short') || process.env.BENCH_SHORT === '1';
 const MEMORY = ARGS.has('--memory');
 const ONLY = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
-const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? (SHORT ? 14 : MEMORY ? 15 : 45)), 120);
+const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? (SHORT ? 10 : MEMORY ? 15 : 45)), 120);
 /** The whole benchmark stops itself after this, whatever happens. */
 const WATCHDOG_MS = 20 * 60_000;
 const SHARES = [
@@ -75,7 +75,7 @@ function scenarios(): Scenario[] {
     { name: '5000-retry-after', clients: 5_000, retry: 'retry_after', callMs: 2_000, env: {} },
     { name: '5000-at-once', clients: 5_000, retry: 'at_once', callMs: 2_000, env: {} },
   ];
-  const chosen = SHORT ? all.filter((s) => s.name === '2000-at-once' || s.name === '5000-retry-after') : all;
+  const chosen = SHORT ? all.filter((s) => s.clients === 2_000) : all;
   const picked = ONLY === undefined ? chosen : chosen.filter((s) => s.name === ONLY);
   // --clients=N: the chosen scenarios with N clients (a quick look, e.g. 16: no overload at all).
   const clients = process.argv.find((arg) => arg.startsWith('--clients='))?.slice('--clients='.length);
@@ -85,6 +85,12 @@ function scenarios(): Scenario[] {
 }
 
 const children: ChildProcess[] = [];
+let running:
+  | {
+      wholesaler: { child: ChildProcess; port: number };
+      gateway: { child: ChildProcess; url: string; keys: string[] };
+    }
+  | undefined;
 
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
@@ -143,8 +149,13 @@ async function runScenario(
   scenario: Scenario,
   body: string,
 ): Promise<Record<string, unknown>> {
-  const wholesaler = await startWholesaler(scenario.callMs);
-  const gateway = await startGateway(folder, scenario, `http://127.0.0.1:${wholesaler.port}/msv3/v2.0`);
+  // --short: the scenarios share one wholesaler and gateway (started once: the smoke test stays short).
+  const reused = SHORT ? running : undefined;
+  const wholesaler = reused?.wholesaler ?? (await startWholesaler(scenario.callMs));
+  const gateway =
+    reused?.gateway ??
+    (await startGateway(folder, scenario, `http://127.0.0.1:${wholesaler.port}/msv3/v2.0`));
+  if (SHORT) running = { wholesaler, gateway };
   const pid = gateway.child.pid!;
   // One call first: connections, JIT and the mean call time are warm, as in a running gateway.
   const first = await fetch(`${gateway.url}/v1/availability`, {
@@ -227,8 +238,10 @@ async function runScenario(
   const lag = await eventLoopLag(gateway.url);
   clearInterval(sampler);
   peakRssKb = Math.max(peakRssKb, rssKb(pid) ?? 0);
-  await stopChild(gateway.child);
-  wholesaler.child.send({ stop: true });
+  if (!SHORT) {
+    await stopChild(gateway.child);
+    wholesaler.child.send({ stop: true });
+  }
 
   const capacity = (concurrency * SECONDS * 1000) / scenario.callMs;
   const successes = sum(figures.map((f) => f.successes));
