@@ -16,6 +16,7 @@ const UPSTREAM_KEYS = new Set(['kind', 'error_code', 'user_text', 'technical_tex
 const WHOLESALER_5XX = new Set<ErrorKind>([
   'wholesaler_throttled',
   'wholesaler_circuit_open',
+  'gateway_busy',
   'wholesaler_unreachable',
   'wholesaler_fault',
   'wholesaler_http_error',

@@ -186,7 +186,23 @@ export const ConfigSchema = Type.Object({
       env: 'UPSTREAM_MAX_CONCURRENCY',
       default: 16,
       minimum: 1,
-      description: 'Concurrent calls per wholesaler endpoint (undici pool connections).',
+      description:
+        'Calls in progress at once to one wholesaler endpoint, per gateway process (undici pool connections): the gateway\'s own limit, which protects the wholesaler (an MSV3 DenialOfServiceFault means it throttles). 16 is what a wholesaler\'s server is usually sized to accept from one client system and keeps about 8 calls/s flowing at 2 s per call; further calls wait in a fair queue per account (docs/resilience.md "Overload").',
+    }),
+    maxQueue: Type.Integer({
+      env: 'UPSTREAM_MAX_QUEUE',
+      default: 64,
+      minimum: 0,
+      description:
+        'Calls that may wait for a free slot to one wholesaler endpoint (all accounts together); one more is refused at once with 503 gateway_busy and a Retry-After from the queue ahead.',
+    }),
+    maxQueueWaitMs: Type.Integer({
+      env: 'UPSTREAM_MAX_QUEUE_WAIT_MS',
+      default: 5_000,
+      minimum: 1,
+      maximum: 600_000,
+      description:
+        'Longest wait for a free slot to a wholesaler endpoint; a call whose estimated wait (queue ahead / UPSTREAM_MAX_CONCURRENCY × mean call time) is longer is refused at once, one still waiting then is refused, both with 503 gateway_busy.',
     }),
     breakerFailureThreshold: Type.Integer({
       env: 'BREAKER_FAILURE_THRESHOLD',

@@ -143,6 +143,12 @@ export const ERROR_CATALOGUE = {
     description:
       'The wholesaler failed repeatedly; calls are paused until the cool-down ends (see Retry-After).',
   },
+  gateway_busy: {
+    code: '1403',
+    status: 503,
+    description:
+      "The gateway's own limit of calls in progress to this wholesaler is taken and its wait queue full (UPSTREAM_MAX_CONCURRENCY); retry after Retry-After.",
+  },
 
   // 15xx: the wholesaler failed
   wholesaler_unreachable: {

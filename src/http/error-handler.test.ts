@@ -53,6 +53,12 @@ const registerDatabaseErrorRoute: RouteRegistration = (app) => {
       throw Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
     throw DATABASE_ERRORS[request.params.name]!();
   });
+  app.get('/test/gateway-busy', async () => {
+    throw new ApiError('gateway_busy', 'Too many calls to phoenix are in progress or waiting.', {
+      wholesaler: 'phoenix',
+      retryAfter: 3,
+    });
+  });
 };
 
 /** A route that declares one error kind and answers another when asked to. */
@@ -304,6 +310,17 @@ describe('error responses', () => {
       expect(logged.err.stack).toBeDefined();
     },
   );
+
+  it('answers load shedding (gateway_busy) with its request line only: no warning, no stack', async () => {
+    logLines.length = 0;
+    const response = await app.inject({ url: '/test/gateway-busy', headers: { 'x-api-key': key } });
+    const body = expectError(response, 'gateway_busy', 'phoenix');
+    expect(response.headers['retry-after']).toBe('3');
+    const lines = logLines
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.request_id === body.request_id);
+    expect(lines.map((entry) => [entry.level, entry.msg])).toEqual([[30, 'request completed']]);
+  });
 
   it('keeps answering 500 internal_error for an error that is not the database', async () => {
     const response = await app.inject({

@@ -31,7 +31,10 @@ export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes:
       request.log.error({ error_kind: apiError.kind }, UNDECLARED_ERROR);
     }
     if (apiError.kind === 'internal_error') request.log.error({ err: error }, 'unexpected error');
-    else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
+    // Load shedding (gateway_busy) is no fault to look into: its request line (503) says enough, and a
+    // warning with a stack trace for each refusal would cost the CPU the overload needs most.
+    else if (apiError.status >= 500 && apiError.kind !== 'gateway_busy')
+      request.log.warn({ err: error }, apiError.message);
     return sendApiError(request, reply, apiError);
   });
 

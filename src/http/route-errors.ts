@@ -36,6 +36,7 @@ export const WHOLESALER_CALL_ERRORS: readonly ErrorKind[] = [
   'wholesaler_http_error',
   'wholesaler_bad_response',
   'wholesaler_throttled',
+  'gateway_busy',
   'wholesaler_circuit_open',
   'wholesaler_timeout',
 ];
@@ -105,6 +106,8 @@ const USUAL_NOTES: Partial<Record<ErrorKind, string>> = {
   wholesaler_credentials_rejected:
     'the wholesaler refused X-MSV3-Username/X-MSV3-Password; your API key is fine',
   wholesaler_fault: "the wholesaler's texts in `upstream`",
+  wholesaler_throttled: "the wholesaler's DenialOfServiceFault",
+  gateway_busy: "this gateway's own limit of calls to the wholesaler is taken; see Retry-After",
 };
 
 /**
@@ -132,6 +135,7 @@ export function errorsSentence(declared: RouteErrors, idempotent: boolean): stri
 /** Kinds whose answers carry (or, for a conflict, may carry) Retry-After. */
 export const RETRY_AFTER_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'rate_limited',
+  'gateway_busy',
   'idempotency_request_in_progress',
   'conflict',
   'wholesaler_throttled',

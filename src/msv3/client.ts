@@ -10,6 +10,11 @@ import type { CallResult, Transport } from './transport.js';
 export interface Msv3Endpoint {
   /** The gateway's wholesaler id; it names the breaker and concurrency budget. */
   target: string;
+  /**
+   * The gateway account calling it (set by the registry, which resolves an id for one account): its fair
+   * share of the target's concurrency budget (docs/resilience.md "Overload").
+   */
+  account?: string;
   baseUrl: string;
   version: Msv3Version;
   paths?: Partial<Record<Msv3Service, string>>;
@@ -73,6 +78,7 @@ export function createMsv3Client(transport: Transport): Msv3Client {
           action: operation.soapAction(version),
           body: operation.encodeRequest(version, request),
           credentials,
+          ...(endpoint.account === undefined ? {} : { account: endpoint.account }),
           ...(signal === undefined ? {} : { signal }),
         },
         (xml) => operation.decodeResponse(xml),

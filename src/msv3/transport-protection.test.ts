@@ -67,6 +67,27 @@ describe('concurrency cap per target', () => {
     expect(maxInFlight()).toBe(2);
   });
 
+  it("gives a freed slot to another account's waiting call before the holder's next one", async () => {
+    const { wholesaler, held } = await holdingServer();
+    const client = transport({ maxConcurrentPerTarget: 1, maxQueuePerTarget: 5 });
+    const call = (account: string, n: number) =>
+      client.call(input(wholesaler.url, { account, body: `<m:answer>${n}</m:answer>` }), testDecode);
+    const calls = [call('acct_big', 1)];
+    await waitFor(() => held.length === 1);
+    calls.push(call('acct_big', 2), call('acct_big', 3), call('acct_small', 4));
+    for (let i = 0; i < 4; i++) {
+      await waitFor(() => held.length === 1);
+      held.shift()!();
+    }
+    expect((await Promise.all(calls)).every((result) => result.ok)).toBe(true);
+    expect(wholesaler.requests.map((request) => request.body)).toEqual([
+      '<m:answer>1</m:answer>',
+      '<m:answer>4</m:answer>',
+      '<m:answer>2</m:answer>',
+      '<m:answer>3</m:answer>',
+    ]);
+  });
+
   it('gives up on a queued call after the maximum wait', async () => {
     const { wholesaler, held } = await holdingServer();
     const client = transport({ maxConcurrentPerTarget: 1, maxQueuePerTarget: 5, maxQueueWaitMs: 50 });

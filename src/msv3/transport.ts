@@ -105,6 +105,11 @@ export interface CallInput {
   /** The complete SOAP envelope. */
   body: string;
   credentials: Credentials;
+  /**
+   * The gateway account the call is made for: the target's slots are shared fairly between accounts
+   * (docs/resilience.md "Overload"); calls without one share a single account's share.
+   */
+  account?: string;
   /** Aborting rejects the call with `signal.reason` (no UpstreamError: the caller gave up, not the wholesaler). */
   signal?: AbortSignal;
 }
@@ -254,12 +259,13 @@ export function createTransport(
     if (state === 'open' && retryAfterMs > 0) {
       return fail({ reason: 'circuit_open', target, operation, maybeDelivered: false, retryAfterMs });
     }
-    const slot = await limiterFor(target).acquire(waitSignal(signal));
+    const slot = await limiterFor(target).acquire(input.account, waitSignal(signal));
     if (!slot.ok) {
       if (signal?.aborted) throw signal.reason;
       if (slot.cause === 'aborted')
         return fail({ reason: 'shutdown', target, operation, maybeDelivered: false });
-      return fail({ reason: 'overloaded', target, operation, maybeDelivered: false, cause: slot.cause });
+      const { cause, retryAfterMs } = slot;
+      return fail({ reason: 'overloaded', target, operation, maybeDelivered: false, cause, retryAfterMs });
     }
     try {
       const admission = breaker.admit();

@@ -90,7 +90,11 @@ const cases: [string, UpstreamErrorFields, { retryable: boolean; outage: boolean
     { retryable: false, outage: false },
   ],
   ['circuit open', { ...base, reason: 'circuit_open', retryAfterMs: 1 }, { retryable: true, outage: false }],
-  ['overloaded', { ...base, reason: 'overloaded', cause: 'queue_full' }, { retryable: true, outage: false }],
+  [
+    'overloaded',
+    { ...base, reason: 'overloaded', cause: 'queue_full', retryAfterMs: 0 },
+    { retryable: true, outage: false },
+  ],
 ];
 
 describe('upstream errors', () => {

@@ -1,3 +1,4 @@
+import type { RefusalCause } from './concurrency.js';
 import type { Msv3Fault, Msv3FaultKind } from './result.js';
 
 /**
@@ -91,9 +92,15 @@ export interface CircuitOpenError extends UpstreamErrorBase {
   retryAfterMs: number;
 }
 
+/**
+ * The gateway's own per-endpoint limit refused the call before sending it (docs/resilience.md
+ * "Overload"): the queue was full, the estimated wait exceeded the deadline, or the deadline passed.
+ */
 export interface OverloadedError extends UpstreamErrorBase {
   reason: 'overloaded';
-  cause: 'queue_full' | 'wait_timeout';
+  cause: RefusalCause;
+  /** Estimated time until the queue ahead has drained: when a retry is worth it. */
+  retryAfterMs: number;
 }
 
 /**
@@ -198,15 +205,19 @@ function describeReason(e: UpstreamError): string {
     case 'circuit_open':
       return `calls are paused after repeated failures; retry in ${Math.ceil(e.retryAfterMs / 1000)} s`;
     case 'overloaded':
-      return e.cause === 'queue_full'
-        ? 'too many calls are waiting for this wholesaler'
-        : 'waited too long for a free connection slot to this wholesaler';
+      return OVERLOAD_CAUSES[e.cause];
     case 'shutdown':
       return e.maybeDelivered
         ? 'the gateway is shutting down and stopped waiting for the answer; the request may have been delivered'
         : 'the gateway is shutting down; the request was not sent';
   }
 }
+
+const OVERLOAD_CAUSES: Record<RefusalCause, string> = {
+  queue_full: "too many calls are waiting for this wholesaler (the gateway's own limit)",
+  wait_too_long: "the wait for a free slot to this wholesaler would exceed the gateway's deadline",
+  wait_timeout: 'waited too long for a free slot to this wholesaler',
+};
 
 const TIMEOUT_WAIT: Record<TimeoutPhase, string> = {
   connect: 'connection',

@@ -45,7 +45,12 @@ describe('apiErrorFromUpstream', () => {
       502,
     ],
     ['circuit', { ...base, reason: 'circuit_open', retryAfterMs: 2500 }, 'wholesaler_circuit_open', 503],
-    ['overloaded', { ...base, reason: 'overloaded', cause: 'queue_full' }, 'wholesaler_throttled', 503],
+    [
+      'overloaded',
+      { ...base, reason: 'overloaded', cause: 'queue_full', retryAfterMs: 2500 },
+      'gateway_busy',
+      503,
+    ],
     [
       'shutdown after sending',
       { ...base, reason: 'shutdown', maybeDelivered: true },
@@ -99,6 +104,19 @@ describe('apiErrorFromUpstream', () => {
       'phoenix',
     );
     expect(circuit.options.retryAfter).toBe(3);
+  });
+
+  it("answers the gateway's own limit with gateway_busy and a Retry-After of the queue's drain time, 1 to 60 s", () => {
+    const busy = (retryAfterMs: number) =>
+      apiErrorFromUpstream(
+        upstreamError({ ...base, reason: 'overloaded', cause: 'wait_too_long', retryAfterMs }),
+        'phoenix',
+      );
+    expect(busy(2_100).kind).toBe('gateway_busy');
+    expect(busy(2_100).options.retryAfter).toBe(3);
+    expect(busy(0).options.retryAfter).toBe(1);
+    expect(busy(3_600_000).options.retryAfter).toBe(60);
+    expect(busy(2_100).message).toContain('retry in 3 s');
   });
 
   it('says whether a call the shutdown stopped may have reached the wholesaler, and to retry', () => {

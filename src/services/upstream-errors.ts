@@ -74,12 +74,16 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
         { ...options, retryAfter: seconds },
       );
     }
-    case 'overloaded':
+    case 'overloaded': {
+      const seconds = Math.min(60, Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
       return new ApiError(
-        'wholesaler_throttled',
-        `Too many calls to ${wholesaler} are in progress through this gateway; retry shortly.`,
-        { ...options, retryAfter: 1 },
+        'gateway_busy',
+        error.cause === 'wait_timeout'
+          ? `No slot for a call to ${wholesaler} came free in time: this gateway's own limit of calls in progress to it is taken; retry in ${seconds} s.`
+          : `Too many calls to ${wholesaler} are in progress or waiting through this gateway (its own limit); retry in ${seconds} s.`,
+        { ...options, retryAfter: seconds },
       );
+    }
     case 'shutdown':
       // Stopped just before SHUTDOWN_TIMEOUT_MS, so the answer is still written (docs/resilience.md).
       return error.maybeDelivered

@@ -122,6 +122,17 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
     expect(long).not.toContain('x'.repeat(41));
   });
 
+  it('names the calling account on every endpoint, for its fair share of the shared live slots', async () => {
+    const registry = registryFor();
+    const live = await registry.resolve({ accountId: 'acct_a', mode: 'live' }, 'phoenix');
+    const other = await registry.resolve({ accountId: 'acct_b', mode: 'live' }, 'phoenix');
+    expect([live.endpoint.target, live.endpoint.account]).toEqual(['phoenix', 'acct_a']);
+    expect([other.endpoint.target, other.endpoint.account]).toEqual(['phoenix', 'acct_b']);
+    expect((await registry.resolve({ accountId: 'acct_c', mode: 'test' }, 'phoenix')).endpoint.account).toBe(
+      'acct_c',
+    );
+  });
+
   it('names one breaker target per account for the sandbox and one per endpoint for real servers', async () => {
     const registry = registryFor();
     const target = async (accountId: string, mode: 'test' | 'live', id: string) =>

@@ -212,46 +212,52 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
     },
 
     async resolve(owner, id) {
-      const wantsTestServer = id.endsWith(TEST_SUFFIX);
-      const baseId = wantsTestServer ? id.slice(0, -TEST_SUFFIX.length) : id;
-      if (wantsTestServer && owner.mode === 'live') {
-        throw notFound(id, 'test servers (`<id>_test`) are reachable with pk_test_ keys only');
-      }
-      const entry = byId.get(baseId);
-      if (entry !== undefined) {
-        const resolved = { id, name: entry.name, version: entry.version, custom: null };
-        if (owner.mode === 'test' && !wantsTestServer) {
-          return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, entry.version) };
-        }
-        if (wantsTestServer) {
-          if (!entry.test)
-            throw notFound(id, `no test server is configured for ${baseId} in the wholesaler catalogue`);
-          return {
-            ...resolved,
-            route: 'test_server',
-            endpoint: serverEndpoint(id, entry.test, entry.version),
-          };
-        }
-        if (!entry.live)
-          throw notFound(id, `no live endpoint is configured for ${baseId} in the wholesaler catalogue`);
-        return { ...resolved, route: 'live', endpoint: serverEndpoint(id, entry.live, entry.version) };
-      }
-      const custom = await findCustomWholesaler(deps.db, owner, baseId);
-      if (custom === undefined) throw await unknownId(owner, id);
-      const resolved = { id, name: custom.name, version: custom.version, custom };
-      if (owner.mode === 'test' && !wantsTestServer) {
-        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, custom.version) };
-      }
-      return {
-        ...resolved,
-        route: wantsTestServer ? 'test_server' : 'live',
-        endpoint: {
-          target: `${CUSTOM_PREFIX}${owner.accountId}/${id}`,
-          baseUrl: custom.endpoint,
-          version: custom.version,
-        },
-      };
+      const resolved = await resolveFor(owner, id);
+      resolved.endpoint.account = owner.accountId;
+      return resolved;
     },
   };
+
+  async function resolveFor(owner: Owner, id: string): Promise<ResolvedWholesaler> {
+    const wantsTestServer = id.endsWith(TEST_SUFFIX);
+    const baseId = wantsTestServer ? id.slice(0, -TEST_SUFFIX.length) : id;
+    if (wantsTestServer && owner.mode === 'live') {
+      throw notFound(id, 'test servers (`<id>_test`) are reachable with pk_test_ keys only');
+    }
+    const entry = byId.get(baseId);
+    if (entry !== undefined) {
+      const resolved = { id, name: entry.name, version: entry.version, custom: null };
+      if (owner.mode === 'test' && !wantsTestServer) {
+        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, entry.version) };
+      }
+      if (wantsTestServer) {
+        if (!entry.test)
+          throw notFound(id, `no test server is configured for ${baseId} in the wholesaler catalogue`);
+        return {
+          ...resolved,
+          route: 'test_server',
+          endpoint: serverEndpoint(id, entry.test, entry.version),
+        };
+      }
+      if (!entry.live)
+        throw notFound(id, `no live endpoint is configured for ${baseId} in the wholesaler catalogue`);
+      return { ...resolved, route: 'live', endpoint: serverEndpoint(id, entry.live, entry.version) };
+    }
+    const custom = await findCustomWholesaler(deps.db, owner, baseId);
+    if (custom === undefined) throw await unknownId(owner, id);
+    const resolved = { id, name: custom.name, version: custom.version, custom };
+    if (owner.mode === 'test' && !wantsTestServer) {
+      return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, custom.version) };
+    }
+    return {
+      ...resolved,
+      route: wantsTestServer ? 'test_server' : 'live',
+      endpoint: {
+        target: `${CUSTOM_PREFIX}${owner.accountId}/${id}`,
+        baseUrl: custom.endpoint,
+        version: custom.version,
+      },
+    };
+  }
   return registry;
 }

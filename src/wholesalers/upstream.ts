@@ -85,6 +85,8 @@ export function transportOptionsFrom(config: Config): Partial<TransportOptions> 
     maxResponseBytes: u.maxResponseBytes,
     connectionsPerOrigin: u.maxConcurrency,
     maxConcurrentPerTarget: u.maxConcurrency,
+    maxQueuePerTarget: u.maxQueue,
+    maxQueueWaitMs: u.maxQueueWaitMs,
     breakerFailureThreshold: u.breakerFailureThreshold,
     breakerCoolDownMs: u.breakerCooldownMs,
   };

@@ -275,6 +275,52 @@ describe('POST /v1/availability with a slow wholesaler', () => {
   });
 });
 
+describe("POST /v1/availability beyond the gateway's own limit of calls to a wholesaler", () => {
+  let database: TestDatabase;
+  let gw: Gateway;
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    gw = await startGateway({
+      database,
+      env: { UPSTREAM_MAX_CONCURRENCY: '1', UPSTREAM_MAX_QUEUE: '0' },
+      mockOptions: { sandbox: { slowAnswerMs: 400 } },
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await database.dispose();
+  });
+
+  it('answers 503 gateway_busy with Retry-After at once, while the slot is taken', async () => {
+    const slow = gw.inject(availability('phoenix', [{ pzn: SCENARIO_PZNS.SLOW_ANSWER.pzn, quantity: 1 }]));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    const refused = await gw.inject(availability('phoenix', [{ pzn: '4114918', quantity: 1 }]));
+    expect(performance.now() - started).toBeLessThan(300);
+    expect(refused.statusCode).toBe(503);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.json()).toMatchObject({
+      error: 'gateway_busy',
+      error_code: '1403',
+      wholesaler: 'phoenix',
+    });
+    expect(refused.json().message).toContain('own limit');
+    expect((await slow).statusCode).toBe(200);
+  });
+
+  it("still answers the wholesaler's own DenialOfServiceFault with 503 wholesaler_throttled", async () => {
+    const throttled = await gw.inject(
+      availability('phoenix', [{ pzn: SCENARIO_PZNS.DENIAL_OF_SERVICE.pzn, quantity: 1 }]),
+    );
+    expect(throttled.statusCode).toBe(503);
+    expect(throttled.headers['retry-after']).toBeDefined();
+    expect(throttled.json()).toMatchObject({
+      error: 'wholesaler_throttled',
+      upstream: { kind: 'DenialOfServiceFault' },
+    });
+  });
+});
+
 describe('POST /v1/availability with a wholesaler whose answer trickles in', () => {
   let database: TestDatabase;
   let gw: Gateway;

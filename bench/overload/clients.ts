@@ -1,0 +1,170 @@
+/**
+ * The logical clients of bench/overload: each one sends `POST /v1/availability`, and after an answer at
+ * once the next (a closed loop without think time: every client always wants a call). A refusal (503 or
+ * 429) is retried either at once (`retry: 'at_once'`) or after its Retry-After plus up to 1 s of random
+ * jitter (`retry: 'retry_after'`; whole seconds would otherwise bring every refused client back in the
+ * same instant). Clients start spread over `rampMs`, so the listen backlogs are not flooded (all at
+ * once, 10,000 connections stalled the gateway for 20 s). Each client has its own keep-alive
+ * connection (an undici Client; the gateway sees as many connections as there are clients).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'undici';
+
+export type RetryPolicy = 'at_once' | 'retry_after';
+
+export interface AccountLoad {
+  name: string;
+  key: string;
+  clients: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  accounts: AccountLoad[];
+  body: string;
+  retry: RetryPolicy;
+  durationMs: number;
+  rampMs: number;
+  /** Called once the last client has started (the measuring window's start). */
+  onStarted?: () => void;
+  /** Called when the window ends (clients still finish the call they are in). */
+  onEnded?: () => void;
+}
+
+export interface AccountFigures {
+  name: string;
+  clients: number;
+  /** 200 answers completed inside the window. */
+  successes: number;
+  /** Refusals by error kind (`gateway_busy`, `wholesaler_throttled`, `rate_limited`, …). */
+  refusals: Record<string, number>;
+  /** Other answers and failures (status or error code → count). */
+  failures: Record<string, number>;
+  /** Request → 200 answer, ms. */
+  latencies: number[];
+  /** A call's first attempt → its 200 answer, retries and waits included, ms. */
+  callTimes: number[];
+  /** Retry-After values seen (seconds → count). */
+  retryAfter: Record<string, number>;
+}
+
+export async function runLoad(options: LoadOptions): Promise<AccountFigures[]> {
+  const total = options.accounts.reduce((sum, account) => sum + account.clients, 0);
+  // One undici Client (one connection) per logical client: connected once in the ramp, never shared.
+  const connections: Client[] = [];
+  const connect = () => {
+    const connection = new Client(options.url, {
+      keepAliveTimeout: 120_000,
+      keepAliveMaxTimeout: 120_000,
+      headersTimeout: 120_000,
+      bodyTimeout: 120_000,
+      connectTimeout: 30_000,
+    });
+    connections.push(connection);
+    return connection;
+  };
+  const figures = options.accounts.map<AccountFigures>((account) => ({
+    name: account.name,
+    clients: account.clients,
+    successes: 0,
+    refusals: {},
+    failures: {},
+    latencies: [],
+    callTimes: [],
+    retryAfter: {},
+  }));
+  let windowStart = Number.POSITIVE_INFINITY;
+  let windowEnd = Number.POSITIVE_INFINITY;
+  const inWindow = (at: number) => at >= windowStart && at <= windowEnd;
+  const count = (record: Record<string, number>, key: string) => {
+    record[key] = (record[key] ?? 0) + 1;
+  };
+
+  async function client(account: AccountLoad, figure: AccountFigures, pool: Client): Promise<void> {
+    const headers = {
+      'content-type': 'application/json',
+      'x-api-key': account.key,
+      'x-msv3-username': 'bench1',
+      'x-msv3-password': 'geheim',
+    };
+    let callStarted = performance.now();
+    while (performance.now() < windowEnd) {
+      const sent = performance.now();
+      let wait = 0;
+      try {
+        const answer = await pool.request({
+          path: '/v1/availability',
+          method: 'POST',
+          headers,
+          body: options.body,
+        });
+        const text = await answer.body.text();
+        const at = performance.now();
+        if (answer.statusCode === 200) {
+          if (inWindow(at)) {
+            figure.successes++;
+            figure.latencies.push(at - sent);
+            figure.callTimes.push(at - callStarted);
+          }
+          callStarted = at;
+          continue;
+        }
+        let kind = `http_${answer.statusCode}`;
+        try {
+          kind = (JSON.parse(text) as { error?: string }).error ?? kind;
+        } catch {}
+        if (answer.statusCode === 503 || answer.statusCode === 429) {
+          if (inWindow(at)) count(figure.refusals, kind);
+          const retryAfter = Number(answer.headers['retry-after'] ?? 1);
+          if (inWindow(at)) count(figure.retryAfter, String(retryAfter));
+          if (options.retry === 'retry_after') wait = retryAfter * 1000 + Math.random() * 1000;
+        } else {
+          if (inWindow(at)) count(figure.failures, kind);
+          wait = 1000;
+        }
+      } catch (error) {
+        if (inWindow(performance.now())) count(figure.failures, (error as { code?: string }).code ?? 'error');
+        wait = 1000;
+      }
+      if (wait > 0) {
+        const remaining = windowEnd - performance.now();
+        if (remaining <= 0) break;
+        await sleep(Math.min(wait, remaining));
+      }
+    }
+  }
+
+  const rampStart = performance.now();
+  const running: Promise<void>[] = [];
+  let index = 0;
+  // The accounts' clients start interleaved, so both are connected early in the ramp.
+  const order = options.accounts.flatMap((account, i) =>
+    Array.from({ length: account.clients }, (_, c) => ({ i, at: c / account.clients })),
+  );
+  order.sort((x, y) => x.at - y.at);
+  for (const { i } of order) {
+    const startAt = rampStart + (options.rampMs * index++) / total;
+    running.push(
+      (async () => {
+        const delay = startAt - performance.now();
+        if (delay > 0) await sleep(delay);
+        await client(options.accounts[i]!, figures[i]!, connect());
+      })(),
+    );
+  }
+  await sleep(options.rampMs);
+  windowStart = performance.now();
+  windowEnd = windowStart + options.durationMs;
+  options.onStarted?.();
+  const ended = setTimeout(() => options.onEnded?.(), options.durationMs);
+  await Promise.all(running);
+  clearTimeout(ended);
+  await Promise.all(connections.map((connection) => connection.destroy()));
+  return figures;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
