@@ -8,7 +8,7 @@ import { watchHealth } from './http.js';
  * polling every 50 ms; `stop()` gives the slowest answer.
  */
 
-export interface HealthFigures {
+interface HealthFigures {
   maxMs: number;
   polls: number;
   failures: number;

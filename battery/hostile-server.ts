@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
  * (`/<behaviour>/msv3/v2.0/<service>`); each connection serves one request.
  */
 
-export interface UpstreamRequest {
+interface UpstreamRequest {
   method: string;
   path: string;
   headers: Record<string, string>;

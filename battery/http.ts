@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
  * time taken) or as a failure (no answer: reset, refused, timed out), never as a thrown error.
  */
 
-export interface Answer {
+interface Answer {
   ok: true;
   status: number;
   headers: Record<string, string>;
@@ -13,7 +13,7 @@ export interface Answer {
   ms: number;
 }
 
-export interface NoAnswer {
+interface NoAnswer {
   ok: false;
   /** `timeout`, or the socket error code. */
   failure: string;

@@ -9,7 +9,7 @@ import { call } from './http.js';
  * alternating between the gateways it knows) until a final answer or its deadline.
  */
 
-export interface OrderAttempt {
+interface OrderAttempt {
   status: number | string;
   kind?: string;
   retryAfter?: string;
@@ -41,7 +41,7 @@ export interface OrderOptions {
   key?: string;
 }
 
-export function isFinal(attempt: OrderAttempt): boolean {
+function isFinal(attempt: OrderAttempt): boolean {
   return typeof attempt.status === 'number' && attempt.status < 500 && attempt.status !== 409;
 }
 

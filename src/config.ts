@@ -15,7 +15,7 @@ function keyValueListPattern(key: string): string {
  * To add a setting: add a property with `env`, `default` (or wrap it in `Type.Optional`) and a
  * description. To add a section: add another `Type.Object` of such properties. Nothing else changes.
  */
-export const ConfigSchema = Type.Object({
+const ConfigSchema = Type.Object({
   server: Type.Object({
     host: Type.String({
       env: 'HOST',

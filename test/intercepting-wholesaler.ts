@@ -8,14 +8,14 @@ import type { AddressInfo } from 'node:net';
  * tells what the wholesaler holds.
  */
 
-export interface SeenRequest {
+interface SeenRequest {
   /** The root element of the SOAP body, e.g. `bestellen`. */
   operation: string;
   body: string;
 }
 
 /** What to do with one request of an operation: `before` runs first; then the answer is forwarded unless replaced. */
-export interface Interception {
+interface Interception {
   before?: () => Promise<void>;
   /** `drop`: cut the connection after the mock answered (the answer is lost); a function: rewrite the mock's SOAP answer. */
   answer?: 'drop' | ((mockAnswer: string) => string);

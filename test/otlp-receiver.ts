@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
  * flattens the spans for assertions.
  */
 
-export type AttributeValue = string | number | boolean;
+type AttributeValue = string | number | boolean;
 
 export interface ReceivedSpan {
   traceId: string;
@@ -23,7 +23,7 @@ export interface ReceivedSpan {
   resource: Record<string, AttributeValue>;
 }
 
-export interface ReceivedExport {
+interface ReceivedExport {
   path: string;
   headers: IncomingHttpHeaders;
   /** The body exactly as it arrived. */

@@ -27,7 +27,7 @@ export interface PostgresInstance {
 }
 
 /** The newest Debian server binaries (`/usr/lib/postgresql/<version>/bin`), if any. */
-export function postgresBinaries(): string | undefined {
+function postgresBinaries(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
   const versions = readdirSync(root)

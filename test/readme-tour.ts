@@ -13,9 +13,9 @@
  * script.
  */
 
-export const TOUR_HEADING = '## First ten minutes';
+const TOUR_HEADING = '## First ten minutes';
 /** What the README's commands call; tests put their own server there. */
-export const README_BASE_URL = 'http://127.0.0.1:8080';
+const README_BASE_URL = 'http://127.0.0.1:8080';
 
 export interface TourCommand {
   /** The command as printed (continuation lines joined, heredoc excluded). */
@@ -24,7 +24,7 @@ export interface TourCommand {
   heredoc?: { body: string; expand: boolean };
 }
 
-export function tourSection(readme: string): string {
+function tourSection(readme: string): string {
   const start = readme.indexOf(`\n${TOUR_HEADING}\n`);
   if (start === -1) throw new Error(`README has no "${TOUR_HEADING}" section`);
   const end = readme.indexOf('\n## ', start + TOUR_HEADING.length + 2);
@@ -32,7 +32,7 @@ export function tourSection(readme: string): string {
 }
 
 /** The ```sh blocks of the section, in order. */
-export function tourBlocks(readme: string): string[] {
+function tourBlocks(readme: string): string[] {
   const blocks: string[] = [];
   const fence = /^```sh\n([\s\S]*?)^```$/gm;
   for (const match of tourSection(readme).matchAll(fence)) blocks.push(match[1]!);
@@ -152,7 +152,7 @@ export function tokenize(text: string, vars: Record<string, string>): Token[] {
   return tokens;
 }
 
-export interface TourRequest {
+interface TourRequest {
   method: string;
   /** The URL as printed (with variables expanded), before the base URL is replaced. */
   url: string;

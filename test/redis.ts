@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
 import { warnSkipped } from './db.js';
 
-export function redisUrl(): string | undefined {
+function redisUrl(): string | undefined {
   return process.env.TEST_REDIS_URL || undefined;
 }
 

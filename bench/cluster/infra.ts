@@ -39,7 +39,7 @@ export async function createScratchDatabase(): Promise<ScratchDatabase> {
   };
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
  * (with its Idempotency-Key), as it would behind a real load balancer.
  */
 
-export interface Backend {
+interface Backend {
   url: string;
   down: boolean;
 }

@@ -55,8 +55,8 @@ function part(p: Part, indent: string, withTourId: boolean): string {
 
 const BEDARF = ['direkt', 'unspezifisch', 'einsAusN'];
 
-export const VA50_ID = uuid(50);
-export const BE500_ID = uuid(500);
+const VA50_ID = uuid(50);
+const BE500_ID = uuid(500);
 
 /** The 50 articles of `va50Request` / `va50Response`: wire PZN, quantity and `@Bedarf` (for JSON twins). */
 export function va50Articles(): { pzn: string; quantity: number; bedarf: string }[] {

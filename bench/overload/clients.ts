@@ -12,7 +12,7 @@ import { Client } from 'undici';
 
 export type RetryPolicy = 'at_once' | 'retry_after';
 
-export interface AccountLoad {
+interface AccountLoad {
   name: string;
   key: string;
   clients: number;

@@ -11,7 +11,7 @@ import { CHANNEL, type PrimaryMessage, type WorkerMessage } from './messages.js'
  */
 
 /** How long the primary waits for the workers' series; a worker that has not answered is left out. */
-export const COLLECT_TIMEOUT_MS = 2_000;
+const COLLECT_TIMEOUT_MS = 2_000;
 
 export interface MetricsGatherer {
   /** Worker `from` asks for everyone's metrics (`metrics-request`). */

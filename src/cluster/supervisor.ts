@@ -24,14 +24,14 @@ export interface RestartPolicy {
   maxStartFailures?: number;
 }
 
-export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+const DEFAULT_RESTART_POLICY: RestartPolicy = {
   initialDelayMs: 250,
   maxDelayMs: 15_000,
   stableAfterMs: 30_000,
 };
 
 /** After SHUTDOWN_TIMEOUT_MS, how long workers get to close their dependencies before they are killed. */
-export const DEFAULT_KILL_GRACE_MS = 600;
+const DEFAULT_KILL_GRACE_MS = 600;
 
 interface Logger {
   info(object: object, message: string): void;

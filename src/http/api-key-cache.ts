@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import type { ApiKey } from '../store/api-keys.js';
 
 /** Entries remembered at most by each of the structures below; the oldest goes first. */
-export const CACHE_MAX_KEYS = 10_000;
+const CACHE_MAX_KEYS = 10_000;
 
 export interface ApiKeyCache {
   /** A private, mutable copy of the record, or undefined when absent or older than the TTL. */

@@ -116,7 +116,7 @@ const STATUS_KINDS: Record<number, ErrorKind> = {
  * Maps anything thrown (ours, Fastify's, a bug) to an `ApiError`: an unavailable database (PostgreSQL or
  * SQLite, see `isDatabaseUnavailable`) becomes 503 with Retry-After, other unknown errors a bare 500.
  */
-export function toApiError(error: unknown, options: { bodyLimitBytes: number }): ApiError {
+function toApiError(error: unknown, options: { bodyLimitBytes: number }): ApiError {
   if (isApiError(error)) return error;
   const e = error as Partial<FastifyError> & { validation?: SchemaError[]; validationContext?: RequestPart };
   if (Array.isArray(e.validation)) {

@@ -62,7 +62,7 @@ const RETRY_AFTER_HEADER = {
 };
 
 /** One OpenAPI response per status of `kinds`. */
-export function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
+function errorResponses(kinds: readonly ErrorKind[]): Record<string, unknown> {
   const byStatus = new Map<number, ErrorKind[]>();
   for (const kind of new Set(kinds)) {
     const { status } = ERROR_CATALOGUE[kind];

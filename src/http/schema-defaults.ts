@@ -17,7 +17,7 @@ export function compileDefaults(schema: TSchema): Filler | undefined {
   return hasDefault(schema) ? fillerFor(schema) : undefined;
 }
 
-export function hasDefault(schema: unknown): boolean {
+function hasDefault(schema: unknown): boolean {
   if (typeof schema !== 'object' || schema === null) return false;
   if ('default' in schema) return true;
   return Object.values(schema).some(hasDefault);

@@ -27,7 +27,7 @@ export interface AddressPolicy {
   readonly admitsPrivate: boolean;
 }
 
-export type AddressVerdict = 'public' | 'private_allowed' | 'private_refused' | 'never';
+type AddressVerdict = 'public' | 'private_allowed' | 'private_refused' | 'never';
 
 /** The shape of `config.network`, so `createAddressPolicy(config.network)` builds the gateway's policy. */
 export interface AddressPolicySettings {
@@ -261,7 +261,7 @@ export function checkUrlShape(
 }
 
 /** The URL's host without IPv6 brackets or a trailing dot. */
-export function hostOf(url: URL): string {
+function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
 }
 

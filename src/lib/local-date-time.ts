@@ -6,7 +6,7 @@
  * already local. Fractions of a second are dropped.
  */
 
-export const LOCAL_TIME_ZONE = 'Europe/Berlin';
+const LOCAL_TIME_ZONE = 'Europe/Berlin';
 
 const DATE_TIME = /^(-?\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
 

@@ -120,10 +120,19 @@ describe('sanitizeUntrustedText', () => {
 
   it('takes one pass over hostile markup a repeated search would take minutes for', () => {
     // 48 KB of these took 1.9 s, growing fourfold per doubling; 2 MB would take about an hour.
+    // A cap this high reads all of it (see the next test).
     const nested = `${'<a'.repeat(500_000)}${'>'.repeat(500_000)}`;
-    expect(sanitizeUntrustedText(nested)).toBe('');
+    expect(sanitizeUntrustedText(nested, 1_000_000)).toBe('');
     const unclosed = `${'<script>'.repeat(100_000)}text`;
-    expect(sanitizeUntrustedText(unclosed)).toBe('text');
+    expect(sanitizeUntrustedText(unclosed, 1_000_000)).toBe('text');
+  });
+
+  it('reads only the first 64 characters per character it may show, never half a surrogate pair', () => {
+    expect(sanitizeUntrustedText(`${'x'.repeat(640)}tail`, 10)).toBe('xxxxxxxxx…');
+    // 10 shown characters: 640 read. 212 tags are 636 characters.
+    expect(sanitizeUntrustedText(`${'<b>'.repeat(212)}seen`, 10)).toBe('seen');
+    expect(sanitizeUntrustedText(`${'<br>'.repeat(160)}unseen`, 10)).toBe('');
+    expect(sanitizeUntrustedText(`${'<b>'.repeat(212)}abc😀`, 10)).toBe('abc');
   });
 
   it('keeps ordinary text, umlauts and a lone < as they are', () => {

@@ -6,7 +6,7 @@ import type { VertragsdatenTag } from '../msv3/operations/vertragsdaten-abfragen
  * Built per server on `Intl` (full ICU ships with Node), so no time-zone library is needed.
  */
 
-export interface LocalTime {
+interface LocalTime {
   /** `YYYY-MM-DD` (xs:date). */
   date: string;
   hour: number;

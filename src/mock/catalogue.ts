@@ -32,7 +32,7 @@ const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
 /** FNV-1a, 32 bit: tiny, stable and good enough to spread PZNs over stock levels and names. */
-export function hash32(text: string, seed = 0): number {
+function hash32(text: string, seed = 0): number {
   let h = (FNV_OFFSET ^ seed) >>> 0;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -49,7 +49,7 @@ export function hasValidCheckDigit(pzn: Pzn): boolean {
   return sum % 11 === Number(pzn[7]);
 }
 
-export function isKnownPzn(pzn: Pzn): boolean {
+function isKnownPzn(pzn: Pzn): boolean {
   return pzn.length === 8 && pzn !== '00000000';
 }
 

@@ -79,7 +79,7 @@ function optionsFrom(values: Values, settings: MockSettings): MockWholesalerOpti
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<void> {
+function untilSignal(): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

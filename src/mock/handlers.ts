@@ -28,7 +28,7 @@ import { requestTakeBackOffer } from './take-back-offers.js';
  * request and returns the response model (or throws a `MockFault`); encoding, faults and scenario effects
  * are the dispatcher's job.
  */
-export interface OperationHandler<Req, Res> {
+interface OperationHandler<Req, Res> {
   operation: Msv3Operation<Req, Res>;
   /** The PZNs a request names, to find transport scenarios (faults, delays, dropped connections). */
   pzns?(request: Req): Iterable<Pzn>;

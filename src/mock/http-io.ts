@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Small HTTP helpers for the mock's `node:http` server. */
 
-export const SOAP_CONTENT_TYPE = 'application/soap+xml; charset=utf-8';
+const SOAP_CONTENT_TYPE = 'application/soap+xml; charset=utf-8';
 
 export type BodyResult = { ok: true; body: string } | { ok: false; reason: 'too_large' | 'aborted' };
 

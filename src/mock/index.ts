@@ -3,14 +3,9 @@
  * for the gateway's sandbox and for pharmacy developers testing their own clients.
  */
 
-export { parseEndpointPath, tenantBaseUrl } from './endpoint-path.js';
-export type { MockInspector, NoticeView, OrderView, StateFilter } from './inspect.js';
-export type { MockSettings, MockWholesalerOptions, NightHours } from './options.js';
-export { optionsFromSettings, parseNightHours } from './options.js';
-export type { ScenarioName, ScenarioPzn } from './scenarios.js';
+export type { MockWholesalerOptions } from './options.js';
+
 export {
-  CONTRACT_MARKERS,
-  describeScenarios,
   SCENARIO_PASSWORDS,
   SCENARIO_PZNS,
   SUBSTITUTE_PZN,

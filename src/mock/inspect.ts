@@ -7,7 +7,7 @@ import type { World } from './state.js';
  * placed", "the notice exists"). Tenants are matched case-insensitively, like the URL paths.
  */
 
-export interface OrderView {
+interface OrderView {
   id: string;
   placedAt: number;
   /** Taken in night mode (the first answer had `NachtBetrieb=true`). */
@@ -16,12 +16,12 @@ export interface OrderView {
   subOrders?: readonly SubOrderAnswer[];
 }
 
-export interface NoticeView {
+interface NoticeView {
   notice: DeliveryNotice;
   confirmed: boolean;
 }
 
-export interface StateFilter {
+interface StateFilter {
   /** Default: every tenant. */
   tenant?: string;
   /** Default: every customer. */

@@ -44,8 +44,8 @@ export interface NightHours {
   to: number;
 }
 
-export const MAX_SLOW_ANSWER_MS = 60_000;
-export const MAX_LATE_ANSWER_MS = 300_000;
+const MAX_SLOW_ANSWER_MS = 60_000;
+const MAX_LATE_ANSWER_MS = 300_000;
 
 /** The settings the request handlers see. */
 export interface MockEnvironment {

@@ -41,7 +41,7 @@ const BLOCKED: Record<Exclude<Allocation['type'], 'Normal'>, BestellungTyp> = {
   Dispo: 'KeineLieferungAberDispoMoeglich',
 };
 
-export function answerPosition(position: OrderPosition, terms: SupplyTerms): PositionAnswer {
+function answerPosition(position: OrderPosition, terms: SupplyTerms): PositionAnswer {
   const { version, contract } = terms;
   const plan = planSupply(articleFor(position.pzn), position.quantity, contract);
   const level = INSTRUCTION_LEVEL[position.deliveryInstruction];

@@ -31,7 +31,7 @@ import { scheduleAt } from './supply.js';
  * the next tour. A repeated announcement with the same `@ID` gets the first answer.
  */
 
-export const RETURN_PERIOD_DAYS = 14;
+const RETURN_PERIOD_DAYS = 14;
 
 const VERDICTS: Record<RetoureGrund, RetourenAnteilTyp> = {
   Bestellfehler: 'RetoureAkzeptiert',
@@ -49,7 +49,7 @@ const COLD_CHAIN_VERDICTS: Record<RetoureGrund, RetourenAnteilTyp> = {
   BerechnetNichtGeliefert: 'RetoureAkzeptiertKeineRuecksendungNoetig',
 };
 
-export function isAccepted(verdict: RetourenAnteilTyp): boolean {
+function isAccepted(verdict: RetourenAnteilTyp): boolean {
   return verdict.startsWith('RetoureAkzeptiert');
 }
 

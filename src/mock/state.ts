@@ -26,7 +26,7 @@ export interface StoredOrder {
   processed?: SubOrderAnswer[];
 }
 
-export interface StoredNotice {
+interface StoredNotice {
   notice: DeliveryNotice;
   createdAt: number;
   confirmed: boolean;
@@ -36,7 +36,7 @@ export type DocumentSource =
   | { kind: 'delivery-note'; deliveryNoteNumber: string }
   | { kind: 'return-slip'; announcementId: string; portion: number };
 
-export interface StoredTakeBackOffer {
+interface StoredTakeBackOffer {
   response: TakeBackOfferResponse;
   articles: { pzn: Pzn; quantity: number }[];
   requestedAt: number;

@@ -152,7 +152,7 @@ export function partWithoutDelivery<T extends string>(
 }
 
 /** The departure of a Normal or Verbund portion; a tour deviation (cold chain) skips the next tour. */
-export function departureFor(type: 'Normal' | 'Verbund', article: Article, schedule: Schedule): Departure {
+function departureFor(type: 'Normal' | 'Verbund', article: Article, schedule: Schedule): Departure {
   if (type === 'Normal') return article.tourDeviation ? schedule.second : schedule.next;
   return article.tourDeviation ? schedule.third : schedule.second;
 }
@@ -163,7 +163,7 @@ export function blockedReason(type: SupplyType, article: Article): Defektgrund {
 }
 
 /** Version-correct name of "the manufacturer cannot deliver" (v1 NichtLieferbar, v2 HerstellerNichtLieferbar). */
-export function forVersion(reason: Defektgrund, version: Msv3Version): Defektgrund {
+function forVersion(reason: Defektgrund, version: Msv3Version): Defektgrund {
   if (version === 1 && reason === 'HerstellerNichtLieferbar') return 'NichtLieferbar';
   if (version === 2 && reason === 'NichtLieferbar') return 'HerstellerNichtLieferbar';
   return reason;

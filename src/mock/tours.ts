@@ -18,7 +18,7 @@ export interface Tour {
   arrival: string;
 }
 
-export const TOURS: readonly Tour[] = [
+const TOURS: readonly Tour[] = [
   { id: 'T1', name: 'Morgentour', cutoff: '08:30', mainOrderTime: '08:00', arrival: '10:30' },
   { id: 'T2', name: 'Mittagstour', cutoff: '11:30', mainOrderTime: '11:00', arrival: '14:00' },
   { id: 'T3', name: 'Abendtour', cutoff: '16:00', mainOrderTime: '15:30', arrival: '18:30' },

@@ -27,14 +27,14 @@ export interface BreakerTransition<E> {
   lastError?: E;
 }
 
-export type Admission =
+type Admission =
   | { allowed: true; trial: boolean; generation: number }
   | { allowed: false; retryAfterMs: number };
 
 export type AllowedAdmission = Extract<Admission, { allowed: true }>;
 
 /** `abandoned`: the call ended without telling anything about the wholesaler (e.g. the caller aborted). */
-export type CallOutcome = 'success' | 'failure' | 'abandoned';
+type CallOutcome = 'success' | 'failure' | 'abandoned';
 
 export interface BreakerSnapshot {
   state: BreakerState;

@@ -20,7 +20,7 @@ export interface Msv3Endpoint {
   paths?: Partial<Record<Msv3Service, string>>;
 }
 
-export const DEFAULT_SERVICE_PATHS: Record<Msv3Service, string> = {
+const DEFAULT_SERVICE_PATHS: Record<Msv3Service, string> = {
   verbindungTesten: '/verbindungTesten',
   verfuegbarkeitAnfragen: '/verfuegbarkeitAnfragen',
   verfuegbarkeitAnfragenBulk: '/verfuegbarkeitAnfragenBulk',
@@ -38,7 +38,8 @@ export function serviceUrl(endpoint: Msv3Endpoint, service: Msv3Service): string
   return endpoint.baseUrl.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
 }
 
-export class UnsupportedOperationError extends Error {
+/** A programming error: services check the version first (assertSupports in services/wholesaler-call.ts). */
+class UnsupportedOperationError extends Error {
   override readonly name = 'UnsupportedOperationError';
   constructor(
     readonly operation: string,
@@ -60,13 +61,11 @@ export interface Msv3Client {
     request: Req,
     signal?: AbortSignal,
   ): Promise<CallResult<Res>>;
-  supports(operation: Msv3Operation<unknown, unknown>, version: Msv3Version): boolean;
 }
 
 /** The one place where codec and transport meet: encode → transport → decode. */
 export function createMsv3Client(transport: Transport): Msv3Client {
   return {
-    supports: (operation, version) => operation.versions.includes(version),
     async call(operation, endpoint, credentials, request, signal) {
       const { version } = endpoint;
       if (!operation.versions.includes(version)) throw new UnsupportedOperationError(operation.name, version);

@@ -67,7 +67,7 @@ export const BESTELLUNG_TYPEN = [
 export type BestellungTyp = (typeof BESTELLUNG_TYPEN)[number];
 
 /** Defect reasons per version; `Teildefekt` exists only in availability answers. */
-export const DEFEKTGRUENDE_V1 = [
+const DEFEKTGRUENDE_V1 = [
   'KeineAngabe',
   'FehltZurzeit',
   'NichtLieferbar',
@@ -79,7 +79,7 @@ export const DEFEKTGRUENDE_V1 = [
   'Teildefekt',
   'Transportausschluss',
 ] as const;
-export const DEFEKTGRUENDE_V2 = [
+const DEFEKTGRUENDE_V2 = [
   'KeineAngabe',
   'FehltZurzeit',
   'HerstellerNichtLieferbar',

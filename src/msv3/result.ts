@@ -26,7 +26,7 @@ export interface Msv3Fault {
   technicalText?: string;
 }
 
-export interface DecodeError {
+interface DecodeError {
   /** What was wrong, e.g. `DOCTYPE is not allowed` or `missing element m:Pzn in Artikel[3]`. */
   message: string;
 }

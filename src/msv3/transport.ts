@@ -25,7 +25,6 @@ import {
 } from './upstream-error.js';
 
 export type { BreakerSnapshot, BreakerState } from './breaker.js';
-export type { ProbeRequest } from './probe-request.js';
 
 export interface TransportOptions {
   connectTimeoutMs: number;
@@ -63,7 +62,7 @@ export interface TransportOptions {
   dispatcherFactory?: (origin: string, options: Pool.Options) => Dispatcher;
 }
 
-export const DEFAULT_TRANSPORT_OPTIONS: Readonly<TransportOptions> = {
+const DEFAULT_TRANSPORT_OPTIONS: Readonly<TransportOptions> = {
   connectTimeoutMs: 5_000,
   headersTimeoutMs: 30_000,
   bodyTimeoutMs: 30_000,
@@ -125,7 +124,7 @@ export interface ProbeResult {
   error?: UpstreamError;
 }
 
-export interface ProbeInput {
+interface ProbeInput {
   target: string;
   url: string;
   request: ProbeRequest;

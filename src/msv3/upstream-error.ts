@@ -25,8 +25,6 @@ export type UpstreamError =
   | OverloadedError
   | ShutdownError;
 
-export type UpstreamErrorReason = UpstreamError['reason'];
-
 interface UpstreamErrorBase {
   /** Wholesaler id. */
   target: string;
@@ -37,7 +35,7 @@ interface UpstreamErrorBase {
 }
 
 /** No usable connection, or the connection broke (`maybeDelivered` tells whether before or after sending). */
-export interface UnreachableError extends UpstreamErrorBase {
+interface UnreachableError extends UpstreamErrorBase {
   reason: 'unreachable';
   /** e.g. `ECONNREFUSED`, `ENOTFOUND`, `UND_ERR_SOCKET`, `ADDRESS_NOT_ALLOWED`, `TRANSPORT_CLOSED`. */
   code: string;
@@ -46,14 +44,14 @@ export interface UnreachableError extends UpstreamErrorBase {
 
 export type TimeoutPhase = 'connect' | 'headers' | 'body' | 'total';
 
-export interface TimeoutError extends UpstreamErrorBase {
+interface TimeoutError extends UpstreamErrorBase {
   reason: 'timeout';
   phase: TimeoutPhase;
   timeoutMs: number;
 }
 
 /** A status that is neither success, nor 401/403, nor a SOAP fault (includes 3xx: redirects are never followed). */
-export interface HttpStatusError extends UpstreamErrorBase {
+interface HttpStatusError extends UpstreamErrorBase {
   reason: 'http_status';
   status: number;
   contentType?: string;
@@ -61,33 +59,33 @@ export interface HttpStatusError extends UpstreamErrorBase {
   bodySnippet: string;
 }
 
-export interface CredentialsRejectedError extends UpstreamErrorBase {
+interface CredentialsRejectedError extends UpstreamErrorBase {
   reason: 'credentials_rejected';
   status: number;
   /** `WWW-Authenticate` value, e.g. `Basic realm="MSV3"`. */
   challenge?: string;
 }
 
-export interface SoapFaultError extends UpstreamErrorBase {
+interface SoapFaultError extends UpstreamErrorBase {
   reason: 'soap_fault';
   status: number;
   fault: Msv3Fault;
 }
 
-export interface DecodeFailedError extends UpstreamErrorBase {
+interface DecodeFailedError extends UpstreamErrorBase {
   reason: 'decode';
   status: number;
   /** The codec's `DecodeError.message`. */
   detail: string;
 }
 
-export interface TooLargeError extends UpstreamErrorBase {
+interface TooLargeError extends UpstreamErrorBase {
   reason: 'too_large';
   status: number;
   limitBytes: number;
 }
 
-export interface CircuitOpenError extends UpstreamErrorBase {
+interface CircuitOpenError extends UpstreamErrorBase {
   reason: 'circuit_open';
   retryAfterMs: number;
 }
@@ -96,7 +94,7 @@ export interface CircuitOpenError extends UpstreamErrorBase {
  * The gateway's own per-endpoint limit refused the call before sending it (docs/resilience.md
  * "Overload"): the queue was full, the estimated wait exceeded the deadline, or the deadline passed.
  */
-export interface OverloadedError extends UpstreamErrorBase {
+interface OverloadedError extends UpstreamErrorBase {
   reason: 'overloaded';
   cause: RefusalCause;
   /** Estimated time until the queue ahead has drained: when a retry is worth it. */
@@ -107,7 +105,7 @@ export interface OverloadedError extends UpstreamErrorBase {
  * The gateway itself stopped the call because it is shutting down (its limit, SHUTDOWN_TIMEOUT_MS, is
  * near): `maybeDelivered` tells whether the request had been sent (docs/resilience.md "Shutdown").
  */
-export interface ShutdownError extends UpstreamErrorBase {
+interface ShutdownError extends UpstreamErrorBase {
   reason: 'shutdown';
 }
 

@@ -6,7 +6,7 @@ import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'p
  * name is the customer's account number at the wholesaler and half of a credential pair, so it is
  * redacted too (the gateway account id identifies the caller in logs). Add new secret names here.
  */
-export const SECRET_KEYS = [
+const SECRET_KEYS = [
   'password',
   'credentials',
   'authorization',

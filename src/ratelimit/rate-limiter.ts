@@ -35,7 +35,7 @@ export interface Budget {
 export type Budgets = Record<KeyMode, Budget> & { auth_failures?: Budget };
 
 /** The defaults of API_KEY_FAILURES_PER_ADDRESS and API_KEY_FAILURE_WINDOW_SECONDS. */
-export const DEFAULT_AUTH_FAILURE_BUDGET: Readonly<Budget> = { points: 20, windowSeconds: 60 };
+const DEFAULT_AUTH_FAILURE_BUDGET: Readonly<Budget> = { points: 20, windowSeconds: 60 };
 
 export function allBudgets(budgets: Budgets): Record<BudgetName, Budget> {
   return { ...budgets, auth_failures: budgets.auth_failures ?? DEFAULT_AUTH_FAILURE_BUDGET };

@@ -35,14 +35,14 @@ import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
  * - Items come back in request order, matched by PZN (MSV3 says nothing about the order).
  */
 
-export type DemandType = 'direct' | 'one_of_many' | 'unspecified';
+type DemandType = 'direct' | 'one_of_many' | 'unspecified';
 
 export interface AvailabilityInput {
   wholesaler: string;
   items: { pzn: string; quantity: number; demand_type?: DemandType }[];
 }
 
-export interface AvailabilityItem {
+interface AvailabilityItem {
   pzn: string;
   quantity_requested: number;
   available: boolean;
@@ -122,12 +122,7 @@ function toItem(pzn: string, article: AvailabilityArticle): AvailabilityItem {
 }
 
 /** Pads every PZN to 8 digits; a repeat (also `123` vs `00000123`) is a 400 naming both positions. */
-export function uniquePzns(
-  raw: readonly string[],
-  list: string,
-  field: string,
-  wholesaler: string,
-): string[] {
+function uniquePzns(raw: readonly string[], list: string, field: string, wholesaler: string): string[] {
   const firstAt = new Map<string, number>();
   return raw.map((text, i) => {
     const pzn = normalisePzn(text);
@@ -146,7 +141,7 @@ export function uniquePzns(
 }
 
 /** The schema allows up to the v2 maximum; v1 wholesalers take at most 9,999 units per line. */
-export function checkQuantities(
+function checkQuantities(
   wholesaler: ResolvedWholesaler,
   items: readonly { quantity: number }[],
   list = 'items',

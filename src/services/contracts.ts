@@ -16,7 +16,7 @@ import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
  * agreement, per-order-type terms, v1 `GueltigAb`.
  */
 
-export type Weekday = 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday';
+type Weekday = 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday';
 
 const DAYS: Record<VertragsdatenTag, Weekday> = {
   Mo: 'monday',
@@ -87,11 +87,7 @@ export function capabilitiesFromContract(version: Msv3Version, contract: Contrac
   });
 }
 
-export function toContract(
-  wholesaler: string,
-  version: Msv3Version,
-  c: ContractDataResponse,
-): ContractResult {
+function toContract(wholesaler: string, version: Msv3Version, c: ContractDataResponse): ContractResult {
   const { NORMAL, STAPEL, SONDER, VERSAND } = c.orderTypes;
   return {
     wholesaler,

@@ -25,7 +25,7 @@ export const ORDER_TYPES: Record<Auftragsart, string> = {
   VERSAND: 'shipping',
 };
 
-export interface DeliveryItemJson {
+interface DeliveryItemJson {
   pzn: string;
   quantity_delivered: number;
   shortages: number;
@@ -33,7 +33,7 @@ export interface DeliveryItemJson {
   article_name: string | null;
 }
 
-export interface DeliveredPartJson {
+interface DeliveredPartJson {
   quantity: number;
   batch: string | null;
   expiry_date: string | null;
@@ -42,12 +42,12 @@ export interface DeliveredPartJson {
   sub_order_id: string | null;
 }
 
-export interface ShortagePartJson {
+interface ShortagePartJson {
   quantity: number;
   sub_order_id: string | null;
 }
 
-export interface DeliveryLineJson {
+interface DeliveryLineJson {
   /** 1-based position on the printed note. */
   line: number;
   pzn: string;

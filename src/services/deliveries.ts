@@ -32,7 +32,7 @@ export interface DeliveryDeps {
  * Writes one webhook event into the outbox inside `trx` (`webhooks/events.ts` `recordEvent` with its
  * deps bound), so the event commits exactly when the notice it reports does.
  */
-export type DeliveryEventRecorder = (
+type DeliveryEventRecorder = (
   trx: Kysely<Tables>,
   event: EventInput<DeliveryNoticeJson> & { type: 'delivery.received' | 'delivery.shortage' },
 ) => Promise<unknown>;

@@ -33,7 +33,7 @@ import { assertSupports, callWholesaler } from './wholesaler-call.js';
  * + back-orders; disposition: + special procurement).
  */
 
-export interface DryRunWarning {
+interface DryRunWarning {
   code:
     | 'no_order_window_today'
     | 'closed_for_today'

@@ -22,7 +22,7 @@ import {
  * same mapping as availability (`delivery-parts.ts`), with `tour_id`.
  */
 
-export type PlacementStatus = 'confirmed' | 'dry_run' | 'queued_night_mode';
+type PlacementStatus = 'confirmed' | 'dry_run' | 'queued_night_mode';
 export type OrderStatusValue = 'available' | 'expired' | 'unknown';
 
 export interface OrderItemResult {
@@ -69,7 +69,7 @@ export const ORDER_STATUS: Record<Bestellstatus, OrderStatusValue> = {
 };
 
 /** Per stored line: its answer (matched by sub-order Id and PZN), if the wholesaler gave one. */
-export function answersByLine(
+function answersByLine(
   bestellungId: string,
   request: StoredOrderRequest,
   answer: readonly SubOrderAnswer[],
@@ -94,7 +94,7 @@ export function rejectionOf(
   return sub?.error === undefined ? null : toRejection(sub.error);
 }
 
-export function toRejection(error: Msv3FaultInfo): Rejection {
+function toRejection(error: Msv3FaultInfo): Rejection {
   return { error_code: error.errorCode, user_text: error.userText, technical_text: error.technicalText };
 }
 

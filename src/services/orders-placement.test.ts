@@ -93,7 +93,6 @@ describeEachDialect('placeOrder against a scripted wholesaler', (getDatabase) =>
     script = {};
     sent = [];
     const client: Msv3Client = {
-      supports: () => true,
       async call<Req, Res>(
         operation: Msv3Operation<Req, Res>,
         _endpoint: unknown,

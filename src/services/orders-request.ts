@@ -20,14 +20,14 @@ export type DeliveryPreference = 'normal' | 'grouped' | 'backorder' | 'dispositi
 
 export const DELIVERY_PREFERENCES = ['normal', 'backorder', 'grouped', 'disposition'] as const;
 
-export const LIEFERVORGABE: Record<DeliveryPreference, Liefervorgabe> = {
+const LIEFERVORGABE: Record<DeliveryPreference, Liefervorgabe> = {
   normal: 'Normal',
   grouped: 'MaxVerbund',
   backorder: 'MaxNachlieferung',
   disposition: 'MaxDispo',
 };
 
-export const ORDER_LABEL = 'K1';
+const ORDER_LABEL = 'K1';
 /** MSV3 allows 1000 positions; wholesaler software documents 500 (PROTOCOL.md §2.4), so we cap there. */
 export const MAX_ORDER_ITEMS = 500;
 

@@ -16,18 +16,13 @@ import type { DeliveryPreference, StoredOrderRequest } from './orders-request.js
  */
 
 /** The stored state as clients see it (additive `placement_status`): `sending` is an open outcome too. */
-export type PlacementState =
-  | 'confirmed'
-  | 'queued_night_mode'
-  | 'rejected'
-  | 'outcome_unknown'
-  | 'not_placed';
+type PlacementState = 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
 
-export function placementStateOf(state: OrderState): PlacementState {
+function placementStateOf(state: OrderState): PlacementState {
   return state === 'sending' || state === 'unknown' ? 'outcome_unknown' : state;
 }
 
-export interface OrderStatusItem {
+interface OrderStatusItem {
   pzn: string;
   quantity_ordered: number;
   delivery_preference: DeliveryPreference;

@@ -51,7 +51,7 @@ export interface ReturnItemInput {
   expiry_date?: string;
 }
 
-export interface ReturnItemJson {
+interface ReturnItemJson {
   /** MSV3 `PosRefID`: the request item's index + 1. */
   position: number;
   tracking_number: string;
@@ -92,7 +92,7 @@ export function toReturnPositions(items: readonly ReturnItemInput[]): ReturnPosi
   }));
 }
 
-export function toReturnItem(position: ReturnPosition): ReturnItemJson {
+function toReturnItem(position: ReturnPosition): ReturnItemJson {
   return {
     position: position.positionRef,
     tracking_number: position.deliveryNoteNumber,

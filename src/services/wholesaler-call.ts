@@ -1,5 +1,5 @@
 import { ApiError } from '../core/errors.js';
-import { type Msv3Client, UnsupportedOperationError } from '../msv3/client.js';
+import type { Msv3Client } from '../msv3/client.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
 import type { CallResult } from '../msv3/transport.js';
@@ -52,15 +52,8 @@ export async function callWholesalerRaw<Req, Res>(
   request: Req,
 ): Promise<CallResult<Res>> {
   assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
-  const call = async () => {
-    try {
-      return await clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request);
-    } catch (error) {
-      if (error instanceof UnsupportedOperationError)
-        assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
-      throw error;
-    }
-  };
+  // Checked above, so the client's own version check (UnsupportedOperationError) cannot fire here.
+  const call = () => clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request);
   return deps.tracing?.enabled ? inCallSpan(deps.tracing, wholesaler, operation.name, call) : call();
 }
 

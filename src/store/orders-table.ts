@@ -6,7 +6,7 @@ import type { KeyMode } from '../core/key-mode.js';
  * wholesaler's answer; `unknown` – sent, but the answer was lost and reconciliation has not settled it;
  * `not_placed` – the call failed before the wholesaler could act (safe to send again with the same Id).
  */
-export const ORDER_STATES = [
+const ORDER_STATES = [
   'sending',
   'confirmed',
   'queued_night_mode',

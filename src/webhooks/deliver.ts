@@ -59,7 +59,7 @@ export const DISABLED_GONE = 'The endpoint answered 410 Gone.';
 export const DISABLED_FAILING = 'Every delivery attempt failed for 5 days.';
 
 /** The secrets that sign now: the current one, and the previous one during its 24-hour overlap. */
-export function signingSecrets(
+function signingSecrets(
   subscription: { secret: string; previousSecret: string | null; previousSecretExpiresAt: number | null },
   now: number,
 ): string[] {

@@ -4,7 +4,7 @@ import { type ConnectPolicy, createGuardedConnector } from '../lib/guarded-conne
 import { parseRetryAfter } from './schedule.js';
 
 /** Why an attempt failed; stored in the attempt log and used as the metric label. */
-export type FailureClass =
+type FailureClass =
   | 'http_status'
   | 'redirect'
   | 'gone'
@@ -28,7 +28,7 @@ export type SendResult =
       durationMs: number;
     };
 
-export interface WebhookRequest {
+interface WebhookRequest {
   url: string;
   headers: Record<string, string>;
   body: string;

@@ -15,7 +15,7 @@ export const RETRY_DELAYS_MS: readonly number[] = [
 ];
 
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
-export const JITTER_RATIO = 0.1;
+const JITTER_RATIO = 0.1;
 /** A subscription whose attempts all failed for this long is disabled. */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3_600_000;
 /** A receiver's Retry-After is honoured up to this long. */

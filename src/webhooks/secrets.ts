@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 /** `whsec_` + base64 of 32 random bytes (256 bits), the Standard Webhooks secret format. */
 export function generateSigningSecret(): string {

@@ -20,10 +20,10 @@ import { type AttemptReport, attemptDelivery, type DeliverDeps } from './deliver
 import { notifyWorkers, recordPing } from './events.js';
 import { generateSigningSecret } from './secrets.js';
 
-export const MAX_SUBSCRIPTIONS = 50;
+const MAX_SUBSCRIPTIONS = 50;
 /** After a rotation the previous secret keeps signing this long. */
-export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-export const DISABLED_BY_API = 'Disabled through the API.';
+const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+const DISABLED_BY_API = 'Disabled through the API.';
 
 export interface SubscriptionDeps {
   db: Kysely<Tables>;

@@ -60,7 +60,7 @@ export function watchWholesalerStatus(options: WholesalerWatchOptions): { stop()
  * nor announced meanwhile. Asked of the database every round, so it holds for every gateway process by
  * its next round, whichever process the deletion went through.
  */
-export async function withoutDeletedCustom(
+async function withoutDeletedCustom(
   db: Kysely<Tables>,
   endpoints: readonly MonitoredEndpoint[],
 ): Promise<MonitoredEndpoint[]> {

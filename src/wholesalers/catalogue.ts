@@ -35,7 +35,7 @@ const ServerSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const WHOLESALER_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,47}$';
+const WHOLESALER_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,47}$';
 
 const EntrySchema = Type.Object(
   {
@@ -63,7 +63,7 @@ export const DEFAULT_CATALOGUE_FILE = new URL('../../config/wholesalers.json', i
 
 const checkCatalogue = Compile(CatalogueSchema);
 
-export class CatalogueError extends Error {
+class CatalogueError extends Error {
   override readonly name = 'CatalogueError';
 }
 

@@ -116,7 +116,7 @@ export function describeTarget(target: string): {
 }
 
 /** The sandbox target of one account's calls to wholesaler `id` (see `describeTarget`). */
-export function sandboxTarget(accountId: string, id: string): string {
+function sandboxTarget(accountId: string, id: string): string {
   return `${SANDBOX_PREFIX}${accountId}/${id}`;
 }
 

@@ -10,7 +10,7 @@ import { describeTarget, type Route } from './registry.js';
  * listener cannot break a wholesaler call).
  */
 
-export type WholesalerStatus = 'up' | 'down' | 'recovering';
+type WholesalerStatus = 'up' | 'down' | 'recovering';
 
 export interface WholesalerStatusChange {
   /** The id clients use (`phoenix`, `phoenix_test`, `custom-…`). */

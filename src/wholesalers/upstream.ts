@@ -49,7 +49,7 @@ export interface UpstreamOptions {
   tracing?: Tracing;
 }
 
-export interface UpstreamProbeInput {
+interface UpstreamProbeInput {
   target: string;
   url: string;
   version: Msv3Version;
@@ -74,7 +74,7 @@ export function defaultClientSoftwareId(): string {
   return `msv3-gateway ${VERSION}`;
 }
 
-export function transportOptionsFrom(config: Config): Partial<TransportOptions> {
+function transportOptionsFrom(config: Config): Partial<TransportOptions> {
   const u = config.upstream;
   return {
     connectTimeoutMs: u.connectTimeoutMs,
@@ -178,7 +178,6 @@ function originOf(url: string): string | undefined {
 
 function recordingUse(client: Msv3Client, usage: EndpointUsage): Msv3Client {
   return {
-    supports: client.supports,
     call(operation, endpoint, credentials, request, signal) {
       usage.record(endpoint);
       return client.call(operation, endpoint, credentials, request, signal);

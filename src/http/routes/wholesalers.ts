@@ -6,7 +6,7 @@ import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';
 import { NonBlankXmlText, XmlText } from '../schemas/strings.js';
 import type { GatewayApp } from '../types.js';
 
-export const WholesalerSchema = Type.Object(
+const WholesalerSchema = Type.Object(
   {
     id: Type.String({
       description: 'Used as `wholesaler` in requests. Custom ids: `custom-<slug of name>-<6 hex>`.',

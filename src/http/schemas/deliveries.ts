@@ -9,14 +9,14 @@ import { CalendarDate } from './strings.js';
 /** MSV3 `LieferscheinnummerType`: 1–30 letters, digits and `# + * / - _`. */
 export const TRACKING_NUMBER_PATTERN = '^[a-zA-Z0-9#+*/_-]{1,30}$';
 
-export const TrackingNumberSchema = Type.String({
+const TrackingNumberSchema = Type.String({
   pattern: TRACKING_NUMBER_PATTERN,
   description:
     'Delivery-note number (MSV3 `Lieferscheinnummer`): 1 to 30 letters, digits and `# + * / - _`. In a query string, percent-encode `#`, `+` and `/`.',
   examples: ['LS-2025-000123'],
 });
 
-export const BarcodeSchema = Type.String({
+const BarcodeSchema = Type.String({
   pattern: BARCODE_PATTERN,
   maxLength: 30,
   description:
@@ -102,7 +102,7 @@ const DELIVERY_NOTICE_PROPERTIES = {
 
 export const DeliveryNoticeSchema = Type.Object(DELIVERY_NOTICE_PROPERTIES, { additionalProperties: false });
 
-export const DeliveryHistoryEntrySchema = Type.Object(
+const DeliveryHistoryEntrySchema = Type.Object(
   {
     ...DELIVERY_NOTICE_PROPERTIES,
     first_seen_at: Type.String({

@@ -137,7 +137,7 @@ const DELIVERY_EXAMPLE = {
   tour_deviation: false,
 };
 
-export const ORDER_RESULT_EXAMPLE = {
+const ORDER_RESULT_EXAMPLE = {
   request_id: '9d7e6f50-1a2b-8c3d-8e9f-0a1b2c3d4e5f',
   status: 'confirmed',
   wholesaler: 'phoenix',
@@ -178,7 +178,7 @@ export const ORDER_RESULT_EXAMPLE = {
   order_label: 'K1',
 };
 
-export const DRY_RUN_EXAMPLE = {
+const DRY_RUN_EXAMPLE = {
   request_id: '5b0c2a9e-3f41-4d6b-9a7e-2c8d1e4f6a90',
   status: 'dry_run',
   wholesaler: 'phoenix',

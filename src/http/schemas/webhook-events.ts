@@ -12,7 +12,7 @@ import { ORDER_STATUS_EXAMPLE, OrderStatusSchema } from './orders.js';
  */
 
 /** The order status as `GET /v1/orders/{order_id}/status` returns it, and the status before the change. */
-export const OrderStatusChangedDataSchema = Type.Object(
+const OrderStatusChangedDataSchema = Type.Object(
   {
     ...OrderStatusSchema.properties,
     previous_status: Type.Union([Type.Enum(['available', 'expired', 'unknown']), Type.Null()], {
@@ -25,7 +25,7 @@ export const OrderStatusChangedDataSchema = Type.Object(
   },
 );
 
-export const WholesalerStatusDataSchema = Type.Object({
+const WholesalerStatusDataSchema = Type.Object({
   wholesaler: Type.String(),
   status: Type.Enum(['up', 'down']),
   reason: Type.Union([Type.String(), Type.Null()], {
@@ -42,7 +42,7 @@ const _sameData: [Static<typeof WholesalerStatusDataSchema>, WholesalerStatusDat
   : never = true;
 void _sameData;
 
-export const PingDataSchema = Type.Object({
+const PingDataSchema = Type.Object({
   webhook_id: Type.String({ description: 'The subscription that was tested.' }),
   message: Type.String(),
 });

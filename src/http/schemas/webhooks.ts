@@ -8,7 +8,7 @@ const NullableIsoTime = (description: string) =>
 
 export const WEBHOOK_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
 
-export const WebhookUrlSchema = XmlText({
+const WebhookUrlSchema = XmlText({
   minLength: 1,
   maxLength: 2048,
   description:
@@ -16,7 +16,7 @@ export const WebhookUrlSchema = XmlText({
   examples: ['https://pharmacy.example/hooks/msv3'],
 });
 
-export const EventListSchema = Type.Array(
+const EventListSchema = Type.Array(
   Type.String({ description: `One of ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}.` }),
   { minItems: 1, maxItems: 16, description: 'Events to receive; duplicates are ignored.' },
 );

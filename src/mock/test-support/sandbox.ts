@@ -22,14 +22,14 @@ export const CUSTOMER = 'PLA\\apotheke1';
 export const PASSWORD = 'irgendein-Passwört';
 export const CLIENT_ID = 'msv3-gateway-tests 1.0';
 
-export interface CallOptions {
+interface CallOptions {
   version?: Msv3Version;
   tenant?: string;
   username?: string;
   password?: string;
 }
 
-export interface RawResponse {
+interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
@@ -57,7 +57,7 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-export interface RawOptions {
+interface RawOptions {
   path?: string;
   method?: string;
   contentType?: string | null;

@@ -45,11 +45,10 @@ import { defineOperation, type OperationCodec } from './operation.js';
 
 /** bestellen (PROTOCOL.md §2.4): place an order of one or more sub-orders. */
 
-export type { OrderPart, Substitution } from './anteile.js';
-export type { PositionAnswer, SubOrderAnswer, SubOrderHeader } from './bestellung-antwort.js';
+export type { PositionAnswer, SubOrderAnswer } from './bestellung-antwort.js';
 
 /** At most 1000 positions across all sub-orders of one order (XSD annotation; decoders enforce it). */
-export const MAX_ORDER_POSITIONS = 1000;
+const MAX_ORDER_POSITIONS = 1000;
 
 export interface OrderPosition {
   pzn: Pzn;
@@ -244,7 +243,7 @@ export const bestellen = defineOperation(bestellenCodec);
 // ---------------------------------------------------------------------------------------------------
 // Matching answers to requests (PROTOCOL.md §2.4, §8 client 6): by sub-order Id and BestellPzn, never by index.
 
-export interface MatchedPosition {
+interface MatchedPosition {
   subOrderId: string;
   requested: OrderPosition;
   answered: PositionAnswer;

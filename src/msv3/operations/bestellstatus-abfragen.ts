@@ -29,10 +29,7 @@ import {
   wireContext,
 } from './fields.js';
 import { defineOperation, type OperationCodec } from './operation.js';
-
 /** bestellstatusAbfragen (PROTOCOL.md §2.5): fetch the answer of an earlier order (e.g. after night mode). */
-
-export type { SubOrderAnswer } from './bestellung-antwort.js';
 
 export const BESTELLSTATUS_WERTE = [
   'KennungUnbekannt',

@@ -133,7 +133,7 @@ function readPosition(el: XmlElement, ctx: WireContext): PositionAnswer {
   return { pzn, quantity, deliveryInstruction, substitution, parts };
 }
 
-export function readFaultInfo(el: XmlElement, ctx: WireContext): Msv3FaultInfo {
+function readFaultInfo(el: XmlElement, ctx: WireContext): Msv3FaultInfo {
   if (el.attrs !== null) checkAttributes(el, NO_ATTRIBUTES);
   const c = el.children;
   const errorCode = readString(expectAt(c, 0, ctx.ns, 'ErrorCode'), 'ErrorCode', 1, 5);
@@ -324,7 +324,7 @@ export function readPlainSubOrderAnswers(
   return answers;
 }
 
-export function writeFaultInfo(local: string, f: Msv3FaultInfo): string {
+function writeFaultInfo(local: string, f: Msv3FaultInfo): string {
   return (
     `<m:${local}><m:ErrorCode>${escapeText(f.errorCode)}</m:ErrorCode>` +
     `<m:EndanwenderFehlertext>${escapeText(f.userText)}</m:EndanwenderFehlertext>` +

@@ -25,7 +25,7 @@ export interface DocumentRequest {
   documentId?: string;
 }
 
-export interface Document {
+interface Document {
   /** `@DokumentId`. */
   documentId: string;
   /** `Data`, decoded: 1 byte..2 MiB (a PDF, though MSV3 does not check that). */
@@ -87,7 +87,7 @@ const BEFORE_TWO_PADS = 'AQgw';
  * alphabet in groups of four, with canonical padding. Checked by hand, in one pass, so a 2.8 MB value
  * cannot make a regular expression backtrack.
  */
-export function decodeBase64(raw: string, path: string): Buffer {
+function decodeBase64(raw: string, path: string): Buffer {
   const clean = /[ \t\r\n]/.test(raw) ? raw.replace(/[ \t\r\n]+/g, '') : raw;
   const len = clean.length;
   if (len === 0) fail(path, 'empty (at least 1 byte is required)');

@@ -76,19 +76,19 @@ function collapsed(v: string): string {
   return v.trim();
 }
 
-export function checkedDate(raw: string, path: string): string {
+function checkedDate(raw: string, path: string): string {
   const v = collapsed(raw);
   if (!isDate(v)) fail(path, `'${clip(v)}' is not an xs:date`);
   return v;
 }
 
-export function checkedDateTime(raw: string, path: string): string {
+function checkedDateTime(raw: string, path: string): string {
   const v = collapsed(raw);
   if (!isDateTime(v)) fail(path, `'${clip(v)}' is not an xs:dateTime`);
   return v;
 }
 
-export function checkedZeit(raw: string, path: string): string {
+function checkedZeit(raw: string, path: string): string {
   const v = collapsed(raw);
   if (!isVertragsdatenZeit(v)) fail(path, `'${clip(v)}' is not a contract time (hh:mm:00)`);
   return v;
@@ -97,10 +97,6 @@ export function checkedZeit(raw: string, path: string): string {
 export function checkedPattern(v: string, path: string, test: (v: string) => boolean, what: string): string {
   if (!test(v)) fail(path, `'${clip(v)}' is not ${what}`);
   return v;
-}
-
-export function readDate(el: XmlElement, local: string): string {
-  return checkedDate(leafText(el, local), local);
 }
 
 export function readZeit(el: XmlElement, local: string): string {

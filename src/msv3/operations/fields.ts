@@ -205,7 +205,7 @@ export function leafText(el: XmlElement, local: string): string {
 }
 
 /** `xsi:nil="true"` on a nillable element, which must then be empty. */
-export function nilled(el: XmlElement, local: string): boolean {
+function nilled(el: XmlElement, local: string): boolean {
   const a = el.attrs;
   if (a === null) return false;
   const v = nilAttribute(el, a);
@@ -489,7 +489,7 @@ export function isDateTime(v: string): boolean {
 }
 
 /** xs:dateTime lexical form: `-?YYYY-MM-DDThh:mm:ss(.s+)?(Z|(+|-)hh:mm)?`. */
-export function isDateTimeAt(v: string, start: number, end: number): boolean {
+function isDateTimeAt(v: string, start: number, end: number): boolean {
   let i = v.charCodeAt(start) === 45 ? start + 1 : start;
   const yearStart = i;
   let year = 0;

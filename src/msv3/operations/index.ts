@@ -20,21 +20,7 @@ import { vertragsdatenAbfragen } from './vertragsdaten-abfragen.js';
  * the fuzz test and the lookup pick them up from here.
  */
 
-export {
-  bestellen,
-  bestellstatusAbfragen,
-  dokumentAbfragen,
-  lieferavisAbfrageHist,
-  lieferavisAbfrageNeu,
-  lieferavisBestaetigen,
-  retourenavisAnfragen,
-  retourenavisAnkuendigen,
-  ruecknahmeangebotAnfordern,
-  verbindungTesten,
-  verfuegbarkeitAnfragen,
-  verfuegbarkeitAnfragenBulk,
-  vertragsdatenAbfragen,
-};
+export { bestellen, verfuegbarkeitAnfragen };
 
 export const operations: readonly AnyMsv3Operation[] = [
   verfuegbarkeitAnfragen,

@@ -12,13 +12,10 @@ import {
 } from './extra-fields.js';
 import { attribute, checkAttributes } from './fields.js';
 import { defineDeliveryNoticesQuery } from './lieferavis.js';
-
 /**
  * lieferavisAbfrageHist (PROTOCOL.md §2.8, v2 only): one earlier notice by delivery-note number and/or
  * barcode. An unknown one is answered with the fault `LieferscheinOderBarcodeUnbekanntFault`.
  */
-
-export type { DeliveryNoticesResponse } from './lieferavis.js';
 
 export interface DeliveryNoticeHistoryRequest {
   /** `clientSoftwareKennung` (plain xs:string in the v2-only operations). */

@@ -16,7 +16,7 @@ import { defineOperation } from './operation.js';
  * lieferavisAbfrageNeu stops returning them. Success is an empty answer.
  */
 
-export const MAX_CONFIRMED_NOTES = 999;
+const MAX_CONFIRMED_NOTES = 999;
 
 export interface ConfirmDeliveryNoticesRequest {
   /** `clientSoftwareKennung` (plain xs:string in the v2-only operations). */
@@ -26,7 +26,7 @@ export interface ConfirmDeliveryNoticesRequest {
 }
 
 /** The answer has no content. */
-export type ConfirmDeliveryNoticesResponse = Record<string, never>;
+type ConfirmDeliveryNoticesResponse = Record<string, never>;
 
 const NAME = 'lieferavisBestaetigen';
 const NONE: readonly string[] = [];

@@ -43,9 +43,9 @@ import { defineOperation, type Msv3Operation, type OperationCodec } from './oper
  */
 
 export const MAX_DELIVERY_NOTICES = 999;
-export const MAX_NOTICE_LINES = 9999;
-export const MAX_LINE_PORTIONS = 99;
-export const MAX_LINE_SHORTAGES = 99;
+const MAX_NOTICE_LINES = 9999;
+const MAX_LINE_PORTIONS = 99;
+const MAX_LINE_SHORTAGES = 99;
 const INT_MAX = 2_147_483_647;
 
 /** `Anteil`: a delivered portion of a line. */

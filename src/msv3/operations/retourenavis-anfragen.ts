@@ -13,18 +13,10 @@ import {
   writeHeader,
   writePosition,
 } from './retourenavis.js';
-
 /**
  * retourenavisAnfragen (PROTOCOL.md §2.9, v2 only): a non-binding return enquiry; the wholesaler gives a
  * verdict per position. Both wrapper children and the answer are optional in the schema.
  */
-
-export type {
-  AssessedReturnPosition,
-  RetoureGrund,
-  RetourenAnteilTyp,
-  ReturnPosition,
-} from './retourenavis.js';
 
 /** `retourenavisAnfrageType`. */
 export interface ReturnEnquiry extends ReturnHeader {
@@ -40,7 +32,7 @@ export interface ReturnEnquiryRequest {
 }
 
 /** `return` (RetourenavisAnfrageAntwort). */
-export interface ReturnEnquiryAnswer extends ReturnHeader {
+interface ReturnEnquiryAnswer extends ReturnHeader {
   /** `Position`, 1..999, each with its verdict; the order may differ from the request's. */
   positions: AssessedReturnPosition[];
 }

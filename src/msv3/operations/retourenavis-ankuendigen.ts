@@ -34,9 +34,7 @@ import {
  * the wholesaler's reference, pick-up time or tour, and possibly a return slip to print.
  */
 
-export type { RetoureGrund, RetourenAnteilTyp, ReturnPosition } from './retourenavis.js';
-
-export const MAX_RETURN_PORTIONS = 15;
+const MAX_RETURN_PORTIONS = 15;
 
 /** `retourenavisAnkuendigungType`: the positions plus optional company details (0–100 characters each). */
 export interface ReturnAnnouncement extends ReturnHeader {
@@ -82,7 +80,7 @@ export interface ReturnPortion {
 }
 
 /** `return` (RetourenavisAnkuendigungAntwort). */
-export interface ReturnAnnouncementAnswer extends ReturnHeader {
+interface ReturnAnnouncementAnswer extends ReturnHeader {
   /** `RetourenAnteil`, 1..15. */
   portions: ReturnPortion[];
 }

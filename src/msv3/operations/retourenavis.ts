@@ -55,9 +55,9 @@ export const RETOUREN_ANTEIL_TYPEN = [
 /** `RetourenAnteilTypType`: the wholesaler's verdict (three accepted, five refused values). */
 export type RetourenAnteilTyp = (typeof RETOUREN_ANTEIL_TYPEN)[number];
 
-export const MAX_RETURN_POSITIONS = 999;
-export const MAX_POSITION_REF = 999;
-export const MAX_RETURN_QUANTITY = 9999;
+const MAX_RETURN_POSITIONS = 999;
+const MAX_POSITION_REF = 999;
+const MAX_RETURN_QUANTITY = 9999;
 
 /** `Position` (RetourePositionType). */
 export interface ReturnPosition {

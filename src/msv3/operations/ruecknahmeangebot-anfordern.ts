@@ -23,9 +23,9 @@ import { defineOperation } from './operation.js';
  * only a reference id to quote later; MSV3 has no price, credit or per-article verdict here.
  */
 
-export const MAX_TAKE_BACK_ARTICLES = 1000;
+const MAX_TAKE_BACK_ARTICLES = 1000;
 
-export interface TakeBackArticle {
+interface TakeBackArticle {
   pzn: Pzn;
   /** `Menge`, 1..9999 (v1) / 1..99999 (v2). */
   quantity: number;

@@ -13,7 +13,7 @@ export interface ConnectionTestRequest {
 }
 
 /** The answer has no content: receiving it at all is the success. */
-export type ConnectionTestResponse = Record<string, never>;
+type ConnectionTestResponse = Record<string, never>;
 
 const NONE: readonly string[] = [];
 

@@ -23,7 +23,7 @@ import { defineOperation } from './operation.js';
 export const MAX_BULK_PZNS = 10_000;
 
 /** Either an explicit list (`m:Pzn` ×1..10000, no duplicates) or one 100 000-PZN block (`m:PznBlock`). */
-export type BulkAvailabilityQuery = { kind: 'list'; pzns: Pzn[] } | { kind: 'block'; firstPzn: Pzn };
+type BulkAvailabilityQuery = { kind: 'list'; pzns: Pzn[] } | { kind: 'block'; firstPzn: Pzn };
 
 export interface BulkAvailabilityRequest {
   /** `clientSoftwareKennung`, 1–80 characters. */

@@ -42,7 +42,7 @@ import { defineOperation, type OperationCodec } from './operation.js';
 
 /** verfuegbarkeitAnfragen (PROTOCOL.md §2.2): availability of up to 50 articles. */
 
-export type { AvailabilityPart, Substitution } from './anteile.js';
+export type { AvailabilityPart } from './anteile.js';
 
 export const BEDARF_WERTE = ['direkt', 'einsAusN', 'unspezifisch'] as const;
 /** v2 `@Bedarf` per article. */
@@ -50,11 +50,11 @@ export type Bedarf = (typeof BEDARF_WERTE)[number];
 
 export const ANTWORT_TYPEN = ['Spezifisch', 'Unspezifisch'] as const;
 /** `@RTyp`: whether the answer is specific (contract item). */
-export type AntwortTyp = (typeof ANTWORT_TYPEN)[number];
+type AntwortTyp = (typeof ANTWORT_TYPEN)[number];
 
-export const MAX_ARTICLES = 50;
+const MAX_ARTICLES = 50;
 
-export interface AvailabilityRequestArticle {
+interface AvailabilityRequestArticle {
   pzn: Pzn;
   /** `Menge`, 1..9999 (v1) / 1..99999 (v2). */
   quantity: number;

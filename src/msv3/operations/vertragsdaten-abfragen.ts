@@ -37,9 +37,9 @@ export const VERTRAGSDATEN_TAGE = ['Mo', 'Di', 'Mi', 'Do', 'Fr', 'Sa', 'So'] as 
 /** VertragsdatenTag: Monday (`Mo`) … Sunday (`So`). */
 export type VertragsdatenTag = (typeof VERTRAGSDATEN_TAGE)[number];
 
-export const MAX_ORDER_WINDOWS_V2 = 999;
-export const MAX_SPECIAL_DAYS = 99;
-export const MAX_SPECIAL_DAY_WINDOWS = 99;
+const MAX_ORDER_WINDOWS_V2 = 999;
+const MAX_SPECIAL_DAYS = 99;
+const MAX_SPECIAL_DAY_WINDOWS = 99;
 const INT_MIN = -2_147_483_648;
 const INT_MAX = 2_147_483_647;
 
@@ -54,7 +54,7 @@ export interface ContractDataRequest {
 }
 
 /** `Hauptbestellzeit`: the recommended time for the main order of a window. */
-export interface MainOrderTime {
+interface MainOrderTime {
   day: VertragsdatenTag;
   /** `Zeitpunkt`, `hh:mm:00`. */
   time: string;
@@ -71,7 +71,7 @@ export interface OrderWindow {
 }
 
 /** `Sondertag/Bestellfenster`: a window on a special day. */
-export interface SpecialDayWindow {
+interface SpecialDayWindow {
   /** `Endezeit`, `hh:mm:00`. */
   cutoff: string;
   /** `Hauptbestellzeit`, `hh:mm:00` (a plain time here, not a day and time). */
@@ -86,12 +86,12 @@ export interface SpecialDay {
   windows: SpecialDayWindow[];
 }
 
-export interface OrderTypeTerms {
+interface OrderTypeTerms {
   /** `@MaxAnzahlFreieAuftragskennungen` (xs:int). */
   maxFreeOrderLabels: number;
 }
 
-export interface AgreedOrderTypeTerms extends OrderTypeTerms {
+interface AgreedOrderTypeTerms extends OrderTypeTerms {
   /** `@Vereinbart`. */
   agreed: boolean;
 }

@@ -16,7 +16,7 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export interface SeenRequest {
+interface SeenRequest {
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
@@ -65,7 +65,7 @@ export async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/msv3/v2.0/bestellen`;
 }
 
-export function envelope(inner: string): string {
+function envelope(inner: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope" xmlns:m="urn:msv3:v2"><env:Body>${inner}</env:Body></env:Envelope>`;
 }
 
@@ -113,7 +113,7 @@ export function testDecode(xml: string): DecodeResult<string> {
 export const SOAP_CONTENT_TYPE = 'application/soap+xml; charset=utf-8';
 
 export const TEST_PASSWORD = 'S3cr3t-Pässwört!';
-export const TEST_CREDENTIALS = createCredentials('PLA\\apotheke1', TEST_PASSWORD);
+const TEST_CREDENTIALS = createCredentials('PLA\\apotheke1', TEST_PASSWORD);
 export const TEST_ACTION = 'urn:msv3:v2:Msv3:bestellen';
 
 /** A `bestellen` call to `url` for target `phoenix`. */

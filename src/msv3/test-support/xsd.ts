@@ -47,7 +47,7 @@ if (xsdUnavailableReason !== null) {
  * Cuts the Body's payload (or, for a fault, the fault bean in env:Detail) out of an envelope written
  * by our encoder, and declares the namespaces it uses on its root so it stands alone.
  */
-export function extractPayload(envelope: string): string {
+function extractPayload(envelope: string): string {
   const bodyStart = envelope.indexOf('<env:Body>');
   const bodyEnd = envelope.lastIndexOf('</env:Body>');
   if (bodyStart === -1 || bodyEnd === -1) throw new Error('envelope without <env:Body>');

@@ -43,7 +43,7 @@ export interface ParseLimits {
  * 4 Mi characters: the largest MSV3 answer is a Dokument (at most 2 MiB of PDF, ~2.8 Mi characters of
  * base64); everything else is a few hundred kilobytes at most (a 50-article availability answer is ~30 KB).
  */
-export const MAX_DOCUMENT_LENGTH = 4 * 1024 * 1024;
+const MAX_DOCUMENT_LENGTH = 4 * 1024 * 1024;
 /** 64 levels: an MSV3 envelope nests at most ~8 (Envelope/Body/wrapper/return/Artikel/Anteil/leaf). */
 export const MAX_DEPTH = 64;
 /**

@@ -181,7 +181,7 @@ const noticeLine = withOptional<DeliveryNoticeLine>(
   ['pzn', 'delivered', 'shortages'],
 );
 
-export const deliveryNotice: fc.Arbitrary<DeliveryNotice> = withOptional<DeliveryNotice>(
+const deliveryNotice: fc.Arbitrary<DeliveryNotice> = withOptional<DeliveryNotice>(
   {
     deliveryNoteNumber: lieferscheinnummer,
     barcodeReference: barcodeReferenz,
@@ -226,7 +226,7 @@ const requiredPositionFields: (keyof ReturnPosition)[] = [
   'reason',
 ];
 
-export const returnPosition: fc.Arbitrary<ReturnPosition> = withOptional<ReturnPosition>(
+const returnPosition: fc.Arbitrary<ReturnPosition> = withOptional<ReturnPosition>(
   positionFields,
   requiredPositionFields,
 );

@@ -36,9 +36,9 @@ import { druckbareKennung, freeText, pzn, supportId, uuid, xsdDateTime } from '.
  * counts are covered by explicit cases in the tests).
  */
 
-export const clientSoftwareId = freeText(1, 80);
+const clientSoftwareId = freeText(1, 80);
 
-export function quantity(version: Msv3Version): fc.Arbitrary<number> {
+function quantity(version: Msv3Version): fc.Arbitrary<number> {
   return fc.oneof(
     fc.integer({ min: 1, max: maxQuantity(version) }),
     fc.constantFrom(1, maxQuantity(version)),
@@ -48,7 +48,7 @@ export function quantity(version: Msv3Version): fc.Arbitrary<number> {
 const nullable = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null, freq: 3 });
 const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
 
-export function availabilityPart(version: Msv3Version): fc.Arbitrary<AvailabilityPart> {
+function availabilityPart(version: Msv3Version): fc.Arbitrary<AvailabilityPart> {
   return fc.record({
     quantity: nullable(quantity(version)),
     type: fc.constantFrom(...VERFUEGBARKEIT_TYPEN),
@@ -59,7 +59,7 @@ export function availabilityPart(version: Msv3Version): fc.Arbitrary<Availabilit
   });
 }
 
-export function orderPart(version: Msv3Version): fc.Arbitrary<OrderPart> {
+function orderPart(version: Msv3Version): fc.Arbitrary<OrderPart> {
   return fc.record({
     quantity: nullable(quantity(version)),
     type: fc.constantFrom(...BESTELLUNG_TYPEN),
@@ -71,7 +71,7 @@ export function orderPart(version: Msv3Version): fc.Arbitrary<OrderPart> {
   });
 }
 
-export function substitution(version: Msv3Version, forOrders: boolean): fc.Arbitrary<Substitution> {
+function substitution(version: Msv3Version, forOrders: boolean): fc.Arbitrary<Substitution> {
   return fc.record({
     reason: fc.constantFrom(...SUBSTITUTIONSGRUENDE),
     defectReason: fc.constantFrom(...defektgruende(version, forOrders)),
@@ -95,7 +95,7 @@ export function availabilityRequest(version: Msv3Version): fc.Arbitrary<Availabi
   });
 }
 
-export function availabilityArticle(version: Msv3Version): fc.Arbitrary<AvailabilityArticle> {
+function availabilityArticle(version: Msv3Version): fc.Arbitrary<AvailabilityArticle> {
   return fc.record({
     requestedQuantity: quantity(version),
     requestedPzn: pzn,
@@ -163,7 +163,7 @@ export function orderRequest(version: Msv3Version): fc.Arbitrary<OrderRequest> {
   });
 }
 
-export const faultInfo: fc.Arbitrary<Msv3FaultInfo> = fc.record({
+const faultInfo: fc.Arbitrary<Msv3FaultInfo> = fc.record({
   errorCode: freeText(1, 5),
   userText: freeText(1, 200),
   technicalText: freeText(1, 200),
@@ -179,7 +179,7 @@ export function positionAnswer(version: Msv3Version): fc.Arbitrary<PositionAnswe
   });
 }
 
-export function subOrderAnswer(version: Msv3Version): fc.Arbitrary<SubOrderAnswer> {
+function subOrderAnswer(version: Msv3Version): fc.Arbitrary<SubOrderAnswer> {
   return fc.record({
     ...subOrderHeader,
     positions: fc.array(positionAnswer(version), { maxLength: 8 }),
