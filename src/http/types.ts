@@ -7,7 +7,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { KeyMode } from '../core/key-mode.js';
+import type { Caller } from '../core/caller.js';
 import type { RouteErrors } from './route-errors.js';
 
 /** The Fastify instance routes are registered on (TypeBox types flow into handlers). */
@@ -19,20 +19,13 @@ export type GatewayApp = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Who is calling: everything stored is scoped to `accountId` and `mode`. */
-export interface AuthContext {
-  accountId: string;
-  keyId: string;
-  mode: KeyMode;
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
     /**
      * Set by the auth hook before any keyed route runs. Public routes (`config: { public: true }`)
      * have no caller, and reading it there is a bug (it is null).
      */
-    auth: AuthContext;
+    auth: Caller;
   }
   interface FastifyContextConfig {
     /** No API key, no rate limit (health, docs, metrics). */

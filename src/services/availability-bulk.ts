@@ -1,8 +1,8 @@
+import type { Tenant } from '../core/caller.js';
 import { newUuid } from '../lib/ids.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { normalisePzn } from '../msv3/model.js';
 import { verfuegbarkeitAnfragenBulk } from '../msv3/operations/verfuegbarkeit-anfragen-bulk.js';
-import type { Owner } from '../store/custom-wholesalers.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
@@ -26,7 +26,7 @@ export interface BulkAvailabilityResult {
 
 export async function checkBulkAvailability(
   deps: UpstreamDeps,
-  owner: Owner,
+  owner: Tenant,
   credentials: Credentials,
   input: BulkAvailabilityInput,
 ): Promise<BulkAvailabilityResult> {

@@ -1,3 +1,4 @@
+import type { Tenant } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
 import { newUuid } from '../lib/ids.js';
 import type { Credentials } from '../msv3/credentials.js';
@@ -7,7 +8,6 @@ import {
   type Bedarf,
   verfuegbarkeitAnfragen,
 } from '../msv3/operations/verfuegbarkeit-anfragen.js';
-import type { Owner } from '../store/custom-wholesalers.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import {
   type DeliveryPortion,
@@ -66,7 +66,7 @@ const AVAILABLE_TYPES = new Set(['Normal', 'Verbund']);
 
 export async function checkAvailability(
   deps: UpstreamDeps,
-  owner: Owner,
+  owner: Tenant,
   credentials: Credentials,
   input: AvailabilityInput,
 ): Promise<AvailabilityResult> {

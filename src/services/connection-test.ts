@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import { isApiError } from '../core/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
-import { markCustomWholesalerVerified, type Owner } from '../store/custom-wholesalers.js';
+import { markCustomWholesalerVerified } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
 import { capabilitiesOfVersion, type ResolvedWholesaler, type Route } from '../wholesalers/registry.js';
 import { capabilitiesFromContract, fetchContractData } from './contracts.js';
@@ -39,7 +40,7 @@ export interface ConnectionTestResult {
 
 export async function testConnection(
   deps: ConnectionTestDeps,
-  owner: Owner,
+  owner: Tenant,
   credentials: Credentials,
   wholesalerId: string,
 ): Promise<ConnectionTestResult> {
@@ -64,7 +65,7 @@ const CONTRACT_GATED = new Set(['bulk_availability', 'return_offers']);
 
 async function verify(
   deps: ConnectionTestDeps,
-  owner: Owner,
+  owner: Tenant,
   wholesaler: ResolvedWholesaler,
   credentials: Credentials,
 ): Promise<void> {

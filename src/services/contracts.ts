@@ -1,3 +1,4 @@
+import type { Tenant } from '../core/caller.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import {
@@ -5,7 +6,6 @@ import {
   type VertragsdatenTag,
   vertragsdatenAbfragen,
 } from '../msv3/operations/vertragsdaten-abfragen.js';
-import type { Owner } from '../store/custom-wholesalers.js';
 import { capabilitiesOfVersion, type ResolvedWholesaler } from '../wholesalers/registry.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
@@ -56,7 +56,7 @@ export interface ContractResult {
 
 export async function fetchContract(
   deps: UpstreamDeps,
-  owner: Owner,
+  owner: Tenant,
   credentials: Credentials,
   wholesalerId: string,
 ): Promise<ContractResult> {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
 import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
@@ -8,7 +9,6 @@ import {
   type CustomWholesaler,
   deleteCustomWholesaler,
   listCustomWholesalers,
-  type Owner,
   upsertCustomWholesaler,
 } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
@@ -50,7 +50,7 @@ export interface CustomWholesalerInput {
 
 export async function registerCustomWholesaler(
   deps: CustomWholesalerDeps,
-  owner: Owner,
+  owner: Tenant,
   input: CustomWholesalerInput,
 ): Promise<Wholesaler> {
   const endpoint = await checkedEndpoint(deps, owner, input.endpoint);
@@ -102,7 +102,7 @@ export async function registerCustomWholesaler(
  */
 export async function removeCustomWholesaler(
   deps: Pick<CustomWholesalerDeps, 'db'>,
-  owner: Owner,
+  owner: Tenant,
   id: string,
 ): Promise<void> {
   if (await deleteCustomWholesaler(deps.db, owner, id)) return;
@@ -113,7 +113,7 @@ export async function removeCustomWholesaler(
   );
 }
 
-export function customWholesalerId(owner: Owner, name: string, endpoint: string): string {
+export function customWholesalerId(owner: Tenant, name: string, endpoint: string): string {
   const hash = createHash('sha256').update(`${owner.accountId}\n${owner.mode}\n${endpoint}`).digest('hex');
   return `custom-${slugOf(name)}-${hash.slice(0, 6)}`;
 }
@@ -135,7 +135,7 @@ export function slugOf(name: string): string {
 }
 
 /** Validates the URL and returns its canonical form (lower-case host, no default port, no trailing `/`). */
-async function checkedEndpoint(deps: CustomWholesalerDeps, owner: Owner, text: string): Promise<string> {
+async function checkedEndpoint(deps: CustomWholesalerDeps, owner: Tenant, text: string): Promise<string> {
   const check = await checkOutboundUrl(text, {
     live: owner.mode === 'live',
     policy: deps.addressPolicy,
@@ -156,7 +156,7 @@ async function checkedEndpoint(deps: CustomWholesalerDeps, owner: Owner, text: s
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
-function shown(custom: CustomWholesaler, owner: Owner): Wholesaler {
+function shown(custom: CustomWholesaler, owner: Tenant): Wholesaler {
   return {
     id: custom.id,
     name: custom.name,

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import type { Clock } from '../lib/clock.js';
 import type { Credentials } from '../msv3/credentials.js';
 import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
 import { lieferavisAbfrageNeu } from '../msv3/operations/lieferavis-abfrage-neu.js';
 import { lieferavisBestaetigen } from '../msv3/operations/lieferavis-bestaetigen.js';
-import type { Owner } from '../store/custom-wholesalers.js';
 import {
   type CustomerScope,
   customerHash,
@@ -39,7 +39,7 @@ type DeliveryEventRecorder = (
 
 /** One pharmacy's call to one wholesaler. */
 export interface CustomerRequest {
-  owner: Owner;
+  owner: Tenant;
   /** The wholesaler id as requested. */
   wholesaler: string;
   credentials: Credentials;

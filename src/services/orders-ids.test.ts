@@ -10,7 +10,7 @@ import {
 
 const scope = {
   accountId: 'acct_1',
-  apiKeyId: 'key_1',
+  keyId: 'key_1',
   mode: 'test' as const,
   idempotencyKey: 'order-42',
   firstUsedAt: 1_767_600_000_000,
@@ -29,7 +29,7 @@ describe('order ids', () => {
     const id = bestellungIdFor(scope);
     for (const change of [
       { accountId: 'acct_2' },
-      { apiKeyId: 'key_2' },
+      { keyId: 'key_2' },
       { mode: 'live' as const },
       { idempotencyKey: 'order-43' },
       { firstUsedAt: scope.firstUsedAt + 1 },

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KeyMode } from '../core/key-mode.js';
+import type { Caller } from '../core/caller.js';
 import { newUuid } from '../lib/ids.js';
 
 /**
@@ -9,10 +9,7 @@ import { newUuid } from '../lib/ids.js';
  * wholesaler can never receive two orders with different Ids for one request.
  */
 
-export interface OrderKeyScope {
-  accountId: string;
-  apiKeyId: string;
-  mode: KeyMode;
+export interface OrderKeyScope extends Caller {
   idempotencyKey: string;
   /**
    * When the key was first used (from its idempotency record, the same for every attempt in its 24 hours).
@@ -39,7 +36,7 @@ export function bestellungIdFor(scope: OrderKeyScope | undefined): string {
   return uuidFromHash(
     'msv3-gateway/bestellung/v1',
     scope.accountId,
-    scope.apiKeyId,
+    scope.keyId,
     scope.mode,
     scope.idempotencyKey,
     String(scope.firstUsedAt),

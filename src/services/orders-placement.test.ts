@@ -114,7 +114,7 @@ describeEachDialect('placeOrder against a scripted wholesaler', (getDatabase) =>
     accountId = (await createAccount(getDatabase().db, clock, { name: 'Apotheke' })).id;
   });
 
-  const caller = () => ({ accountId, apiKeyId: 'key_1', mode: 'test' as const });
+  const caller = () => ({ accountId, keyId: 'key_1', mode: 'test' as const });
   const items = [
     { pzn: '4114918', quantity: 3 },
     { pzn: '1234567', quantity: 2, delivery_preference: 'backorder' as const },

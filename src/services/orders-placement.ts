@@ -1,5 +1,5 @@
+import type { Caller } from '../core/caller.js';
 import { ApiError, isApiError } from '../core/errors.js';
-import type { KeyMode } from '../core/key-mode.js';
 import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { bestellen, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
@@ -45,12 +45,6 @@ import { assertSupports, callWholesalerRaw } from './wholesaler-call.js';
  * A second `bestellen` with a new Id for the same request is impossible: the Id is fixed before step 2.
  */
 
-export interface OrderCaller {
-  accountId: string;
-  apiKeyId: string;
-  mode: KeyMode;
-}
-
 export interface PlaceOrderInput {
   wholesaler: string;
   items: OrderItemInput[];
@@ -75,7 +69,7 @@ interface Placement {
 
 export async function placeOrder(
   deps: OrderDeps,
-  caller: OrderCaller,
+  caller: Caller,
   credentials: Credentials,
   input: PlaceOrderInput,
 ): Promise<OrderResult> {
@@ -304,7 +298,7 @@ function outcomeUnknownError(p: Placement, cause?: unknown): ApiError {
 /** The idempotency fingerprint already guarantees this; a stored order never answers someone else's request. */
 function checkSameOrder(
   order: StoredOrder,
-  caller: OrderCaller,
+  caller: Caller,
   credentials: Credentials,
   wholesalerId: string,
   lines: ReturnType<typeof orderLines>,

@@ -4,7 +4,7 @@ import { requestIdFor } from './returns-ids.js';
 
 const scope = {
   accountId: 'acct_1',
-  apiKeyId: 'key_1',
+  keyId: 'key_1',
   mode: 'test' as const,
   idempotencyKey: 'return-42',
   firstUsedAt: 1_700_000_000_000,
@@ -26,7 +26,7 @@ describe('requestIdFor', () => {
     expect(requestIdFor('retourenavisAnkuendigen', { ...scope, idempotencyKey: 'return-43' }).id).not.toBe(
       base,
     );
-    expect(requestIdFor('retourenavisAnkuendigen', { ...scope, apiKeyId: 'key_2' }).id).not.toBe(base);
+    expect(requestIdFor('retourenavisAnkuendigen', { ...scope, keyId: 'key_2' }).id).not.toBe(base);
     expect(requestIdFor('retourenavisAnkuendigen', { ...scope, firstUsedAt: 1 }).id).not.toBe(base);
   });
 

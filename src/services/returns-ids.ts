@@ -17,7 +17,7 @@ export function requestIdFor(
       : uuidFromHash(
           `msv3-gateway/${operation}/v1`,
           scope.accountId,
-          scope.apiKeyId,
+          scope.keyId,
           scope.mode,
           scope.idempotencyKey,
           String(scope.firstUsedAt),

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import type { Tenant } from '../core/caller.js';
 import { manualClock } from '../lib/clock.js';
 import { createAccount } from './accounts.js';
 import {
@@ -7,14 +8,13 @@ import {
   findCustomWholesaler,
   listCustomWholesalers,
   markCustomWholesalerVerified,
-  type Owner,
   upsertCustomWholesaler,
 } from './custom-wholesalers.js';
 
 describeEachDialect('custom wholesalers repository', (getDatabase) => {
   const clock = manualClock();
 
-  async function newOwner(mode: Owner['mode'] = 'test'): Promise<Owner> {
+  async function newOwner(mode: Tenant['mode'] = 'test'): Promise<Tenant> {
     const account = await createAccount(getDatabase().db, clock, { name: 'Apotheke' });
     return { accountId: account.id, mode };
   }
@@ -87,7 +87,7 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
     const { db } = getDatabase();
     const one = await newOwner();
     const other = await newOwner();
-    const sameAccountLive: Owner = { accountId: one.accountId, mode: 'live' };
+    const sameAccountLive: Tenant = { accountId: one.accountId, mode: 'live' };
     const mine = await upsertCustomWholesaler(db, clock, one, registration('custom-shared'));
     const theirs = await upsertCustomWholesaler(db, clock, other, {
       ...registration('custom-shared', 'https://theirs.example.com/msv3'),
@@ -193,7 +193,7 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
     const { db } = getDatabase();
     const owner = await newOwner();
     const stranger = await newOwner();
-    const liveOwner: Owner = { ...owner, mode: 'live' };
+    const liveOwner: Tenant = { ...owner, mode: 'live' };
     const theirs = await upsertCustomWholesaler(db, clock, stranger, registration('custom-x'));
     const live = await upsertCustomWholesaler(db, clock, liveOwner, registration('custom-x'));
     const sibling = await upsertCustomWholesaler(db, clock, owner, registration('custom-x2'));

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import type { CustomWholesalersTable, Tables } from './schema.js';
@@ -17,11 +18,6 @@ export interface CustomWholesaler {
   verifiedAt: number | null;
 }
 
-export interface Owner {
-  accountId: string;
-  mode: KeyMode;
-}
-
 /**
  * Registers the endpoint, or returns the existing registration when the same owner registers the
  * same id again (the id is derived from the endpoint, so registration is naturally idempotent).
@@ -29,7 +25,7 @@ export interface Owner {
 export async function upsertCustomWholesaler(
   db: Kysely<Tables>,
   clock: Clock,
-  owner: Owner,
+  owner: Tenant,
   input: { id: string; name: string; endpoint: string; version: 1 | 2 },
 ): Promise<CustomWholesaler> {
   await db
@@ -55,7 +51,7 @@ export async function upsertCustomWholesaler(
 
 export async function findCustomWholesaler(
   db: Kysely<Tables>,
-  owner: Owner,
+  owner: Tenant,
   id: string,
 ): Promise<CustomWholesaler | undefined> {
   const row = await db
@@ -68,7 +64,7 @@ export async function findCustomWholesaler(
   return row === undefined ? undefined : toCustomWholesaler(row);
 }
 
-export async function listCustomWholesalers(db: Kysely<Tables>, owner: Owner): Promise<CustomWholesaler[]> {
+export async function listCustomWholesalers(db: Kysely<Tables>, owner: Tenant): Promise<CustomWholesaler[]> {
   const rows = await db
     .selectFrom('custom_wholesalers')
     .selectAll()
@@ -84,7 +80,7 @@ export async function listCustomWholesalers(db: Kysely<Tables>, owner: Owner): P
 export async function markCustomWholesalerVerified(
   db: Kysely<Tables>,
   clock: Clock,
-  owner: Owner,
+  owner: Tenant,
   id: string,
   capabilities: string[],
 ): Promise<void> {
@@ -102,7 +98,11 @@ export async function markCustomWholesalerVerified(
  * mode's is never touched). Orders and delivery notices naming the id are kept: they reference it by
  * value, not by key.
  */
-export async function deleteCustomWholesaler(db: Kysely<Tables>, owner: Owner, id: string): Promise<boolean> {
+export async function deleteCustomWholesaler(
+  db: Kysely<Tables>,
+  owner: Tenant,
+  id: string,
+): Promise<boolean> {
   const result = await db
     .deleteFrom('custom_wholesalers')
     .where('account_id', '=', owner.accountId)

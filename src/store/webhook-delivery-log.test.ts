@@ -1,13 +1,14 @@
 import type { Selectable } from 'kysely';
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import type { Tenant } from '../core/caller.js';
 import { manualClock } from '../lib/clock.js';
 import { newEventId, randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
 import { sampleDeliveryRow, sampleSubscription } from './test-support/webhook-rows.js';
 import { findDelivery, listDeliveries } from './webhook-delivery-log.js';
 import { insertAttempts, insertEventWithDeliveries } from './webhook-outbox.js';
-import { insertSubscription, type Scope, type WebhookSubscription } from './webhook-subscriptions.js';
+import { insertSubscription, type WebhookSubscription } from './webhook-subscriptions.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from './webhook-tables.js';
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -15,7 +16,7 @@ const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 describeEachDialect('webhook delivery log', (getDatabase) => {
   const clock = manualClock(T0);
 
-  async function newSubscription(scope?: Scope): Promise<WebhookSubscription> {
+  async function newSubscription(scope?: Tenant): Promise<WebhookSubscription> {
     const accountId =
       scope?.accountId ?? (await createAccount(getDatabase().db, clock, { name: 'Apotheke' })).id;
     const s = sampleSubscription({ accountId, mode: scope?.mode ?? 'test' }, T0);
@@ -23,7 +24,7 @@ describeEachDialect('webhook delivery log', (getDatabase) => {
     return s;
   }
 
-  const scopeOf = (s: WebhookSubscription): Scope => ({ accountId: s.accountId, mode: s.mode });
+  const scopeOf = (s: WebhookSubscription): Tenant => ({ accountId: s.accountId, mode: s.mode });
 
   /** One event of `type` with one delivery to `s`, created at `createdAt`. */
   async function addDelivery(

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import type { Tables } from './schema.js';
-import type { Scope } from './webhook-subscriptions.js';
 import type { DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from './webhook-tables.js';
 
 /** The delivery log of a subscription, as the API shows it. */
@@ -35,7 +35,7 @@ export interface AttemptRecord {
 /** Newest first, `limit` per page after the delivery `startingAfter`; with their attempts, newest first. */
 export async function listDeliveries(
   db: Kysely<Tables>,
-  scope: Scope,
+  scope: Tenant,
   subscriptionId: string,
   page: { limit: number; startingAfter?: string; status?: DeliveryStatus },
 ): Promise<{ deliveries: DeliveryRecord[]; hasMore: boolean }> {
@@ -84,7 +84,7 @@ export async function listDeliveries(
 
 export async function findDelivery(
   db: Kysely<Tables>,
-  scope: Scope,
+  scope: Tenant,
   subscriptionId: string,
   id: string,
 ): Promise<DeliveryRecord | undefined> {

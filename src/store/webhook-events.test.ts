@@ -1,14 +1,14 @@
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import type { Tenant } from '../core/caller.js';
 import { newEventId } from '../lib/ids.js';
 import { newScope } from '../webhooks/test-support/fixtures.js';
 import { findEventPayload, listEvents } from './webhook-events.js';
 import { insertEventWithDeliveries } from './webhook-outbox.js';
-import type { Scope } from './webhook-subscriptions.js';
 
 describeEachDialect('events feed store', (getDatabase) => {
   /** Stores an event of `scope` at `at` (ms) without deliveries; returns its id. */
-  async function store(scope: Scope, at: number, type = 'delivery.received', wholesaler = 'phoenix') {
+  async function store(scope: Tenant, at: number, type = 'delivery.received', wholesaler = 'phoenix') {
     const id = newEventId();
     const payload = JSON.stringify({
       id,

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import type { EventType } from '../core/event-types.js';
 import type { Tables } from './schema.js';
-import type { Scope } from './webhook-subscriptions.js';
 
 /**
  * The events feed (`GET /v1/events`): the events recorded for one account in one mode, read back from the
@@ -35,7 +35,7 @@ const PING = 'ping';
  */
 export async function listEvents(
   db: Kysely<Tables>,
-  scope: Scope,
+  scope: Tenant,
   page: EventFilter & { limit: number; startingAfter?: string },
 ): Promise<EventPage> {
   let query = db
@@ -79,7 +79,7 @@ export async function listEvents(
 /** One event's JSON body, if it is an event of this scope (pings excluded). */
 export async function findEventPayload(
   db: Kysely<Tables>,
-  scope: Scope,
+  scope: Tenant,
   id: string,
 ): Promise<string | undefined> {
   const row = await db

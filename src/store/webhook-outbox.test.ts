@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import type { Tenant } from '../core/caller.js';
 import { manualClock } from '../lib/clock.js';
 import { newEventId, randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
@@ -23,12 +24,7 @@ import {
   releaseDeliveries,
   resumeDeliveries,
 } from './webhook-outbox.js';
-import {
-  deleteSubscription,
-  insertSubscription,
-  type Scope,
-  type WebhookSubscription,
-} from './webhook-subscriptions.js';
+import { deleteSubscription, insertSubscription, type WebhookSubscription } from './webhook-subscriptions.js';
 import type { WebhookDeliveriesTable, WebhookEventsTable } from './webhook-tables.js';
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -55,7 +51,7 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
     return s;
   }
 
-  function eventRow(scope: Scope, createdAt = T0): Selectable<WebhookEventsTable> {
+  function eventRow(scope: Tenant, createdAt = T0): Selectable<WebhookEventsTable> {
     const id = newEventId();
     return {
       id,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import type { Tenant } from '../core/caller.js';
 import { manualClock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
@@ -13,7 +14,6 @@ import {
   listSubscriptions,
   markSubscriptionFailing,
   markSubscriptionHealthy,
-  type Scope,
   subscriptionsFor,
   toSubscription,
   updateSubscription,
@@ -23,7 +23,7 @@ import {
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 const HOUR = 60 * 60 * 1000;
 
-const subscription = (scope: Scope, overrides: Partial<WebhookSubscription> = {}) =>
+const subscription = (scope: Tenant, overrides: Partial<WebhookSubscription> = {}) =>
   sampleSubscription(scope, T0, { events: ['delivery.received', 'order.status_changed'], ...overrides });
 
 describe('toSubscription', () => {
@@ -71,7 +71,7 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
   const clock = manualClock(T0);
   let wholesalerCounter = 0;
 
-  async function newScope(mode: Scope['mode'] = 'test'): Promise<Scope> {
+  async function newScope(mode: Tenant['mode'] = 'test'): Promise<Tenant> {
     const account = await createAccount(getDatabase().db, clock, { name: 'Apotheke' });
     return { accountId: account.id, mode };
   }
@@ -79,7 +79,7 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
   /** A wholesaler id no other test subscribes to, for the cross-account `subscriptionsFor`. */
   const freshWholesaler = () => `wholesaler-${++wholesalerCounter}-${randomToken(6)}`;
 
-  async function insert(scope: Scope, overrides: Partial<WebhookSubscription> = {}) {
+  async function insert(scope: Tenant, overrides: Partial<WebhookSubscription> = {}) {
     const s = subscription(scope, overrides);
     await insertSubscription(getDatabase().db, s);
     return s;

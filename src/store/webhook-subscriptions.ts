@@ -1,15 +1,11 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import type { EventType } from '../core/event-types.js';
 import type { KeyMode } from '../core/key-mode.js';
 import type { Tables } from './schema.js';
 import type { WebhookSubscriptionsTable } from './webhook-tables.js';
 
 /** Everything about subscriptions is scoped to the caller's account and mode. */
-export interface Scope {
-  accountId: string;
-  mode: KeyMode;
-}
-
 export interface WebhookSubscription {
   id: string;
   accountId: string;
@@ -37,7 +33,7 @@ export async function insertSubscription(
 
 export async function findSubscription(
   db: Kysely<Tables>,
-  scope: Scope,
+  scope: Tenant,
   id: string,
 ): Promise<WebhookSubscription | undefined> {
   const row = await db
@@ -50,7 +46,7 @@ export async function findSubscription(
   return row && toSubscription(row);
 }
 
-export async function listSubscriptions(db: Kysely<Tables>, scope: Scope): Promise<WebhookSubscription[]> {
+export async function listSubscriptions(db: Kysely<Tables>, scope: Tenant): Promise<WebhookSubscription[]> {
   const rows = await db
     .selectFrom('webhook_subscriptions')
     .selectAll()
@@ -62,7 +58,7 @@ export async function listSubscriptions(db: Kysely<Tables>, scope: Scope): Promi
   return rows.map(toSubscription);
 }
 
-export async function countSubscriptions(db: Kysely<Tables>, scope: Scope): Promise<number> {
+export async function countSubscriptions(db: Kysely<Tables>, scope: Tenant): Promise<number> {
   const { count } = await db
     .selectFrom('webhook_subscriptions')
     .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -90,7 +86,7 @@ export type SubscriptionChanges = Partial<
 /** Applies `changes` to the scoped subscription; the updated one, or undefined if there is none. */
 export async function updateSubscription(
   db: Kysely<Tables>,
-  scope: Scope,
+  scope: Tenant,
   id: string,
   changes: SubscriptionChanges,
 ): Promise<WebhookSubscription | undefined> {
@@ -117,7 +113,7 @@ export async function updateSubscription(
 }
 
 /** Deletes the subscription with its deliveries and attempts; false if there was none in scope. */
-export async function deleteSubscription(db: Kysely<Tables>, scope: Scope, id: string): Promise<boolean> {
+export async function deleteSubscription(db: Kysely<Tables>, scope: Tenant, id: string): Promise<boolean> {
   const result = await db
     .deleteFrom('webhook_subscriptions')
     .where('id', '=', id)

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
 import { EVENT_TYPES, type EventType, isEventType } from '../core/event-types.js';
 import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
@@ -11,7 +12,6 @@ import {
   countSubscriptions,
   findSubscription,
   insertSubscription,
-  type Scope,
   type SubscriptionChanges,
   updateSubscription,
   type WebhookSubscription,
@@ -35,14 +35,14 @@ export interface SubscriptionDeps {
    * Throws 404 `wholesaler_not_found` unless the caller can use this wholesaler id in its mode: the
    * registry's `resolve` (catalogue, `<id>_test` for test keys, the account's custom wholesalers).
    */
-  resolveWholesaler: (owner: Scope, id: string) => Promise<unknown>;
+  resolveWholesaler: (owner: Tenant, id: string) => Promise<unknown>;
   /** Wakes this process's delivery worker (`AppDeps.webhooks.wake`) when deliveries become due. */
   wake?: () => void;
 }
 
 export async function createSubscription(
   deps: SubscriptionDeps,
-  scope: Scope,
+  scope: Tenant,
   input: { url: string; wholesaler: string; events: string[] },
 ): Promise<WebhookSubscription> {
   const events = checkEvents(input.events);
@@ -78,7 +78,7 @@ export async function createSubscription(
 
 export async function getSubscription(
   deps: Pick<SubscriptionDeps, 'db'>,
-  scope: Scope,
+  scope: Tenant,
   id: string,
 ): Promise<WebhookSubscription> {
   const subscription = await findSubscription(deps.db, scope, id);
@@ -93,7 +93,7 @@ export async function getSubscription(
  */
 export async function changeSubscription(
   deps: Omit<SubscriptionDeps, 'resolveWholesaler'>,
-  scope: Scope,
+  scope: Tenant,
   id: string,
   input: { url?: string; events?: string[]; active?: boolean },
 ): Promise<WebhookSubscription> {
@@ -126,7 +126,7 @@ export async function changeSubscription(
  */
 export async function rotateSecret(
   deps: Pick<SubscriptionDeps, 'db' | 'clock'>,
-  scope: Scope,
+  scope: Tenant,
   id: string,
 ): Promise<WebhookSubscription> {
   const current = await getSubscription(deps, scope, id);
@@ -143,7 +143,7 @@ export async function rotateSecret(
 /** Sends a signed `ping` now (also to a disabled subscription) and reports the attempt. */
 export async function sendTestEvent(
   deps: DeliverDeps & { leaseMs: number },
-  scope: Scope,
+  scope: Tenant,
   id: string,
 ): Promise<AttemptReport> {
   const subscription = await getSubscription(deps, scope, id);
@@ -182,7 +182,7 @@ export async function sendTestEvent(
 /** Attempts one delivery of this subscription now, whatever its state; 409 while it is in flight. */
 export async function retryDelivery(
   deps: DeliverDeps & { leaseMs: number },
-  scope: Scope,
+  scope: Tenant,
   id: string,
   deliveryId: string,
 ): Promise<AttemptReport> {
@@ -226,7 +226,7 @@ function checkEvents(events: string[]): EventType[] {
 
 async function checkUrl(
   deps: Omit<SubscriptionDeps, 'resolveWholesaler'>,
-  scope: Scope,
+  scope: Tenant,
   url: string,
 ): Promise<string> {
   const check = await checkOutboundUrl(url, {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
 import type { KeyMode } from '../core/key-mode.js';
 import type { Msv3Endpoint } from '../msv3/client.js';
@@ -8,7 +9,6 @@ import {
   type CustomWholesaler,
   findCustomWholesaler,
   listCustomWholesalers,
-  type Owner,
 } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry, CatalogueServer } from './catalogue.js';
@@ -46,9 +46,9 @@ export interface ResolvedWholesaler {
 }
 
 export interface WholesalerRegistry {
-  list(owner: Owner): Promise<Wholesaler[]>;
+  list(owner: Tenant): Promise<Wholesaler[]>;
   /** @throws ApiError `wholesaler_not_found` (404) with a message saying why. */
-  resolve(owner: Owner, id: string): Promise<ResolvedWholesaler>;
+  resolve(owner: Tenant, id: string): Promise<ResolvedWholesaler>;
 }
 
 export const TEST_SUFFIX = '_test';
@@ -151,7 +151,7 @@ export interface RegistryDeps {
 export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry {
   const byId = new Map(deps.catalogue.map((entry) => [entry.id, entry]));
 
-  function sandboxEndpoint(owner: Owner, id: string, version: Msv3Version): Msv3Endpoint {
+  function sandboxEndpoint(owner: Tenant, id: string, version: Msv3Version): Msv3Endpoint {
     const base = deps.sandboxUrl().replace(/\/+$/, '');
     const target = sandboxTarget(owner.accountId, id);
     return { target, baseUrl: `${base}/${sandboxTenant(owner.accountId, id)}/msv3/v${version}.0`, version };
@@ -167,7 +167,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
     });
   }
 
-  async function unknownId(owner: Owner, id: string): Promise<ApiError> {
+  async function unknownId(owner: Tenant, id: string): Promise<ApiError> {
     const known = (await registry.list(owner)).map((wholesaler) => wholesaler.id);
     return new ApiError('wholesaler_not_found', unknownWholesalerMessage(id, known), { wholesaler: id });
   }
@@ -218,7 +218,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
     },
   };
 
-  async function resolveFor(owner: Owner, id: string): Promise<ResolvedWholesaler> {
+  async function resolveFor(owner: Tenant, id: string): Promise<ResolvedWholesaler> {
     const wantsTestServer = id.endsWith(TEST_SUFFIX);
     const baseId = wantsTestServer ? id.slice(0, -TEST_SUFFIX.length) : id;
     if (wantsTestServer && owner.mode === 'live') {

@@ -1,14 +1,14 @@
 import type { FastifyRequest } from 'fastify';
+import type { Tenant } from '../../core/caller.js';
 import { ApiError } from '../../core/errors.js';
 import { findEventPayload, listEvents } from '../../store/webhook-events.js';
-import type { Scope } from '../../store/webhook-subscriptions.js';
 import type { AppDeps } from '../app-deps.js';
 import { routeErrors } from '../route-errors.js';
 import { EventListQuerySchema, EventListSchema, EventParamsSchema, EventSchema } from '../schemas/events.js';
 import type { GatewayApp } from '../types.js';
 
 const tags = ['events'];
-const scopeOf = (request: FastifyRequest): Scope => ({
+const scopeOf = (request: FastifyRequest): Tenant => ({
   accountId: request.auth.accountId,
   mode: request.auth.mode,
 });

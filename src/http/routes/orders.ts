@@ -59,22 +59,16 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) => {
       const credentials = msv3Credentials(request, request.body.wholesaler);
-      const { accountId, keyId, mode } = request.auth;
       if (request.query.dry_run) return dryRunOrder(orderDeps, request.auth, credentials, request.body);
       let stored = false;
       try {
-        return await placeOrder(
-          { ...orderDeps, log: request.log },
-          { accountId, apiKeyId: keyId, mode },
-          credentials,
-          {
-            ...request.body,
-            idempotency: request.idempotency,
-            onStored: () => {
-              stored = true;
-            },
+        return await placeOrder({ ...orderDeps, log: request.log }, request.auth, credentials, {
+          ...request.body,
+          idempotency: request.idempotency,
+          onStored: () => {
+            stored = true;
           },
-        );
+        });
       } catch (error) {
         // A 5xx after the order was stored may follow a `bestellen` the wholesaler received: keep the key
         // (and so the Bestellung Id) for the retry, which resumes the stored order instead of a new one.

@@ -20,8 +20,7 @@ import { customerRequest, V2_CALL_ERRORS } from './deliveries.js';
 function keyScopeOf(request: FastifyRequest): OrderKeyScope | undefined {
   const held = request.idempotency;
   if (held === null) return undefined;
-  const { accountId, keyId, mode } = request.auth;
-  return { accountId, apiKeyId: keyId, mode, idempotencyKey: held.key, firstUsedAt: held.firstUsedAt };
+  return { ...request.auth, idempotencyKey: held.key, firstUsedAt: held.firstUsedAt };
 }
 
 const RETURN_NOTES = {

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import type { Tenant } from '../../core/caller.js';
 import { listDeliveries } from '../../store/webhook-delivery-log.js';
-import type { Scope } from '../../store/webhook-subscriptions.js';
 import { deleteSubscription, listSubscriptions } from '../../store/webhook-subscriptions.js';
 import {
   changeSubscription,
@@ -28,7 +28,7 @@ import type { GatewayApp } from '../types.js';
 import { attemptResultJson, deliveryJson, webhookJson } from './webhooks-json.js';
 
 const tags = ['webhooks'];
-const scopeOf = (request: FastifyRequest): Scope => ({
+const scopeOf = (request: FastifyRequest): Tenant => ({
   accountId: request.auth.accountId,
   mode: request.auth.mode,
 });

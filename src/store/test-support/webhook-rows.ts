@@ -1,11 +1,12 @@
 import type { Selectable } from 'kysely';
+import type { Tenant } from '../../core/caller.js';
 import { newWebhookId, randomToken } from '../../lib/ids.js';
-import type { Scope, WebhookSubscription } from '../webhook-subscriptions.js';
+import type { WebhookSubscription } from '../webhook-subscriptions.js';
 import type { WebhookDeliveriesTable } from '../webhook-tables.js';
 
 /** An active subscription of `scope` to two delivery events, created and updated at `at`. */
 export function sampleSubscription(
-  scope: Scope,
+  scope: Tenant,
   at: number,
   overrides: Partial<WebhookSubscription> = {},
 ): WebhookSubscription {

@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely';
+import type { Tenant } from '../../core/caller.js';
 import type { EventType } from '../../core/event-types.js';
 import type { KeyMode } from '../../core/key-mode.js';
 import { createAddressPolicy } from '../../lib/address-policy.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createAccount } from '../../store/accounts.js';
 import type { Tables } from '../../store/schema.js';
-import type { Scope } from '../../store/webhook-subscriptions.js';
 import { createSubscription } from '../subscriptions.js';
 
-export async function newScope(db: Kysely<Tables>, mode: KeyMode = 'test'): Promise<Scope> {
+export async function newScope(db: Kysely<Tables>, mode: KeyMode = 'test'): Promise<Tenant> {
   const account = await createAccount(db, systemClock, { name: 'Apotheke am Markt' });
   return { accountId: account.id, mode };
 }
@@ -19,7 +19,7 @@ export const anyWholesaler = async () => {};
 /** A subscription to a loopback receiver (private endpoints allowed; any wholesaler id). */
 export function subscribe(
   db: Kysely<Tables>,
-  scope: Scope,
+  scope: Tenant,
   input: { url: string; wholesaler?: string; events?: EventType[] },
   clock: Clock = systemClock,
 ) {

@@ -1,8 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
+import type { Tenant } from '../../core/caller.js';
 import { createAddressPolicy } from '../../lib/address-policy.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Dialect } from '../../store/database.js';
-import type { Scope, WebhookSubscription } from '../../store/webhook-subscriptions.js';
+import type { WebhookSubscription } from '../../store/webhook-subscriptions.js';
 import type { DeliverDeps } from '../deliver.js';
 import { NOTIFY_CHANNEL, recordEvent } from '../events.js';
 import { createWebhookHttpClient } from '../http-client.js';
@@ -18,7 +19,7 @@ export interface Harness {
   database: TestDatabase;
   clock: ReturnType<typeof manualClock>;
   receiver: Receiver;
-  scope: Scope;
+  scope: Tenant;
   subscription: WebhookSubscription;
   deliver: DeliverDeps;
   /** A worker on this database; PostgreSQL workers listen for NOTIFY. */
