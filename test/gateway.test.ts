@@ -53,7 +53,7 @@ const deliveriesProbe: RouteRegistration = (app, deps) => {
   });
 };
 
-describeEachDialect('sandbox routing (SPEC §5 rule 6) for every wholesaler endpoint', (getDatabase) => {
+describeEachDialect('sandbox routing (docs/wholesalers.md "Routing") for every endpoint', (getDatabase) => {
   let gw: Gateway;
   beforeAll(async () => {
     gw = await startGateway({ database: getDatabase(), extraRoutes: [deliveriesProbe] });
@@ -108,7 +108,7 @@ describeEachDialect('sandbox routing (SPEC §5 rule 6) for every wholesaler endp
   });
 });
 
-/** A route of SPEC §5 rule 6: which key and wholesaler id, and where the SOAP call must land. */
+/** A route of docs/wholesalers.md "Routing": which key and wholesaler id, and where the SOAP call must land. */
 interface Route {
   name: string;
   key: 'test' | 'live';
@@ -310,7 +310,7 @@ async function returnItems(seed: () => Promise<Seed>) {
  * (an order, its delivery notice and delivery-note document) is placed through the API on that same route.
  */
 describeEachDialect(
-  'sandbox routing (SPEC §5 rule 6) for orders, deliveries, returns and documents',
+  'sandbox routing (docs/wholesalers.md "Routing") for orders, deliveries, returns and documents',
   (getDatabase) => {
     let gw: Gateway;
     beforeAll(async () => {

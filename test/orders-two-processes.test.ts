@@ -20,7 +20,7 @@ import {
 } from './gateway-process.js';
 
 /**
- * SPEC §5 rule 7 across real processes: two `msv3-gateway serve` OS processes share one PostgreSQL
+ * docs/idempotency.md "Orders" across real processes: two `msv3-gateway serve` OS processes share one PostgreSQL
  * database (created fresh for this test) and one wholesaler (a standalone mock in this process, which
  * holds each order's answer back for SLOW_MS so the requests overlap). The same order with the same
  * Idempotency-Key, sent to both processes at once and again afterwards, reaches the wholesaler as exactly

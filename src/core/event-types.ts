@@ -1,4 +1,7 @@
-/** The events a subscription can ask for (SPEC §6). `ping` is only sent by the test endpoint. */
+/**
+ * The events a subscription can ask for (docs/webhooks.md "Events and triggers"). `ping` is only sent by the
+ * test endpoint.
+ */
 export const EVENT_TYPES = [
   'delivery.received',
   'delivery.shortage',

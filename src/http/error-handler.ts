@@ -78,8 +78,8 @@ export function answerFrameworkError(
 }
 
 /**
- * The wholesaler id a rejected request names in its body or query (SPEC 7: the error names the
- * wholesaler involved), when it is a plain id; an id that is itself invalid is not repeated.
+ * The wholesaler id a rejected request names in its body or query (docs/error-catalogue.md "Error catalogue": the
+ * error names the wholesaler involved), when it is a plain id; an id that is itself invalid is not repeated.
  */
 function wholesalerNamedIn(request: FastifyRequest): string | undefined {
   for (const part of [request.body, request.query]) {

@@ -24,7 +24,8 @@ import {
 import type { GatewayApp } from './types.js';
 
 /**
- * `Idempotency-Key` for modifying endpoints (SPEC §5 rule 7, the IETF httpapi draft, Stripe's rules).
+ * `Idempotency-Key` for modifying endpoints (docs/idempotency.md "Repeating a request", the IETF httpapi
+ * draft, Stripe's rules).
  *
  * A route opts in with `config: { idempotent: true }`. Nothing else is needed: after validation the key
  * is claimed for the caller's API key (so also for its account and mode); a request whose outcome is

@@ -10,7 +10,7 @@ import { headerLineCount } from './raw-headers.js';
  * without them. They live in this object for the one call and are never logged (see observability).
  */
 
-/** MSV3 Kundenkennung (PROTOCOL.md §1.5): an optional `branch\` prefix, then letters and digits. */
+/** MSV3 Kundenkennung (docs/msv3.md "Authentication"): an optional `branch\` prefix, then letters and digits. */
 const USERNAME_PATTERN = /^(?:[a-zA-Z0-9]+\\)?[a-zA-Z0-9]+$/;
 // Printable characters only: a header cannot carry control characters safely.
 const PASSWORD_PATTERN = /^[\x20-\x7e\u00a0-\uffff]{1,256}$/;

@@ -1,9 +1,9 @@
 /**
  * MSV3 times are xs:dateTime values, usually with an offset (`2025-03-18T14:30:00+01:00`); the API shows
- * local date-times without a zone (`YYYY-MM-DDThh:mm:ss`, SPEC 2.3). "Local" is German wall-clock time:
- * every MSV3 wholesaler and pharmacy is in Germany. A value with an offset is converted to
- * Europe/Berlin (so `…T13:30:00Z` becomes `…T14:30:00` in winter); a value without one is taken as
- * already local. Fractions of a second are dropped.
+ * local date-times without a zone (`YYYY-MM-DDThh:mm:ss`, docs/wholesalers.md "Availability"). "Local" is
+ * German wall-clock time: every MSV3 wholesaler and pharmacy is in Germany. A value with an offset is
+ * converted to Europe/Berlin (so `…T13:30:00Z` becomes `…T14:30:00` in winter); a value without one is taken
+ * as already local. Fractions of a second are dropped.
  */
 
 const LOCAL_TIME_ZONE = 'Europe/Berlin';

@@ -3,9 +3,9 @@ import { isKundenKennung } from '../msv3/operations/extra-fields.js';
 import { SCENARIO_PASSWORDS } from './scenarios.js';
 
 /**
- * HTTP Basic authentication as MSV3 servers do it (PROTOCOL.md §1.5): the user name is the customer id
- * (Kundenkennung). A missing or bad login gets 401 with the `Basic realm="MSV3"` challenge, so that
- * non-pre-emptive clients send credentials on the second attempt.
+ * HTTP Basic authentication as MSV3 servers do it (docs/msv3.md "Authentication"): the user name is the
+ * customer id (Kundenkennung). A missing or bad login gets 401 with the `Basic realm="MSV3"` challenge, so
+ * that non-pre-emptive clients send credentials on the second attempt.
  *
  * Sandbox mode (no fixed credentials) accepts any well-formed Kundenkennung with any non-empty password,
  * so a new user's first call works, except the scenario passwords (`SCENARIO_PASSWORDS`). The password is

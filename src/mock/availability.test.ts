@@ -41,7 +41,7 @@ const anyPzn = fc.oneof(
   fc.bigInt({ min: 1_000_000_000_000n, max: 9_999_999_999_999n }).map(String),
 );
 
-describe('availability answers keep every rule of PROTOCOL.md §2.2', () => {
+describe('availability answers keep every rule of docs/msv3.md "Availability answers"', () => {
   it('for generated requests over HTTP, v1 and v2, specific and unspecific contracts', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -24,11 +24,12 @@ import {
 } from './supply.js';
 
 /**
- * verfuegbarkeitAnfragen and verfuegbarkeitAnfragenBulk. The answers keep every rule of PROTOCOL.md §2.2:
- * parts add up to the requested quantity, each Typ at most once (≤ 5 parts), Normal/Verbund with Grund
- * KeineAngabe and (in specific answers) a time and tour, every other Typ with a real Grund, Tourabweichung
- * only on Normal/Verbund, and a substitution covering all parts. `@Bedarf` / `@EinsAusNBedarf` are read
- * but do not change the answer (the wholesaler's shortage optimisation is not simulated).
+ * verfuegbarkeitAnfragen and verfuegbarkeitAnfragenBulk. The answers keep every rule of docs/msv3.md
+ * "Availability answers": parts add up to the requested quantity, each Typ at most once (≤ 5 parts),
+ * Normal/Verbund with Grund KeineAngabe and (in specific answers) a time and tour, every other Typ with a
+ * real Grund, Tourabweichung only on Normal/Verbund, and a substitution covering all parts. `@Bedarf` /
+ * `@EinsAusNBedarf` are read but do not change the answer (the wholesaler's shortage optimisation is not
+ * simulated).
  */
 
 export function assessArticle(pzn: Pzn, quantity: number, terms: SupplyTerms): AvailabilityArticle {

@@ -15,10 +15,10 @@ import { SCENARIO_PZNS } from './scenarios.js';
 import type { CustomerState, TenantState } from './state.js';
 
 /**
- * Delivery notices (Lieferavis, PROTOCOL.md §2.8), created when an order is processed: one notice per
- * sub-order and tour (TourId), listing what goes with that tour (Normal and Verbund parts; back orders and
- * special procurement are not delivered yet). They are visible at once, not only when the tour leaves, so
- * a sandbox user sees them right after ordering.
+ * Delivery notices (Lieferavis, docs/msv3.md "Delivery notices"), created when an order is processed: one
+ * notice per sub-order and tour (TourId), listing what goes with that tour (Normal and Verbund parts; back
+ * orders and special procurement are not delivered yet). They are visible at once, not only when the tour
+ * leaves, so a sandbox user sees them right after ordering.
  *
  * Decisions: `lieferavisBestaetigen` is atomic and idempotent — confirming a number twice is fine, but a
  * number this customer never received is a ValidationFault and nothing is confirmed. `lieferavisAbfrageHist`

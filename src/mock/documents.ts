@@ -5,7 +5,7 @@ import { type Letterhead, renderDeliveryNote, renderReturnSlip } from './pdf.js'
 import type { CustomerState, DocumentSource } from './state.js';
 
 /**
- * dokumentAbfragen (PROTOCOL.md §2.10): the PDF behind a `Lieferavis/DokumentId` or a
+ * dokumentAbfragen (docs/msv3.md "Documents"): the PDF behind a `Lieferavis/DokumentId` or a
  * `RetourenAnteil/@DokumentID` of this customer. A missing or unknown id is a ValidationFault (MSV3
  * leaves this open; other customers' ids are unknown too). Each PDF is rendered once and then kept.
  */

@@ -1,6 +1,6 @@
 /**
- * The sandbox wholesaler (PROTOCOL.md §8 "Mock server"; SPEC.md §5 rule 6): a real SOAP 1.2 MSV3 server
- * for the gateway's sandbox and for pharmacy developers testing their own clients.
+ * The sandbox wholesaler (docs/msv3.md "The sandbox wholesaler"; docs/wholesalers.md "Routing"): a real SOAP
+ * 1.2 MSV3 server for the gateway's sandbox and for pharmacy developers testing their own clients.
  */
 
 export type { MockWholesalerOptions } from './options.js';

@@ -20,7 +20,7 @@ import {
 } from './supply.js';
 
 /**
- * The answer to each sub-order of an order (PROTOCOL.md §2.4): positions with up to 9 parts (each Typ
+ * The answer to each sub-order of an order (docs/msv3.md "Order answers"): positions with up to 9 parts (each Typ
  * once, quantities adding up, TourId on every Normal part), or an in-band `Auftragsfehler`. The
  * Liefervorgabe caps how far the wholesaler may go; a portion beyond it becomes a
  * `KeineLieferungAber…Moeglich` part (nothing delivered, although it would have been possible).

@@ -41,7 +41,7 @@ const typesOf = (position: { parts: { type: string; quantity: number | null }[] 
 const status = (orderId: string, username?: string) =>
   sandbox.ok(bestellstatusAbfragen, { clientSoftwareId: CLIENT_ID, orderId }, { username });
 
-describe('order answers keep every rule of PROTOCOL.md §2.4', () => {
+describe('order answers keep every rule of docs/msv3.md "Order answers"', () => {
   const TRANSPORT = new Set<string>(TRANSPORT_SCENARIOS.map((name) => S[name].pzn));
   const pzn = fc.oneof(
     fc.constantFrom(

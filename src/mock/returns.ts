@@ -16,7 +16,7 @@ import { type BookedReturns, returnKey } from './state.js';
 import { scheduleAt } from './supply.js';
 
 /**
- * Returns (Retourenavis, PROTOCOL.md §2.9) against the customer's delivery notes. Each position gets a
+ * Returns (Retourenavis, docs/msv3.md "Returns") against the customer's delivery notes. Each position gets a
  * verdict, checked in this order: unknown note → LieferscheinnummerUnbekannt; PZN not on it →
  * PznInLieferscheinnummerNichtEnthalten; more than delivered (minus what was already accepted, plus
  * what other positions of the same request claim) → MengeUeberschritten, where the line's shortage
@@ -67,7 +67,7 @@ function book(booked: BookedReturns, p: ReturnPosition): BookedReturns {
 /**
  * Whether `p` still fits the line after `booked`. Goods can only go back if they were delivered
  * (`Anteil/@MengeGeliefert`); a `Fehlmenge` unit was never delivered, so only a claim that it was
- * invoiced but not delivered (`BerechnetNichtGeliefert`, PROTOCOL.md §3) may cover it, and such a claim
+ * invoiced but not delivered (`BerechnetNichtGeliefert`, docs/msv3.md "Returns") may cover it, and such a claim
  * may also cover delivered units. Hence goods ≤ delivered and goods + claims ≤ delivered + shortage.
  */
 function fits(

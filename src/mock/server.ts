@@ -125,7 +125,7 @@ async function handle(
   }
   const contentType = req.headers['content-type'];
   if (mediaType(contentType) !== 'application/soap+xml') {
-    // JAX-WS RI's words for a SOAP 1.1 request to a SOAP 1.2 endpoint (PROTOCOL.md §1.3).
+    // JAX-WS RI's words for a SOAP 1.1 request to a SOAP 1.2 endpoint (docs/msv3.md "Envelope").
     sendText(
       res,
       415,

@@ -7,9 +7,9 @@ import type { RequestContext } from './context.js';
 import { authorizationFault } from './faults.js';
 
 /**
- * ruecknahmeangebotAnfordern (PROTOCOL.md §2.7): only for customers with `RuecknahmeangebotVereinbart`
- * (else AuthorizationFaultInfo). The answer is just a reference to quote later; a repeated request with
- * the same `@Id` gets the same reference.
+ * ruecknahmeangebotAnfordern (docs/msv3.md "Take-back offers"): only for customers with
+ * `RuecknahmeangebotVereinbart` (else AuthorizationFaultInfo). The answer is just a reference to quote later;
+ * a repeated request with the same `@Id` gets the same reference.
  */
 export function requestTakeBackOffer(
   ctx: RequestContext,

@@ -62,7 +62,10 @@ export interface Departure {
   arrivalAt: number;
 }
 
-/** An order still counts for a window if its transmission starts before cut-off + 59 s (PROTOCOL.md §2.6). */
+/**
+ * An order still counts for a window if its transmission starts before cut-off + 59 s (docs/msv3.md
+ * "Order windows and cut-offs").
+ */
 const CUTOFF_GRACE_MS = 59_000;
 const SEARCH_DAYS = 21;
 

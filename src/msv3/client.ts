@@ -4,8 +4,8 @@ import type { Msv3Operation, Msv3Service } from './operations/operation.js';
 import type { CallResult, Transport } from './transport.js';
 
 /**
- * Where one wholesaler's MSV3 server lives. One URL per service (JAX-WS convention, PROTOCOL.md §1.4):
- * the base URL plus a per-service path, overridable because no source fixes the paths.
+ * Where one wholesaler's MSV3 server lives. One URL per service (JAX-WS convention, docs/msv3.md
+ * "Services and URLs"): the base URL plus a per-service path, overridable because no source fixes the paths.
  */
 export interface Msv3Endpoint {
   /** The gateway's wholesaler id; it names the breaker and concurrency budget. */

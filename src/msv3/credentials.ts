@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 
 /**
- * MSV3 login for one wholesaler call (PROTOCOL.md §1.5): the user name is the customer id
+ * MSV3 login for one wholesaler call (docs/msv3.md "Authentication"): the user name is the customer id
  * (Kundenkennung, optionally `Niederlassung\kennung`). Passed per call; never stored, logged or put in an error.
  */
 export interface Credentials {

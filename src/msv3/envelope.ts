@@ -5,9 +5,10 @@ import { DecodeFailure, XSI_NS } from './xml/read.js';
 import { escapeText } from './xml/write.js';
 
 /**
- * SOAP 1.2 envelopes for MSV3 (PROTOCOL.md §1.3, §1.7, §1.8). Payloads are written by the operation
- * codecs with the prefix `m` bound to the version namespace; here they get wrapped, and on the way back
- * the Body's single child is found (namespace-aware, any prefix) or turned into a typed fault.
+ * SOAP 1.2 envelopes for MSV3 (docs/msv3.md "Envelope", "Element qualification", "Faults"). Payloads are
+ * written by the operation codecs with the prefix `m` bound to the version namespace; here they get wrapped,
+ * and on the way back the Body's single child is found (namespace-aware, any prefix) or turned into a typed
+ * fault.
  */
 
 export type Msv3Version = 1 | 2;

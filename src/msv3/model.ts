@@ -32,7 +32,7 @@ export function normalisePzn(input: string): Pzn {
 
 export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/** Quantity bounds per version (PROTOCOL.md §4): v1 1..9999, v2 1..99999. */
+/** Quantity bounds per version (docs/msv3.md "Version differences"): v1 1..9999, v2 1..99999. */
 export function maxQuantity(version: 1 | 2): number {
   return version === 1 ? 9_999 : 99_999;
 }

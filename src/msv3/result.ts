@@ -3,7 +3,7 @@
  * Decoders never throw: every envelope becomes exactly one of these three outcomes.
  */
 
-/** The MSV3 fault beans (PROTOCOL.md §1.8), plus `Unknown` for a SOAP fault without a recognised bean. */
+/** The MSV3 fault beans (docs/msv3.md "Faults"), plus `Unknown` for a SOAP fault without a recognised bean. */
 export type Msv3FaultKind =
   | 'ServerFault'
   | 'ValidationFault'

@@ -6,11 +6,11 @@ import { verfuegbarkeitAnfragenBulk } from '../msv3/operations/verfuegbarkeit-an
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
- * POST /v1/availability/bulk → `verfuegbarkeitAnfragenBulk` (PROTOCOL.md §5.3), the explicit-list form
- * (1..10,000 PZNs). MSV3 returns only the available PZNs; `available_pzns` lists them in request order
- * and the additive `unavailable_pzns` the rest. The question is a set, so repeated PZNs are asked once
- * (`1` and `00000001` are the same PZN). Whether the customer may use the function is a contract item:
- * without it the wholesaler answers AuthorizationFault → 403 `wholesaler_function_not_agreed`.
+ * POST /v1/availability/bulk → `verfuegbarkeitAnfragenBulk` (docs/msv3.md "Bulk availability"), the
+ * explicit-list form (1..10,000 PZNs). MSV3 returns only the available PZNs; `available_pzns` lists them in
+ * request order and the additive `unavailable_pzns` the rest. The question is a set, so repeated PZNs are
+ * asked once (`1` and `00000001` are the same PZN). Whether the customer may use the function is a contract
+ * item: without it the wholesaler answers AuthorizationFault → 403 `wholesaler_function_not_agreed`.
  */
 
 export interface BulkAvailabilityInput {

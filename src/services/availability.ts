@@ -18,7 +18,7 @@ import {
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
- * POST /v1/availability → `verfuegbarkeitAnfragen` (PROTOCOL.md §5.2).
+ * POST /v1/availability → `verfuegbarkeitAnfragen` (docs/msv3.md "Availability").
  *
  * - PZNs are left-padded to 8 digits on the way in and out; a PZN may occur once per request (MSV3
  *   forbids duplicates, and merging would blur different demand types), a repeat is a 400 naming it.
@@ -26,7 +26,7 @@ import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
  * - `demand_type` → v2 `@Bedarf` per article (`direct` → direkt, `one_of_many` → einsAusN, `unspecified`
  *   → unspezifisch). v1 has only the request-level `@EinsAusNBedarf`: true iff every item is
  *   `one_of_many`; for a mixed list it is false (v1 cannot express it per article).
- * - `response_type` from `@RTyp`: Spezifisch → `standard` (the answer SPEC 2.3 describes: normal and network
+ * - `response_type` from `@RTyp`: Spezifisch → `standard` (docs/msv3.md "Availability answers": normal and network
  *   parts carry a delivery time or tour), Unspezifisch → `unspecific` (the contract lacks specific
  *   answers; times, tours and quantities may be missing).
  * - `available` is not an MSV3 field: true iff every part is `normal` or `network` (deliverable with a

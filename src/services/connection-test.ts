@@ -11,10 +11,10 @@ import { capabilitiesFromContract, fetchContractData } from './contracts.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
- * POST /v1/connection/test → `verbindungTesten` (PROTOCOL.md §5.1). Success is an empty answer; wrong
- * credentials are the wholesaler's HTTP 401/403 → 401 `wholesaler_credentials_rejected`.
+ * POST /v1/connection/test → `verbindungTesten` (docs/msv3.md "Connection test"). Success is an empty answer;
+ * wrong credentials are the wholesaler's HTTP 401/403 → 401 `wholesaler_credentials_rejected`.
  *
- * Verification of custom wholesalers (the transition SPEC 2.1 leaves open): a custom wholesaler is
+ * Verification of custom wholesalers (docs/wholesalers.md "Custom wholesalers"): a custom wholesaler is
  * registered with `verified: false, capabilities: []`. The first successful connection test that reaches
  * its **registered endpoint** (a live key, or a test key with `<id>_test`; a test key with the plain id
  * reaches the sandbox and proves nothing about the endpoint) sets `verified: true` and fills
@@ -34,7 +34,7 @@ export interface ConnectionTestResult {
   connected: true;
   wholesaler: string;
   latency_ms: number;
-  /** Additive: where the call went (SPEC §5 rule 6). */
+  /** Additive: where the call went (docs/wholesalers.md "Routing"). */
   route: Route;
 }
 

@@ -10,9 +10,9 @@ import { capabilitiesOfVersion, type ResolvedWholesaler } from '../wholesalers/r
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
- * GET /v1/contracts → `vertragsdatenAbfragen` (PROTOCOL.md §5.4, SPEC 2.7). `delivery_windows[].closes_at`
+ * GET /v1/contracts → `vertragsdatenAbfragen` (docs/msv3.md "Contract data"). `delivery_windows[].closes_at`
  * is the order cut-off (`Endezeit`) of a weekly order window, not a delivery time. Additive fields keep
- * what SPEC 2.7 leaves out: the main order time of each window, v2 special days, the specific-answer
+ * what the documented fields leave out: the main order time of each window, v2 special days, the specific-answer
  * agreement, per-order-type terms, v1 `GueltigAb`.
  */
 

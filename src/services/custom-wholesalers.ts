@@ -15,15 +15,16 @@ import type { Tables } from '../store/schema.js';
 import type { Wholesaler } from '../wholesalers/registry.js';
 
 /**
- * POST /v1/wholesalers/custom: an account registers its own MSV3 endpoint (SPEC 4.3).
+ * POST /v1/wholesalers/custom: an account registers its own MSV3 endpoint (docs/wholesalers.md
+ * "Custom wholesalers").
  *
- * Id derivation (SPEC leaves it open): `custom-<slug of the name>-<6 hex of SHA-256(account, mode,
- * endpoint)>`, e.g. `custom-hausapotheke-nord-3f9a1c`. The slug is the name in lower case, umlauts
- * spelt out (ä → ae, ß → ss), other accents dropped, every run of other characters a `-`, at most 24
- * characters (`wholesaler` if nothing is left). The id is stable and readable, and differs between
+ * Id derivation (docs/wholesalers.md "Custom wholesalers"): `custom-<slug of the name>-<6 hex of
+ * SHA-256(account, mode, endpoint)>`, e.g. `custom-hausapotheke-nord-3f9a1c`. The slug is the name in lower
+ * case, umlauts spelt out (ä → ae, ß → ss), other accents dropped, every run of other characters a `-`, at
+ * most 24 characters (`wholesaler` if nothing is left). The id is stable and readable, and differs between
  * accounts and modes. Registering an endpoint the owner has registered before returns that wholesaler
- * unchanged (its first name and id), so registration is idempotent; naming another MSV3 version for it
- * is 409 `conflict`.
+ * unchanged (its first name and id), so registration is idempotent; naming another MSV3 version for it is 409
+ * `conflict`.
  *
  * URL rules: absolute http(s), no user name or password, no query or fragment (service paths are
  * appended to it). Live keys need https. The host must pass the outbound address policy

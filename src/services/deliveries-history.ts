@@ -13,7 +13,7 @@ import { type DeliveryHistoryEntryJson, toDeliveryHistoryEntryJson } from './del
 import { assertSupports, callWholesaler } from './wholesaler-call.js';
 
 /**
- * `GET /v1/deliveries/history` (SPEC 4.11, PROTOCOL.md §5.9). MSV3 can only look up one notice by
+ * `GET /v1/deliveries/history` (docs/msv3.md "Delivery history"). MSV3 can only look up one notice by
  * delivery-note number or barcode (`lieferavisAbfrageHist`); it has no listing. So:
  *
  * - with `tracking_number` and/or `barcode`: a live lookup, stored like any notice seen; the date

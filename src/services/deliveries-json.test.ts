@@ -3,7 +3,7 @@ import { hasShortages, toDeliveryHistoryEntryJson, toDeliveryNoticeJson } from '
 import { deliveryNoticeFixture } from './test-support/deliveries-fixtures.js';
 
 describe('toDeliveryNoticeJson', () => {
-  it('maps the SPEC 2.6 fields: delivery-note number, barcode, order type, document date', () => {
+  it('maps the fields of docs/msv3.md "Delivery notices": delivery-note number, barcode, order type, document date', () => {
     const json = toDeliveryNoticeJson(
       deliveryNoticeFixture({ orderType: 'STAPEL', documentDate: '2025-03-18+01:00' }),
     );

@@ -9,10 +9,10 @@ import type {
 import type { StoredNotice } from '../store/delivery-notices.js';
 
 /**
- * Delivery notices as the API shows them (SPEC 2.6 plus additive MSV3 detail, PROTOCOL.md §5.7).
+ * Delivery notices as the API shows them (docs/msv3.md "Delivery notices", plus additive MSV3 detail).
  *
  * `items` has one entry per PZN, in the order the PZN first appears on the note, with the quantities
- * of all its lines summed: SPEC 2.6 describes an item as a PZN with a delivered quantity and a
+ * of all its lines summed: the documented item is a PZN with a delivered quantity and a
  * shortage, and MSV3 may print one PZN on several lines (one per batch, for instance). The lines
  * themselves, with batches, expiry dates, parcels and sub-order ids, are in the additive `lines`.
  */
@@ -132,8 +132,8 @@ function toItems(lines: readonly DeliveryLineJson[]): DeliveryItemJson[] {
 }
 
 /**
- * `FehlmengenEnthalten` is redundant to the lines (PROTOCOL.md §2.8) and exists so the user is told;
- * a shortage in any line counts even if a wholesaler forgot the flag.
+ * `FehlmengenEnthalten` is redundant to the lines (docs/msv3.md "Delivery notices") and exists so the user is
+ * told; a shortage in any line counts even if a wholesaler forgot the flag.
  */
 export function hasShortages(notice: DeliveryNotice): boolean {
   return notice.hasShortages || notice.lines.some((line) => line.shortages.length > 0);

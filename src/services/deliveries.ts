@@ -18,7 +18,7 @@ import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import { type DeliveryNoticeJson, hasShortages, toDeliveryNoticeJson } from './deliveries-json.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
-/** Delivery notices (SPEC 4.9, 4.10; PROTOCOL.md §2.8, §5.7, §5.8): read the new ones, confirm them. */
+/** Delivery notices (docs/msv3.md "Delivery notices"): read the new ones, confirm them. */
 
 export interface DeliveryDeps {
   upstream: UpstreamDeps;
@@ -113,7 +113,7 @@ export interface ConfirmedDeliveriesJson {
 
 /**
  * `POST /v1/deliveries/confirm` (`lieferavisBestaetigen`): afterwards the wholesaler no longer lists
- * the notices as new (SPEC §3 rule 2). Repeated numbers are sent once.
+ * the notices as new (docs/msv3.md "Delivery notices"). Repeated numbers are sent once.
  */
 export async function confirmDeliveries(
   deps: DeliveryDeps,

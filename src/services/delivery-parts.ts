@@ -7,8 +7,9 @@ import type {
 } from '../msv3/operations/anteile.js';
 
 /**
- * MSV3 delivery parts (`Anteile`) and substitutions as the API shows them (SPEC 2.3 plus additive
- * fields). Shared by availability and order answers; MSV3 enum values become lower-case English.
+ * MSV3 delivery parts (`Anteile`) and substitutions as the API shows them (docs/wholesalers.md
+ * "Availability", plus additive fields). Shared by availability and order answers; MSV3 enum values become
+ * lower-case English.
  */
 
 /** `Typ` of a part → `type`. The last four occur in order answers only. */
@@ -72,7 +73,7 @@ export interface SubstitutionInfo {
   pzn: string;
 }
 
-/** `forOrders`: add `tour_id` (SPEC 2.3: only in order responses). */
+/** `forOrders`: add `tour_id` (docs/msv3.md "Order answers": only in order answers). */
 export function toDeliveryPortion(part: AvailabilityPart | OrderPart, forOrders = false): DeliveryPortion {
   const time = part.deliveryTime === null ? null : toLocalDateTime(part.deliveryTime);
   const portion: DeliveryPortion = {

@@ -7,7 +7,7 @@ import { type CustomerRequest, customerScopeOf } from './deliveries.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
- * `GET /v1/documents/{id}` → `dokumentAbfragen` (v2 only, PROTOCOL.md §2.10, §5.13): a PDF delivery
+ * `GET /v1/documents/{id}` → `dokumentAbfragen` (v2 only, docs/msv3.md "Documents"): a PDF delivery
  * note or return slip by the id from a delivery notice (`document_id`) or a return portion.
  */
 

@@ -2,10 +2,10 @@ import { germanWallTime } from '../lib/local-date-time.js';
 import type { ContractDataResponse, VertragsdatenTag } from '../msv3/operations/vertragsdaten-abfragen.js';
 
 /**
- * The next order cut-off from the contract data (PROTOCOL.md §2.6): weekly `Bestellfenster` (day + `Endezeit`),
- * replaced on a v2 `Sondertag` by that date's windows (none: no cut-off, no delivery that day). An order
- * still counts for a window when its transmission starts before cut-off + 59 s. Times are German local
- * wall-clock times, as the contract gives them.
+ * The next order cut-off from the contract data (docs/msv3.md "Order windows and cut-offs"): weekly
+ * `Bestellfenster` (day + `Endezeit`), replaced on a v2 `Sondertag` by that date's windows (none: no cut-off,
+ * no delivery that day). An order still counts for a window when its transmission starts before cut-off
+ * + 59 s. Times are German local wall-clock times, as the contract gives them.
  */
 
 export interface NextCutoff {

@@ -20,8 +20,8 @@ import type { OrderDeps } from './orders-state.js';
 import { assertSupports, callWholesaler } from './wholesaler-call.js';
 
 /**
- * POST /v1/orders?dry_run=true: validates without placing (MSV3 has no validate-only order, PROTOCOL.md
- * §5.5). The same validation as a real order, then the contract (`vertragsdatenAbfragen`: the order type
+ * POST /v1/orders?dry_run=true: validates without placing (MSV3 has no validate-only order, docs/msv3.md
+ * "Orders"). The same validation as a real order, then the contract (`vertragsdatenAbfragen`: the order type
  * NORMAL is always agreed; the next cut-off from `Bestellfenster`/`Sondertag`) and the current
  * availability (`verfuegbarkeitAnfragen`, 50 articles per call). Nothing is stored and `bestellen` is never
  * called.

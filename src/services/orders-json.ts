@@ -17,9 +17,9 @@ import {
 } from './orders-request.js';
 
 /**
- * Order answers as JSON (SPEC 2.4 / 2.5 plus additive fields). Answers are matched to the request by
- * sub-order Id and PZN with the codec's `matchOrderAnswer`, never by position. Delivery parts use the
- * same mapping as availability (`delivery-parts.ts`), with `tour_id`.
+ * Order answers as JSON (docs/msv3.md "Orders", "Order status", plus additive fields). Answers are matched to
+ * the request by sub-order Id and PZN with the codec's `matchOrderAnswer`, never by position. Delivery parts
+ * use the same mapping as availability (`delivery-parts.ts`), with `tour_id`.
  */
 
 type PlacementStatus = 'confirmed' | 'dry_run' | 'queued_night_mode';

@@ -21,7 +21,8 @@ import { apiErrorFromUpstream } from './upstream-errors.js';
 import { assertSupports, callWholesalerRaw } from './wholesaler-call.js';
 
 /**
- * POST /v1/orders → `bestellen`, placed at most once per request (PROTOCOL.md §2.4, §2.5, §5.5).
+ * POST /v1/orders → `bestellen`, placed at most once per request (docs/msv3.md "Orders", "Order answers",
+ * "Order status").
  *
  * 1. The Bestellung Id is derived from the Idempotency-Key (see `orders-ids.ts`), else random.
  * 2. The order (gateway id, Bestellung Id, account, mode, wholesaler, customer, the exact request) is

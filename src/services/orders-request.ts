@@ -5,7 +5,7 @@ import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import { subOrderIdFor, supportIdFor } from './orders-ids.js';
 
 /**
- * From the JSON order to the one MSV3 sub-order (PROTOCOL.md §5.5):
+ * From the JSON order to the one MSV3 sub-order (docs/msv3.md "Orders"):
  * - `Auftragsart` NORMAL (always agreed; JSON has no order type), `Auftragskennung` `K1`;
  * - `delivery_preference` → `Liefervorgabe`: normal → Normal, grouped → MaxVerbund (network warehouse,
  *   our reading of "grouped"), backorder → MaxNachlieferung, disposition → MaxDispo; default normal;
@@ -28,7 +28,7 @@ const LIEFERVORGABE: Record<DeliveryPreference, Liefervorgabe> = {
 };
 
 const ORDER_LABEL = 'K1';
-/** MSV3 allows 1000 positions; wholesaler software documents 500 (PROTOCOL.md §2.4), so we cap there. */
+/** MSV3 allows 1000 positions; wholesaler software documents 500 (docs/msv3.md "Orders"), so we cap there. */
 export const MAX_ORDER_ITEMS = 500;
 
 export interface OrderItemInput {

@@ -21,7 +21,7 @@ export interface OrderDeps {
 }
 
 /**
- * The status `GET /v1/orders/{id}/status` would report for a stored state (PROTOCOL.md §5.6): an answer
+ * The status `GET /v1/orders/{id}/status` would report for a stored state (docs/msv3.md "Order status"): an answer
  * (confirmation or rejection) is `available`; an order taken without an answer yet (night mode) is what
  * MSV3 calls BestellantwortNichtVerfuegbar, `expired`.
  */

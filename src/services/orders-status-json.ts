@@ -11,8 +11,8 @@ import {
 import type { DeliveryPreference, StoredOrderRequest } from './orders-request.js';
 
 /**
- * A stored order as `GET /v1/orders/{order_id}/status` shows it (SPEC 2.5 plus additive fields); also
- * the `data` of `order.status_changed` (with `previous_status`).
+ * A stored order as `GET /v1/orders/{order_id}/status` shows it (docs/msv3.md "Order status", plus additive
+ * fields); also the `data` of `order.status_changed` (with `previous_status`).
  */
 
 /** The stored state as clients see it (additive `placement_status`): `sending` is an open outcome too. */

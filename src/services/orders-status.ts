@@ -11,8 +11,8 @@ import { type OrderStatusResult, orderStatusJson } from './orders-status-json.js
 import { callWholesaler } from './wholesaler-call.js';
 
 /**
- * GET /v1/orders/{order_id}/status → `bestellstatusAbfragen` with the order's Bestellung Id (PROTOCOL.md
- * §2.5, §5.6): BestellantwortVerfuegbar → `available`, BestellantwortNichtVerfuegbar → `expired` (the
+ * GET /v1/orders/{order_id}/status → `bestellstatusAbfragen` with the order's Bestellung Id (docs/msv3.md
+ * "Order status"): BestellantwortVerfuegbar → `available`, BestellantwortNichtVerfuegbar → `expired` (the
  * answer is gone, or not there yet: `placement_status` says which), KennungUnbekannt → `unknown`.
  *
  * An order belongs to one pharmacy: it is found only for the account and mode of the API key, the

@@ -9,7 +9,7 @@ import {
 } from './returns-json.js';
 
 describe('return reasons', () => {
-  it('map every SPEC 2.9 reason to a distinct RetoureGrund, covering all of them', () => {
+  it('map every return reason of docs/msv3.md "Returns" to a distinct RetoureGrund, covering all of them', () => {
     expect(RETURN_REASONS).toEqual({
       order_error: 'Bestellfehler',
       not_delivered: 'BerechnetNichtGeliefert',

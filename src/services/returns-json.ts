@@ -9,12 +9,12 @@ import type {
 import type { ReturnPortion } from '../msv3/operations/retourenavis-ankuendigen.js';
 
 /**
- * Returns as the API shows them (SPEC 2.9, 4.12, 4.13; PROTOCOL.md §5.10, §5.11). Request item `n`
+ * Returns as the API shows them (docs/msv3.md "Returns", "Return announcements"). Request item `n`
  * (0-based) is MSV3 position `PosRefID = n + 1`; answers carry that number as `position`, because the
  * wholesaler may reorder positions and split them into portions.
  */
 
-/** SPEC 2.9 → `RetoureGrund`. */
+/** The return reason → `RetoureGrund` (docs/msv3.md "Returns"). */
 export const RETURN_REASONS = {
   order_error: 'Bestellfehler',
   not_delivered: 'BerechnetNichtGeliefert',

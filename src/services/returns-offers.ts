@@ -8,7 +8,7 @@ import { callBindingReturnOperation } from './returns-outcome.js';
 import type { UpstreamDeps } from './wholesaler-call.js';
 
 /**
- * `POST /v1/returns/offers` → `ruecknahmeangebotAnfordern` (v1 and v2, PROTOCOL.md §2.7, §5.12): the
+ * `POST /v1/returns/offers` → `ruecknahmeangebotAnfordern` (v1 and v2, docs/msv3.md "Take-back offers"): the
  * pharmacy lists articles it would like to give back; the wholesaler confirms receipt with a reference
  * id to quote later. MSV3 carries no price, credit or per-article verdict, so neither does the answer.
  * Only for customers whose contract includes take-back offers (`return_offers`); otherwise the

@@ -79,7 +79,7 @@ describe('deliveryHeaders', () => {
     userAgent: 'msv3-gateway-webhooks/1.0.0',
   };
 
-  it('carries the SPEC headers, the Standard Webhooks headers and the attempt number', () => {
+  it('carries the X-MSV3 headers, the Standard Webhooks headers and the attempt number', () => {
     const secret = generateSigningSecret();
     const headers = deliveryHeaders({ ...input, secrets: [secret] });
     expect(headers).toEqual({

@@ -14,7 +14,7 @@ import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry, CatalogueServer } from './catalogue.js';
 import { shownId, unknownWholesalerMessage } from './unknown-wholesaler.js';
 
-/** A wholesaler as the API shows it (SPEC 2.1, plus additive fields). */
+/** A wholesaler as the API shows it (docs/wholesalers.md "Catalogue", plus additive fields). */
 export interface Wholesaler {
   id: string;
   name: string;
@@ -23,7 +23,7 @@ export interface Wholesaler {
   verified: boolean;
   capabilities: string[];
   msv3_version: Msv3Version;
-  /** Where a request for this id goes with the caller's key (SPEC §5 rule 6). */
+  /** Where a request for this id goes with the caller's key (docs/wholesalers.md "Routing"). */
   route: Route;
 }
 

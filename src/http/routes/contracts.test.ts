@@ -9,7 +9,7 @@ describeEachDialect('GET /v1/contracts', (getDatabase) => {
   });
   afterAll(() => gw.close());
 
-  it('maps the contract data of a v2 wholesaler (SPEC 2.7 plus additive fields)', async () => {
+  it('maps the contract data of a v2 wholesaler (docs/msv3.md "Contract data" plus additive fields)', async () => {
     const response = await gw.inject({ url: '/v1/contracts', query: { wholesaler: 'phoenix' } });
     expect(response.statusCode).toBe(200);
     const body = response.json();

@@ -56,7 +56,7 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'listDeliveries',
         tags: ['deliveries'],
         summary: 'Unconfirmed delivery notices (lieferavisAbfrageNeu)',
-        description: `The delivery notices the wholesaler has not had confirmed yet (SPEC §3 rule 2: a notice stays here until \`POST /v1/deliveries/confirm\`). \`items\` has one entry per PZN with the quantities of its lines summed; \`lines\` keeps every printed line with batches, expiry dates, parcels and sub-order ids. Every notice is remembered for this pharmacy (account, mode, wholesaler, MSV3 user name) for \`GET /v1/deliveries/history\`; the first sighting sends \`delivery.received\` (and \`delivery.shortage\` when it has shortages) to webhook subscribers.`,
+        description: `The delivery notices the wholesaler has not had confirmed yet (a notice stays here until \`POST /v1/deliveries/confirm\`). \`items\` has one entry per PZN with the quantities of its lines summed; \`lines\` keeps every printed line with batches, expiry dates, parcels and sub-order ids. Every notice is remembered for this pharmacy (account, mode, wholesaler, MSV3 user name) for \`GET /v1/deliveries/history\`; the first sighting sends \`delivery.received\` (and \`delivery.shortage\` when it has shortages) to webhook subscribers.`,
         headers: Msv3CredentialHeaders,
         querystring: WholesalerQuerySchema,
         response: { 200: DeliveriesResponseSchema },

@@ -33,7 +33,10 @@ const scopeOf = (request: FastifyRequest): Tenant => ({
   mode: request.auth.mode,
 });
 
-/** SPEC 4.16–4.18 plus get, update, test, delivery log, redelivery and secret rotation. */
+/**
+ * Create, list, delete (docs/webhooks.md "Subscriptions") plus get, update, test, delivery log, redelivery
+ * and secret rotation.
+ */
 const CREATE_ERRORS = routeErrors(['wholesaler_not_found', 'endpoint_not_allowed', 'conflict'], {
   conflict: 'the account has the most subscriptions a mode may have',
 });

@@ -4,7 +4,10 @@ import { NullableString, WholesalerIdSchema } from './common.js';
 import { BARCODE_PATTERN } from './patterns.js';
 import { CalendarDate } from './strings.js';
 
-/** Schemas of the delivery-notice endpoints (SPEC 2.6, 4.9–4.11) and their examples. */
+/**
+ * Schemas of the delivery-notice endpoints (docs/msv3.md "Delivery notices", "Delivery history") and their
+ * examples.
+ */
 
 /** MSV3 `LieferscheinnummerType`: 1–30 letters, digits and `# + * / - _`. */
 export const TRACKING_NUMBER_PATTERN = '^[a-zA-Z0-9#+*/_-]{1,30}$';

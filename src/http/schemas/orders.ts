@@ -9,7 +9,10 @@ import {
   WholesalerIdSchema,
 } from './common.js';
 
-/** Schemas of POST /v1/orders and GET /v1/orders/{order_id}/status (SPEC 2.4, 2.5, 4.7, 4.8) with examples. */
+/**
+ * Schemas of POST /v1/orders and GET /v1/orders/{order_id}/status (docs/msv3.md "Orders", "Order status")
+ * with examples.
+ */
 
 const PREFERENCE_DESCRIPTION =
   'MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement).';

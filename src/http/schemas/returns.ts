@@ -4,10 +4,13 @@ import { NullableString, PznSchema, WholesalerIdSchema } from './common.js';
 import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
 import { CalendarDate, XmlText } from './strings.js';
 
-/** Schemas of the return endpoints (SPEC 2.9, 4.12–4.14) and their examples. */
+/**
+ * Schemas of the return endpoints (docs/msv3.md "Returns", "Return announcements", "Take-back offers") and
+ * their examples.
+ */
 
 const REASON_DESCRIPTION =
-  'SPEC 2.9 → MSV3 `Retouregrund`: `order_error` (Bestellfehler, ordered by mistake), `not_delivered` (BerechnetNichtGeliefert, invoiced but not received), `damaged` (Beschaedigt), `expiry_too_short` (VerfallZuKurz), `over_delivered` (ZuvielGeliefert).';
+  'Return reason → MSV3 `Retouregrund`: `order_error` (Bestellfehler, ordered by mistake), `not_delivered` (BerechnetNichtGeliefert, invoiced but not received), `damaged` (Beschaedigt), `expiry_too_short` (VerfallZuKurz), `over_delivered` (ZuvielGeliefert).';
 
 const VERDICT_DESCRIPTION =
   'MSV3 `RetourenAnteilTyp`. Accepted: `accepted` (RetoureAkzeptiert), `accepted_consultation_required` (…RueckspracheNoetig: call the wholesaler), `accepted_no_shipment_needed` (…KeineRuecksendungNoetig: credited, keep or dispose of the goods). Refused: `delivery_note_unknown`, `pzn_not_on_delivery_note`, `not_taken_back` (KeineRuecknahme), `return_period_exceeded`, `quantity_exceeds_delivery` (MengeUeberschritten).';

@@ -7,8 +7,9 @@ import type {
 } from '../../msv3/operations/verfuegbarkeit-anfragen.js';
 
 /**
- * The business rules of PROTOCOL.md §2.2 and §2.4 as checks over decoded answers. Each returns the list
- * of violations (empty = fine), so a failing property shows every broken rule at once.
+ * The business rules of docs/msv3.md "Availability answers" and "Order answers" as checks over decoded
+ * answers. Each returns the list of violations (empty = fine), so a failing property shows every broken rule
+ * at once.
  */
 
 interface Part {

@@ -43,7 +43,7 @@ import {
 } from './fields.js';
 import { defineOperation, type OperationCodec } from './operation.js';
 
-/** bestellen (PROTOCOL.md §2.4): place an order of one or more sub-orders. */
+/** bestellen (docs/msv3.md "Orders"): place an order of one or more sub-orders. */
 
 export type { PositionAnswer, SubOrderAnswer } from './bestellung-antwort.js';
 
@@ -241,7 +241,7 @@ export const bestellenCodec: OperationCodec<OrderRequest, OrderResponse> = {
 export const bestellen = defineOperation(bestellenCodec);
 
 // ---------------------------------------------------------------------------------------------------
-// Matching answers to requests (PROTOCOL.md §2.4, §8 client 6): by sub-order Id and BestellPzn, never by index.
+// Matching answers to requests (docs/msv3.md "Order answers"): by sub-order Id and BestellPzn, never by index.
 
 interface MatchedPosition {
   subOrderId: string;

@@ -29,7 +29,10 @@ import {
   wireContext,
 } from './fields.js';
 import { defineOperation, type OperationCodec } from './operation.js';
-/** bestellstatusAbfragen (PROTOCOL.md §2.5): fetch the answer of an earlier order (e.g. after night mode). */
+/**
+ * bestellstatusAbfragen (docs/msv3.md "Order status"): fetch the answer of an earlier order (e.g. after night
+ * mode).
+ */
 
 export const BESTELLSTATUS_WERTE = [
   'KennungUnbekannt',
@@ -148,7 +151,7 @@ function readResponsePlain(
 export const bestellstatusAbfragenCodec: OperationCodec<OrderStatusRequest, OrderStatusResponse> = {
   name: 'bestellstatusAbfragen',
   service: 'bestellstatusAbfragen',
-  /** v2's WSDL says `bestellantwortAbfragen` (sic, PROTOCOL.md §1.3). */
+  /** v2's WSDL says `bestellantwortAbfragen` (sic, docs/msv3.md "Envelope"). */
   soapAction: (version) =>
     soapActionFor(version, version === 2 ? 'bestellantwortAbfragen' : 'bestellstatusAbfragen'),
   encodeRequest,

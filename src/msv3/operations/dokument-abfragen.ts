@@ -12,7 +12,7 @@ import { checkAttributes, expectAt, expectEnd, fail, leafText, uuidAttribute } f
 import { defineOperation } from './operation.js';
 
 /**
- * dokumentAbfragen (PROTOCOL.md §2.10, v2 only): a PDF (delivery note or return slip) by the id from
+ * dokumentAbfragen (docs/msv3.md "Documents", v2 only): a PDF (delivery note or return slip) by the id from
  * `Lieferavis/DokumentId` or `RetourenAnteil/@DokumentID`. `Data` is base64 on the wire, 1 byte..2 MiB.
  */
 

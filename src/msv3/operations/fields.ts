@@ -564,7 +564,7 @@ export function defektgrundForVersion(version: Msv3Version, grund: Defektgrund):
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Wrappers (PROTOCOL.md §1.7: qualified wrapper, unqualified children)
+// Wrappers (docs/msv3.md "Element qualification": qualified wrapper, unqualified children)
 
 export function soapActionFor(version: Msv3Version, operation: string): string {
   return `urn:msv3:v${version}:Msv3:${operation}`;

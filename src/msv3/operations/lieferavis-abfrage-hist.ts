@@ -13,8 +13,8 @@ import {
 import { attribute, checkAttributes } from './fields.js';
 import { defineDeliveryNoticesQuery } from './lieferavis.js';
 /**
- * lieferavisAbfrageHist (PROTOCOL.md §2.8, v2 only): one earlier notice by delivery-note number and/or
- * barcode. An unknown one is answered with the fault `LieferscheinOderBarcodeUnbekanntFault`.
+ * lieferavisAbfrageHist (docs/msv3.md "Delivery history", v2 only): one earlier notice by delivery-note
+ * number and/or barcode. An unknown one is answered with the fault `LieferscheinOderBarcodeUnbekanntFault`.
  */
 
 export interface DeliveryNoticeHistoryRequest {

@@ -3,7 +3,7 @@ import type { XmlElement } from '../xml/parse.js';
 import { escapeText } from '../xml/write.js';
 import { checkAttributes, expectAt, expectEnd, leafText } from './fields.js';
 import { defineDeliveryNoticesQuery } from './lieferavis.js';
-/** lieferavisAbfrageNeu (PROTOCOL.md §2.8, v2 only): the delivery notices not yet confirmed. */
+/** lieferavisAbfrageNeu (docs/msv3.md "Delivery notices", v2 only): the delivery notices not yet confirmed. */
 
 export interface NewDeliveryNoticesRequest {
   /** `clientSoftwareKennung` (plain xs:string in the v2-only operations). */

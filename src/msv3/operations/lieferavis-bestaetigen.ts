@@ -12,7 +12,7 @@ import { checkAttributes, expectEnd } from './fields.js';
 import { defineOperation } from './operation.js';
 
 /**
- * lieferavisBestaetigen (PROTOCOL.md §2.8, v2 only): acknowledge processed delivery notices so that
+ * lieferavisBestaetigen (docs/msv3.md "Delivery notices", v2 only): acknowledge processed delivery notices so that
  * lieferavisAbfrageNeu stops returning them. Success is an empty answer.
  */
 

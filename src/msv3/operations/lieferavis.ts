@@ -35,7 +35,7 @@ import {
 import { defineOperation, type Msv3Operation, type OperationCodec } from './operation.js';
 
 /**
- * Delivery notices (`LieferavisAbfragenAntwort`, PROTOCOL.md §2.8), the answer shared by
+ * Delivery notices (`LieferavisAbfragenAntwort`, docs/msv3.md "Delivery notices"), the answer shared by
  * lieferavisAbfrageNeu and lieferavisAbfrageHist: one notice per delivery note, its lines in printed
  * order, each line with delivered portions (`Anteil`) and shortages (`Fehlmenge`). Annotation-only rules
  * (a line has at least one portion or shortage; Tour or Lieferzeitpunkt is set; GebindeId only for

@@ -5,8 +5,8 @@ import { DecodeFailure } from '../xml/read.js';
 import { checkVersion, soapActionFor } from './fields.js';
 
 /**
- * The services of MSV3 (one WSDL each, PROTOCOL.md §1.4). A wholesaler configuration maps each service
- * to a URL path; Lieferavis and Retourenavis host several operations on one URL.
+ * The services of MSV3 (one WSDL each, docs/msv3.md "Services and URLs"). A wholesaler configuration maps
+ * each service to a URL path; Lieferavis and Retourenavis host several operations on one URL.
  */
 export type Msv3Service =
   | 'verbindungTesten'

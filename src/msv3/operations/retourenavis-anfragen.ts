@@ -14,7 +14,7 @@ import {
   writePosition,
 } from './retourenavis.js';
 /**
- * retourenavisAnfragen (PROTOCOL.md §2.9, v2 only): a non-binding return enquiry; the wholesaler gives a
+ * retourenavisAnfragen (docs/msv3.md "Returns", v2 only): a non-binding return enquiry; the wholesaler gives a
  * verdict per position. Both wrapper children and the answer are optional in the schema.
  */
 

@@ -29,9 +29,9 @@ import {
 } from './retourenavis.js';
 
 /**
- * retourenavisAnkuendigen (PROTOCOL.md §2.9, v2 only): the binding return announcement. The answer splits
- * the positions into portions (`RetourenAnteil`), each with one verdict and, once anything is accepted,
- * the wholesaler's reference, pick-up time or tour, and possibly a return slip to print.
+ * retourenavisAnkuendigen (docs/msv3.md "Return announcements", v2 only): the binding return announcement.
+ * The answer splits the positions into portions (`RetourenAnteil`), each with one verdict and, once anything
+ * is accepted, the wholesaler's reference, pick-up time or tour, and possibly a return slip to print.
  */
 
 const MAX_RETURN_PORTIONS = 15;

@@ -27,7 +27,7 @@ import {
 import { defineOperation, type Msv3Operation, type OperationCodec } from './operation.js';
 
 /**
- * Structures shared by retourenavisAnfragen and retourenavisAnkuendigen (PROTOCOL.md §2.9): the return
+ * Structures shared by retourenavisAnfragen and retourenavisAnkuendigen (docs/msv3.md "Returns"): the return
  * position (`RetourePositionType`, attributes only), the verdicts and the optional wrapper children of the
  * v2-only services. PosRefID uniqueness is an annotation rule, left to the caller.
  */

@@ -19,8 +19,8 @@ import {
 import { defineOperation } from './operation.js';
 
 /**
- * ruecknahmeangebotAnfordern (PROTOCOL.md §2.7): ask the wholesaler to take articles back. The answer is
- * only a reference id to quote later; MSV3 has no price, credit or per-article verdict here.
+ * ruecknahmeangebotAnfordern (docs/msv3.md "Take-back offers"): ask the wholesaler to take articles back. The
+ * answer is only a reference id to quote later; MSV3 has no price, credit or per-article verdict here.
  */
 
 const MAX_TAKE_BACK_ARTICLES = 1000;

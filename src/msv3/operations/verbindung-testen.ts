@@ -5,7 +5,7 @@ import { readEmptyWrapper } from './extra-fields.js';
 import { checkAttributes, expectEnd, readClientSoftwareId } from './fields.js';
 import { defineOperation } from './operation.js';
 
-/** verbindungTesten (PROTOCOL.md §2.1): the credentials check; success is an empty answer. */
+/** verbindungTesten (docs/msv3.md "Connection test"): the credentials check; success is an empty answer. */
 
 export interface ConnectionTestRequest {
   /** `clientSoftwareKennung`, 1–80 characters. */

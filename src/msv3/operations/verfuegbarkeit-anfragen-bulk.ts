@@ -18,7 +18,7 @@ import {
 } from './fields.js';
 import { defineOperation } from './operation.js';
 
-/** verfuegbarkeitAnfragenBulk (PROTOCOL.md §2.3): yes/no availability for many PZNs. */
+/** verfuegbarkeitAnfragenBulk (docs/msv3.md "Bulk availability"): yes/no availability for many PZNs. */
 
 export const MAX_BULK_PZNS = 10_000;
 

@@ -132,7 +132,7 @@ describeRoundTrips(verfuegbarkeitAnfragen, {
 describe('verfuegbarkeitAnfragen encoders', () => {
   const article = { pzn: '04114918', quantity: 3 };
 
-  it('write the qualification of PROTOCOL §1.7: qualified wrapper, unqualified children, qualified below', () => {
+  it('write the qualification of docs/msv3.md "Element qualification": qualified wrapper, unqualified children, qualified below', () => {
     const xml = verfuegbarkeitAnfragen.encodeRequest(2, {
       clientSoftwareId: 'W',
       id: ID,

@@ -40,7 +40,7 @@ import {
 } from './fields.js';
 import { defineOperation, type OperationCodec } from './operation.js';
 
-/** verfuegbarkeitAnfragen (PROTOCOL.md §2.2): availability of up to 50 articles. */
+/** verfuegbarkeitAnfragen (docs/msv3.md "Availability"): availability of up to 50 articles. */
 
 export type { AvailabilityPart } from './anteile.js';
 

@@ -28,7 +28,7 @@ import {
 import { defineOperation } from './operation.js';
 
 /**
- * vertragsdatenAbfragen (PROTOCOL.md §2.6): the pharmacy's contract terms. v1 carries `@GueltigAb` and
+ * vertragsdatenAbfragen (docs/msv3.md "Contract data"): the pharmacy's contract terms. v1 carries `@GueltigAb` and
  * optional main order times; v2 adds `manuelleAbfrage` / `@AutomatischerAbruf`, makes the main order time
  * mandatory, caps windows at 999 and adds special days (`Sondertag`).
  */

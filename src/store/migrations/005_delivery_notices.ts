@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 
 /**
  * Every delivery notice the gateway has seen, per pharmacy: MSV3 has no history listing
- * (PROTOCOL.md §5.9), so `GET /v1/deliveries/history` without a filter answers from here.
+ * (docs/msv3.md "Delivery history"), so `GET /v1/deliveries/history` without a filter answers from here.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
