@@ -5,6 +5,7 @@ import { EVENT_TYPES, type EventType, isEventType } from '../core/event-types.js
 import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
 import { newWebhookId, randomToken } from '../lib/ids.js';
+import { isForeignKeyViolation } from '../store/dialect.js';
 import type { Tables } from '../store/schema.js';
 import { findDelivery } from '../store/webhook-delivery-log.js';
 import { claimDelivery, pauseDeliveries, resumeDeliveries } from '../store/webhook-outbox.js';
@@ -149,10 +150,13 @@ export async function sendTestEvent(
   const subscription = await getSubscription(deps, scope, id);
   const token = `test:${randomToken(12)}`;
   const now = deps.clock.now();
+  // Deleted by another request since it was read: the same 404 as before it was read.
   const { event, deliveryIds } = await recordPing(deps.db, subscription, {
     now,
     token,
     leaseMs: deps.leaseMs,
+  }).catch((error: unknown) => {
+    throw isForeignKeyViolation(error) ? notFound(id) : error;
   });
   const report = await attemptDelivery(
     deps,

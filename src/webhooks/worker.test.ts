@@ -3,8 +3,10 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { createAddressPolicy } from '../lib/address-policy.js';
+import { isForeignKeyViolation } from '../store/dialect.js';
 import { findSubscription } from '../store/webhook-subscriptions.js';
 import { DISABLED_FAILING, DISABLED_GONE } from './deliver.js';
+import { recordPing } from './events.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.js';
 import { changeSubscription } from './subscriptions.js';
 import { createHarness, type Harness } from './test-support/harness.js';
@@ -245,6 +247,22 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
     await worker.stop();
     expect(await h.deliveries()).toMatchObject([{ status: 'delivered', attempts: 1, locked_by: null }]);
     expect(h.receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([event.id]);
+  });
+
+  it('fails a ping for a subscription deleted meanwhile with a foreign-key violation, which the test route answers 404', async () => {
+    // The race the battery's fuzz found: POST /v1/webhooks/{id}/test read the subscription, a DELETE of it
+    // committed, and the ping's delivery row then pointed nowhere (it was a 500).
+    const subscription = (await findSubscription(h.database.db, h.scope, h.subscription.id))!;
+    await sql`delete from webhook_subscriptions where id = ${subscription.id}`.execute(h.database.db);
+    const failure = await recordPing(h.database.db, subscription, {
+      now: h.clock.now(),
+      token: 't',
+      leaseMs: 1_000,
+    })
+      .then(() => undefined)
+      .catch((error: unknown) => error);
+    expect(isForeignKeyViolation(failure)).toBe(true);
+    expect(isForeignKeyViolation(new Error('other'))).toBe(false);
   });
 
   it('wakes at once when an event commits, even inside a longer transaction (no polling)', async () => {
