@@ -93,7 +93,8 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
 function documented(schema: FastifySchema | undefined, config: FastifyContextConfig): FastifySchema {
   const base = schema ?? {};
   const { errors, idempotent = false } = config;
-  const sentence = errors === undefined ? undefined : errorsSentence(errors, idempotent);
+  const sentence =
+    errors === undefined ? undefined : errorsSentence(errors, { idempotent, keyed: config.public !== true });
   const description = [base.description, sentence].filter(Boolean).join(' ');
   const isPublic = config.public === true;
   return {

@@ -114,7 +114,11 @@ const USUAL_NOTES: Partial<Record<ErrorKind, string>> = {
  * The description's sentence: "Errors: 404 `order_not_found`, 422 `order_rejected` (…), …." Implied kinds
  * appear only where the route has a note on them.
  */
-export function errorsSentence(declared: RouteErrors, idempotent: boolean): string {
+export function errorsSentence(
+  declared: RouteErrors,
+  shape: Pick<RouteShape, 'idempotent' | 'keyed'>,
+): string {
+  const { idempotent, keyed } = shape;
   const notes = { ...USUAL_NOTES, ...declared.notes };
   const named = new Set([
     ...(Object.keys(declared.notes) as ErrorKind[]),
@@ -127,6 +131,7 @@ export function errorsSentence(declared: RouteErrors, idempotent: boolean): stri
       const note = notes[kind];
       return `${ERROR_CATALOGUE[kind].status} \`${kind}\`${note === undefined ? '' : ` (${note})`}`;
     });
+  if (!keyed) return `Errors: ${parts.join(', ')}.`;
   const common =
     'and those of every route (400 `invalid_request`, 401 API key, 429 `rate_limited`, 503 `service_unavailable`)';
   return parts.length === 0 ? `Errors: ${common.slice(4)}.` : `Errors: ${parts.join(', ')}, ${common}.`;

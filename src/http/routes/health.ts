@@ -4,6 +4,7 @@ import { ApiError } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import { pendingMigrations } from '../../store/migrate.js';
 import type { AppDeps } from '../app-deps.js';
+import { routeErrors } from '../route-errors.js';
 import type { GatewayApp } from '../types.js';
 
 /** A readiness probe that waits longer than this for the database counts it as unreachable. */
@@ -11,15 +12,26 @@ const READINESS_DATABASE_TIMEOUT_MS = 2_000;
 /** What a not-ready answer suggests as Retry-After, in seconds. */
 const READINESS_RETRY_AFTER_S = 5;
 
-const Ready = Type.Object({
-  status: Type.Literal('ready'),
-  version: Type.String(),
-  checks: Type.Object({
-    database: Type.Literal('ok'),
-    migrations: Type.Literal('ok'),
-    webhook_worker: Type.Union([Type.Literal('running'), Type.Literal('disabled')]),
-  }),
-});
+const Ready = Type.Object(
+  {
+    status: Type.Literal('ready'),
+    version: Type.String(),
+    checks: Type.Object({
+      database: Type.Literal('ok'),
+      migrations: Type.Literal('ok'),
+      webhook_worker: Type.Union([Type.Literal('running'), Type.Literal('disabled')]),
+    }),
+  },
+  {
+    examples: [
+      {
+        status: 'ready',
+        version: '0.1.0',
+        checks: { database: 'ok', migrations: 'ok', webhook_worker: 'running' },
+      },
+    ],
+  },
+);
 
 /**
  * Liveness (`/v1/health`: the process answers HTTP; restart it if not) apart from readiness
@@ -37,7 +49,12 @@ export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
         summary: 'Liveness and version',
         description:
           'Answers as long as the process serves HTTP; it checks no dependency (see /v1/health/ready).',
-        response: { 200: Type.Object({ status: Type.Literal('ok'), version: Type.String() }) },
+        response: {
+          200: Type.Object(
+            { status: Type.Literal('ok'), version: Type.String() },
+            { examples: [{ status: 'ok', version: '0.1.0' }] },
+          ),
+        },
       },
     },
     async () => ({ status: 'ok' as const, version: VERSION }),
@@ -46,7 +63,12 @@ export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
   app.get(
     '/v1/health/ready',
     {
-      config: { public: true },
+      config: {
+        public: true,
+        errors: routeErrors(['service_unavailable'], {
+          service_unavailable: 'not ready: the message names what is missing',
+        }),
+      },
       schema: {
         operationId: 'getReadiness',
         tags: ['service'],
