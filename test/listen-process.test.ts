@@ -14,6 +14,7 @@ import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
 import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
+import { until } from './until.js';
 
 /**
  * `msv3-gateway listen` across real processes, all on 127.0.0.1: a gateway (`serve`, SQLite, the
@@ -29,20 +30,6 @@ const CREDENTIALS = { 'x-msv3-username': 'apotheke1', 'x-msv3-password': 'geheim
 interface Arrival {
   headers: IncomingHttpHeaders;
   body: string;
-}
-
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('msv3-gateway listen as a process', () => {

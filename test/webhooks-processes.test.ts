@@ -13,6 +13,7 @@ import { sampleNotice } from '../src/webhooks/test-support/fixtures.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
 import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js';
 import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
+import { until } from './until.js';
 
 /**
  * Webhook delivery across real processes: two `msv3-gateway serve` OS processes share one PostgreSQL
@@ -149,20 +150,6 @@ function socketOwner(localPort: number, remotePort: number, pids: number[]): num
     }
   }
   return undefined;
-}
-
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe('webhook delivery by two gateway processes on one PostgreSQL database', () => {
