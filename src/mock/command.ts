@@ -1,3 +1,4 @@
+import { type OptionValues, textOption, UsageProblem } from '../lib/cli-options.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import {
   type MockSettings,
@@ -34,32 +35,23 @@ export interface MockCommandIo {
   stderr(line: string): void;
 }
 
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-class UsageProblem extends Error {}
-
-function text(values: Values, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function optionsFrom(values: Values, settings: MockSettings): MockWholesalerOptions {
+function optionsFrom(values: OptionValues, settings: MockSettings): MockWholesalerOptions {
   const options: MockWholesalerOptions = { ...optionsFromSettings(settings), port: 8081 };
-  const port = text(values, 'port');
+  const port = textOption(values, 'port');
   if (port !== undefined) {
     if (!/^\d{1,5}$/.test(port) || Number(port) > 65_535) throw new UsageProblem('--port must be 0..65535');
     options.port = Number(port);
   }
-  const host = text(values, 'host');
+  const host = textOption(values, 'host');
   if (host !== undefined) options.host = host;
-  const version = text(values, 'version');
+  const version = textOption(values, 'version');
   if (version !== undefined) {
     if (version !== '1' && version !== '2')
       throw new UsageProblem('--version must be 1 or 2 (omit it for both)');
     options.versions = [Number(version) as Msv3Version];
   }
-  const username = text(values, 'username');
-  const password = text(values, 'password');
+  const username = textOption(values, 'username');
+  const password = textOption(values, 'password');
   if ((username === undefined) !== (password === undefined)) {
     throw new UsageProblem('--username and --password go together');
   }
@@ -67,7 +59,7 @@ function optionsFrom(values: Values, settings: MockSettings): MockWholesalerOpti
     if (password === '') throw new UsageProblem('--password must not be empty');
     options.credentials = { username, password };
   }
-  const night = text(values, 'night-hours');
+  const night = textOption(values, 'night-hours');
   if (night !== undefined) {
     try {
       options.nightHours = parseNightHours(night);
@@ -92,7 +84,7 @@ function untilSignal(): Promise<void> {
 }
 
 export async function runMockCommand(
-  values: Values,
+  values: OptionValues,
   io: MockCommandIo,
   settings: MockSettings,
   waitForStop: () => Promise<void> = untilSignal,

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { EVENT_TYPES, type EventType, isEventType } from '../core/event-types.js';
 import { VERSION } from '../core/version.js';
+import { type OptionValues, textOption, UsageProblem } from '../lib/cli-options.js';
 import { followEvents, type ListenDeps, type ListenOptions } from './listen.js';
 import { generateSigningSecret } from './secrets.js';
 
@@ -40,15 +41,6 @@ interface ListenCommandIo {
   stderr(line: string): void;
 }
 
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-class UsageProblem extends Error {}
-
-function text(values: Values, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
 function httpUrl(value: string, option: string): string {
   let url: URL;
   try {
@@ -62,16 +54,16 @@ function httpUrl(value: string, option: string): string {
   return url.href;
 }
 
-function optionsFrom(values: Values, env: NodeJS.ProcessEnv): Omit<ListenOptions, 'secret'> {
-  const forwardTo = text(values, 'forward-to');
+function optionsFrom(values: OptionValues, env: NodeJS.ProcessEnv): Omit<ListenOptions, 'secret'> {
+  const forwardTo = textOption(values, 'forward-to');
   if (forwardTo === undefined) throw new UsageProblem('--forward-to is required');
-  const apiKey = text(values, 'key') ?? env.MSV3_API_KEY;
+  const apiKey = textOption(values, 'key') ?? env.MSV3_API_KEY;
   if (apiKey === undefined || apiKey.trim() === '') {
     throw new UsageProblem('an API key is required: --key or MSV3_API_KEY');
   }
   const gatewayUrl = httpUrl(
-    text(values, 'url') ?? (env.MSV3_GATEWAY_URL || DEFAULT_GATEWAY_URL),
-    text(values, 'url') === undefined ? 'MSV3_GATEWAY_URL' : '--url',
+    textOption(values, 'url') ?? (env.MSV3_GATEWAY_URL || DEFAULT_GATEWAY_URL),
+    textOption(values, 'url') === undefined ? 'MSV3_GATEWAY_URL' : '--url',
   );
   const options: Omit<ListenOptions, 'secret'> = {
     gatewayUrl,
@@ -80,7 +72,7 @@ function optionsFrom(values: Values, env: NodeJS.ProcessEnv): Omit<ListenOptions
     intervalMs: 1000,
     userAgent: `msv3-gateway-webhooks/${VERSION}`,
   };
-  const events = text(values, 'events');
+  const events = textOption(values, 'events');
   if (events !== undefined) {
     const types = events
       .split(',')
@@ -94,17 +86,17 @@ function optionsFrom(values: Values, env: NodeJS.ProcessEnv): Omit<ListenOptions
     }
     options.events = [...new Set(types)] as EventType[];
   }
-  const wholesaler = text(values, 'wholesaler');
+  const wholesaler = textOption(values, 'wholesaler');
   if (wholesaler !== undefined) {
     if (wholesaler.trim() === '') throw new UsageProblem('--wholesaler must not be empty');
     options.wholesaler = wholesaler.trim();
   }
-  const since = text(values, 'since');
+  const since = textOption(values, 'since');
   if (since !== undefined) {
     if (!EVENT_ID.test(since)) throw new UsageProblem('--since must be an event id, evt_…');
     options.since = since;
   }
-  const interval = text(values, 'interval');
+  const interval = textOption(values, 'interval');
   if (interval !== undefined) {
     if (!/^\d{1,7}$/.test(interval) || Number(interval) < 100) {
       throw new UsageProblem('--interval must be a number of milliseconds, at least 100');
@@ -135,7 +127,7 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 export async function runListenCommand(
-  values: Values,
+  values: OptionValues,
   io: ListenCommandIo,
   deps: Partial<Pick<ListenDeps, 'fetch' | 'now' | 'sleep'>> & { stop?: AbortSignal } = {},
 ): Promise<number> {
