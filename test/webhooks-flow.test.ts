@@ -257,6 +257,41 @@ describeEachDialect('webhook flow: sandbox order → delivery notice → signed 
       .execute();
     expect(events).toHaveLength(expected);
   });
+
+  it('sends every event of every wholesaler to a subscription for `*` wholesalers and `*` events', async () => {
+    receiver.requests.length = 0;
+    const key = await gw.createKey('test');
+    const credentials = { username: `apo${randomUUID().slice(0, 8)}`, password: 'sandbox-secret' };
+    const as = { key: key.secret, credentials };
+    const created = await gw.inject({
+      ...as,
+      url: '/v1/webhooks',
+      body: { url: receiver.url, wholesaler: '*', events: ['delivery.received', '*'] },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toMatchObject({ wholesaler: '*', events: ['*'] });
+    const secret: string = created.json().signing_secret;
+
+    const expectedTypes: string[] = [];
+    for (const wholesaler of ['phoenix', 'aep']) {
+      const order = await gw.inject({
+        ...as,
+        url: '/v1/orders',
+        body: { wholesaler, items: [{ pzn: '04114918', quantity: 1 }] },
+      });
+      expect(order.statusCode, order.body).toBe(200);
+      const deliveries = await gw.inject({ ...as, url: '/v1/deliveries', query: { wholesaler } });
+      expect(deliveries.statusCode, deliveries.body).toBe(200);
+      const notices: unknown[] = deliveries.json().deliveries;
+      expect(notices.length).toBeGreaterThan(0);
+      expectedTypes.push('order.status_changed', ...notices.map(() => 'delivery.received'));
+    }
+    const received = (await receiver.waitFor(expectedTypes.length, 10_000)).map((request) =>
+      verifyWebhook(request.body, request.headers, secret),
+    );
+    expect(received.map((e) => e.type).sort()).toEqual(expectedTypes.sort());
+    expect(new Set(received.map((e) => e.wholesaler))).toEqual(new Set(['phoenix', 'aep']));
+  });
 });
 
 describe('the server runs the webhook worker', () => {

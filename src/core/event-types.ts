@@ -12,6 +12,11 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 export type DeliveredEventType = EventType | 'ping';
 
+/** In a subscription: every event type (or every wholesaler), those added later included. */
+export const EVERY = '*';
+/** What a subscription lists: event types, or `*`. */
+export type EventSelector = EventType | typeof EVERY;
+
 export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }

@@ -339,6 +339,23 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
     ).toEqual([]);
   });
 
+  it('matches a subscription to every wholesaler (`*`) and to every event type (`*`)', async () => {
+    const { db } = getDatabase();
+    const scope = await newScope();
+    const wholesaler = freshWholesaler();
+    const everyWholesaler = await insert(scope, { wholesaler: '*', events: ['delivery.received'] });
+    const everyEvent = await insert(scope, { wholesaler, events: ['*'] });
+    const everything = await insert(scope, { wholesaler: '*', events: ['*'] });
+    await insert(scope, { wholesaler: freshWholesaler(), events: ['*'] });
+    await insert({ ...scope, mode: 'live' }, { wholesaler: '*', events: ['*'] });
+
+    const sorted = (list: WebhookSubscription[]) => [...list].sort((x, y) => (x.id < y.id ? -1 : 1));
+    const find = (type: 'delivery.received' | 'order.status_changed') =>
+      subscriptionsFor(db, { accountId: scope.accountId, mode: 'test', wholesaler, type });
+    expect(await find('delivery.received')).toEqual(sorted([everyWholesaler, everyEvent, everything]));
+    expect(await find('order.status_changed')).toEqual(sorted([everyEvent, everything]));
+  });
+
   it('starts a failure run once and keeps its start over later failures', async () => {
     const { db } = getDatabase();
     const scope = await newScope();

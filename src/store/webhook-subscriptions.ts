@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Tenant } from '../core/caller.js';
-import type { EventType } from '../core/event-types.js';
+import { EVERY, type EventSelector, type EventType } from '../core/event-types.js';
 import type { KeyMode } from '../core/key-mode.js';
 import type { Tables } from './schema.js';
 import type { WebhookSubscriptionsTable } from './webhook-tables.js';
@@ -12,7 +12,8 @@ export interface WebhookSubscription {
   mode: KeyMode;
   url: string;
   wholesaler: string;
-  events: EventType[];
+  /** Event types, or `["*"]` for all. */
+  events: EventSelector[];
   secret: string;
   previousSecret: string | null;
   previousSecretExpiresAt: number | null;
@@ -125,7 +126,7 @@ export async function deleteSubscription(db: Kysely<Tables>, scope: Tenant, id: 
 
 /**
  * Active subscriptions (with `includeInactive`, paused and disabled ones too) that want `type` for
- * `wholesaler` in `mode`, of one account or (for wholesaler status changes) of every account.
+ * `wholesaler` (or every wholesaler: `*`) in `mode`, of one account or (for wholesaler status changes) of every account.
  */
 export async function subscriptionsFor(
   db: Kysely<Tables>,
@@ -141,11 +142,11 @@ export async function subscriptionsFor(
     .selectFrom('webhook_subscriptions')
     .selectAll()
     .where('mode', '=', filter.mode)
-    .where('wholesaler', '=', filter.wholesaler);
+    .where('wholesaler', 'in', [filter.wholesaler, EVERY]);
   if (!filter.includeInactive) query = query.where('active', '=', 1);
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
   const rows = await query.orderBy('id').execute();
-  return rows.map(toSubscription).filter((s) => s.events.includes(filter.type));
+  return rows.map(toSubscription).filter((s) => s.events.includes(filter.type) || s.events.includes(EVERY));
 }
 
 /** After a successful attempt: the failure run ends. */
@@ -228,7 +229,7 @@ export function toSubscription(row: Selectable<WebhookSubscriptionsTable>): Webh
     mode: row.mode,
     url: row.url,
     wholesaler: row.wholesaler,
-    events: JSON.parse(row.events) as EventType[],
+    events: JSON.parse(row.events) as EventSelector[],
     secret: row.secret,
     previousSecret: row.previous_secret,
     previousSecretExpiresAt: numberOrNull(row.previous_secret_expires_at),

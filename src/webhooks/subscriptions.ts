@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Tenant } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
-import { EVENT_TYPES, type EventType, isEventType } from '../core/event-types.js';
+import { EVENT_TYPES, EVERY, type EventSelector, isEventType } from '../core/event-types.js';
 import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
 import { newWebhookId, randomToken } from '../lib/ids.js';
@@ -47,7 +47,7 @@ export async function createSubscription(
   input: { url: string; wholesaler: string; events: string[] },
 ): Promise<WebhookSubscription> {
   const events = checkEvents(input.events);
-  await deps.resolveWholesaler(scope, input.wholesaler);
+  if (input.wholesaler !== EVERY) await deps.resolveWholesaler(scope, input.wholesaler);
   const url = await checkUrl(deps, scope, input.url);
   if ((await countSubscriptions(deps.db, scope)) >= MAX_SUBSCRIPTIONS) {
     throw new ApiError(
@@ -215,17 +215,19 @@ export async function retryDelivery(
   return (await attemptDelivery(deps, job, 'manual'))!;
 }
 
-function checkEvents(events: string[]): EventType[] {
+/** Known event types, without duplicates; `*` anywhere in the list stands for all of them. */
+function checkEvents(events: string[]): EventSelector[] {
   events.forEach((event, index) => {
-    if (!isEventType(event)) {
+    if (event !== EVERY && !isEventType(event)) {
       throw new ApiError(
         'invalid_request',
-        `\`events[${index}]\` is not an event type; use one of: ${EVENT_TYPES.join(', ')}.`,
+        `\`events[${index}]\` is not an event type; use one of: ${EVENT_TYPES.join(', ')}, or \`*\` for all.`,
         { param: `events[${index}]` },
       );
     }
   });
-  return [...new Set(events as EventType[])];
+  if (events.includes(EVERY)) return [EVERY];
+  return [...new Set(events as EventSelector[])];
 }
 
 async function checkUrl(

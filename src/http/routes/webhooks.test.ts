@@ -181,8 +181,25 @@ describeEachDialect('webhook routes', (getDatabase) => {
       error: 'invalid_request',
       param: 'events[1]',
       message:
-        '`events[1]` is not an event type; use one of: delivery.received, delivery.shortage, order.status_changed, wholesaler.status_changed.',
+        '`events[1]` is not an event type; use one of: delivery.received, delivery.shortage, order.status_changed, wholesaler.status_changed, or `*` for all.',
     });
+  });
+
+  it('accepts `*` for every wholesaler and every event, without resolving a wholesaler id', async () => {
+    const response = await call('POST', '/v1/webhooks', {
+      body: { url: receiver.url, wholesaler: '*', events: ['order.status_changed', '*'] },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.json()).toMatchObject({ wholesaler: '*', events: ['*'] });
+    const changed = await call('PATCH', `/v1/webhooks/${response.json().id}`, {
+      body: { events: ['delivery.shortage', 'delivery.shortage'] },
+    });
+    expect(changed.json()).toMatchObject({ wholesaler: '*', events: ['delivery.shortage'] });
+    const partial = await call('POST', '/v1/webhooks', {
+      body: { url: receiver.url, wholesaler: 'phoen*', events: ['*'] },
+    });
+    expect(partial.statusCode).toBe(400);
+    expect(partial.json()).toMatchObject({ param: 'wholesaler' });
   });
 
   it.each([

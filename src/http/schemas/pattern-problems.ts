@@ -34,7 +34,7 @@ const PATTERN_PROBLEMS: ReadonlyMap<string, string> = new Map([
   ],
   [
     WEBHOOK_ID_PATTERN,
-    'must be a wholesaler id as listed by GET /v1/wholesalers: lowercase letters, digits, `_` or `-`, e.g. phoenix',
+    'must be a wholesaler id as listed by GET /v1/wholesalers (lowercase letters, digits, `_` or `-`, e.g. phoenix), or `*` for all of them',
   ],
   [
     EVENT_ID_PATTERN,

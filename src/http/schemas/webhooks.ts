@@ -6,7 +6,8 @@ const IsoTime = (description: string) => Type.String({ format: 'date-time', desc
 const NullableIsoTime = (description: string) =>
   Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
 
-export const WEBHOOK_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
+/** A wholesaler id, or `*` for every wholesaler the key can use (an addition to the spec's single id). */
+export const WEBHOOK_ID_PATTERN = '^([a-z0-9][a-z0-9_-]{0,63}|\\*)$';
 
 const WebhookUrlSchema = XmlText({
   minLength: 1,
@@ -17,8 +18,15 @@ const WebhookUrlSchema = XmlText({
 });
 
 const EventListSchema = Type.Array(
-  Type.String({ description: `One of ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}.` }),
-  { minItems: 1, maxItems: 16, description: 'Events to receive; duplicates are ignored.' },
+  Type.String({
+    description: `One of ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}, or \`*\` for every event type, those added later included.`,
+  }),
+  {
+    minItems: 1,
+    maxItems: 16,
+    description: 'Events to receive; duplicates are ignored.',
+    examples: [['delivery.received', 'delivery.shortage'], ['*']],
+  },
 );
 
 export const CreateWebhookSchema = Type.Object(
@@ -26,8 +34,9 @@ export const CreateWebhookSchema = Type.Object(
     url: WebhookUrlSchema,
     wholesaler: Type.String({
       pattern: WEBHOOK_ID_PATTERN,
-      description: 'Wholesaler id whose events to receive (as in `GET /v1/wholesalers`).',
-      examples: ['phoenix'],
+      description:
+        'Wholesaler id whose events to receive (as in `GET /v1/wholesalers`), or `*` for every wholesaler this key can use, including those added later.',
+      examples: ['phoenix', '*'],
     }),
     events: EventListSchema,
   },
