@@ -197,7 +197,7 @@ describe('msv3-gateway keys', () => {
       'keys create',
       'keys list',
       'keys revoke',
-      'listen --forward-to',
+      'listen (--forward-to URL | --print)',
     ])
       expect(text).toContain(command);
     expect(text).toContain('RATE_LIMIT_LIVE_POINTS=100');

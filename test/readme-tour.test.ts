@@ -1,7 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -30,6 +31,7 @@ import {
  */
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** What each step of the tour must show; every step must appear in the README. */
 const STEPS: {
@@ -274,6 +276,22 @@ describe('README "First ten minutes"', () => {
           });
         }
 
+        it('replays the feed with listen --print --once: the events after the oldest shown, oldest first', () => {
+          const [listen] = run().listens;
+          expect(run().listens).toHaveLength(1);
+          expect(listen!.args).toEqual(expect.arrayContaining(['--print', '--once', '--since']));
+          const shown = JSON.parse(run().files.get('events.json')!.toString('utf8')).events as {
+            id: string;
+          }[];
+          expect(listen!.stdout.map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(
+            shown
+              .slice(0, -1)
+              .map((e) => e.id)
+              .reverse(),
+          );
+          expect(listen!.stderr.join('\n')).toContain('Replaying 2 event(s)');
+        });
+
         it('has no command that no step checks', () => {
           for (const exchange of run().exchanges) {
             const path = exchange.request.url.slice('http://127.0.0.1:8080'.length);
@@ -322,6 +340,8 @@ describe('README "First ten minutes"', () => {
           join(curlHome, '.curlrc'),
           'write-out = "%{stderr}TOUR %{http_code} %{method} %{url_effective}\\n"\n',
         );
+        // The README's `npx tsx src/cli.ts` runs in a checkout: give the folder the checkout's code.
+        for (const name of ['src', 'node_modules']) symlinkSync(join(ROOT, name), join(work, name));
         const script = tourScript(README, started.server.url, started.key);
         const results: { pdf: Buffer; order: string; replayed: boolean }[] = [];
         // The same folder both times, as when someone runs the tour again: a file the second run fails to
@@ -336,6 +356,7 @@ describe('README "First ten minutes"', () => {
           expect(stdout, attempt).toContain('"status":"ok"');
           expect(stdout, attempt).toContain('"status":"confirmed"');
           expect(stdout, attempt).toContain('"verdict":"accepted"');
+          expect(stderr, attempt).toContain('Replaying 2 event(s)');
           const pdf = readFileSync(join(work, 'lieferschein.pdf'));
           expect(pdf.subarray(0, 5).toString(), attempt).toBe('%PDF-');
           const order = JSON.parse(readFileSync(join(work, 'order.json'), 'utf8')).order_id as string;

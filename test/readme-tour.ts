@@ -1,3 +1,6 @@
+import { parseArgs } from 'node:util';
+import { LISTEN_OPTIONS, runListenCommand } from '../src/webhooks/listen-command.js';
+
 /**
  * The README's "First ten minutes" section as something a test can run (test/readme-tour.test.ts).
  *
@@ -5,7 +8,7 @@
  * lines, `# …` comments are dropped, `<<EOF` heredocs belong to their line). `runTourWithFetch` runs
  * them as their exact HTTP equivalents with fetch, understanding only what the README uses and failing
  * on anything else: `NAME=value`, `NAME=$(jq -r 'FILTER' FILE)` (FILTER a path such as
- * `.deliveries[-1].tracking_number`), and `curl` pipelines with `-s`, `-S`, `-i`, `-H`, `-d` (`@-` reads
+ * `.deliveries[-1].tracking_number`), `npx tsx src/cli.ts listen … --once` (run in-process), and `curl` pipelines with `-s`, `-S`, `-i`, `-H`, `-d` (`@-` reads
  * the heredoc), `-o FILE`, `--fail` / `--fail-with-body` (a status of 400 or more fails the run, as
  * under `set -e`; `--fail` writes no file), then optionally `| tee FILE` and `| jq …` / `| grep …`
  * (display only). `$NAME` and `"…$NAME…"` are expanded, `'…'` is literal; so are `$$` (each run is its
@@ -169,8 +172,17 @@ export interface TourExchange {
   json: unknown;
 }
 
+/** One `npx tsx src/cli.ts listen …` of the tour, run in-process (it must have `--once`). */
+export interface TourListen {
+  args: string[];
+  code: number;
+  stdout: string[];
+  stderr: string[];
+}
+
 export interface TourRun {
   exchanges: TourExchange[];
+  listens: TourListen[];
   vars: Record<string, string>;
   files: Map<string, Buffer>;
 }
@@ -184,7 +196,12 @@ export async function runTourWithFetch(
   baseUrl: string,
   key: string,
 ): Promise<TourRun> {
-  const run: TourRun = { exchanges: [], vars: { $: `${process.pid}${++shells}` }, files: new Map() };
+  const run: TourRun = {
+    exchanges: [],
+    listens: [],
+    vars: { $: `${process.pid}${++shells}` },
+    files: new Map(),
+  };
   for (const command of commands) {
     const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(command.text);
     if (assignment !== null) {
@@ -195,6 +212,12 @@ export async function runTourWithFetch(
     const stdin = command.heredoc && expandHeredoc(command.heredoc, run.vars);
     const pipeline = splitPipeline(tokenize(command.text, run.vars), command.text);
     const [curl, ...rest] = pipeline;
+    if (curl?.join(' ').startsWith(CLI_LISTEN)) {
+      run.listens.push(
+        await runListen(curl.slice(CLI_LISTEN.split(' ').length), rest, baseUrl, command.text),
+      );
+      continue;
+    }
     if (curl?.[0] !== 'curl') throw new Error(`only curl pipelines are understood: ${command.text}`);
     const { request, output, fail, include } = parseCurl(curl.slice(1), stdin, command.text);
     if (!request.url.startsWith(README_BASE_URL))
@@ -230,6 +253,32 @@ export async function runTourWithFetch(
     }
   }
   return run;
+}
+
+/** The CLI as the README runs it from a checkout. */
+const CLI_LISTEN = 'npx tsx src/cli.ts listen';
+
+/**
+ * `listen` with `--once` (so it ends by itself), in-process against `baseUrl`, its stdout only piped
+ * to `jq` (display). Exit code 0 is required, as under `set -e` with pipefail.
+ */
+async function runListen(
+  args: string[],
+  rest: string[][],
+  baseUrl: string,
+  text: string,
+): Promise<TourListen> {
+  const { values } = parseArgs({ args, options: LISTEN_OPTIONS, strict: true, allowPositionals: false });
+  if (values.once !== true) throw new Error(`listen in the tour must end by itself (--once): ${text}`);
+  if (values.url !== undefined) throw new Error(`listen in the tour uses the default gateway URL: ${text}`);
+  if (rest.some((stage) => stage[0] !== 'jq')) throw new Error(`listen may only be piped to jq: ${text}`);
+  const listen: TourListen = { args, code: -1, stdout: [], stderr: [] };
+  listen.code = await runListenCommand(
+    { ...values, url: baseUrl },
+    { env: {}, stdout: (line) => listen.stdout.push(line), stderr: (line) => listen.stderr.push(line) },
+  );
+  if (listen.code !== 0) throw new Error(`${text}: exit code ${listen.code}\n${listen.stderr.join('\n')}`);
+  return listen;
 }
 
 function splitPipeline(tokens: Token[], text: string): string[][] {
@@ -349,7 +398,8 @@ function jqPath(value: unknown, filter: string, text: string): unknown {
 
 /**
  * The section's commands as one bash script: `set -euo pipefail`, the README's base URL replaced by
- * `baseUrl`, the `KEY=…` line by the real key.
+ * `baseUrl` (and given to `listen` as MSV3_GATEWAY_URL), the `KEY=…` line by the real key. The script
+ * runs where `src/` and `node_modules/` are the checkout's (the README's commands run in a checkout).
  */
 export function tourScript(readme: string, baseUrl: string, key: string): string {
   const blocks = tourBlocks(readme).map((block) =>
@@ -359,5 +409,6 @@ export function tourScript(readme: string, baseUrl: string, key: string): string
       .join('\n')
       .replaceAll(README_BASE_URL, baseUrl),
   );
-  return ['set -euo pipefail', ...blocks].join('\n');
+  // `listen` takes the gateway from MSV3_GATEWAY_URL when no --url is given (README: the default).
+  return ['set -euo pipefail', `export MSV3_GATEWAY_URL='${baseUrl}'`, ...blocks].join('\n');
 }

@@ -16,14 +16,19 @@ describe('msv3-gateway listen: the command line', () => {
     const { code, out } = await run(['listen', '--help']);
     expect(code).toBe(0);
     expect(out[0]).toBe(
-      'Usage: msv3-gateway listen --forward-to URL [--events TYPE,…] [--wholesaler ID] [--since EVT_ID] [--interval MS] [--url GATEWAY_URL] [--key API_KEY]',
+      'Usage: msv3-gateway listen (--forward-to URL | --print) [--events TYPE,…] [--wholesaler ID] [--since EVT_ID] [--once] [--interval MS] [--url GATEWAY_URL] [--key API_KEY]',
     );
     expect(out[1]).toContain('MSV3_API_KEY');
     expect(out[1]).toContain('order.status_changed');
   });
 
   it.each([
-    [[], {}, '--forward-to is required'],
+    [[], {}, 'give either --forward-to URL (a receiver) or --print (events on stdout)'],
+    [
+      ['--forward-to', 'http://localhost:3000/hooks', '--print', '--key', 'pk_test_x'],
+      {},
+      'give either --forward-to URL (a receiver) or --print (events on stdout)',
+    ],
     [['--forward-to', 'http://localhost:3000/hooks'], {}, 'an API key is required: --key or MSV3_API_KEY'],
     [
       ['--forward-to', 'ftp://localhost/hooks', '--key', 'pk_test_x'],
@@ -61,7 +66,7 @@ describe('msv3-gateway listen: the command line', () => {
     const { code, err } = await run(['listen', ...args], env);
     expect(code).toBe(2);
     expect(err[0]).toBe(`msv3-gateway listen: ${problem}`);
-    expect(err[1]).toMatch(/^Usage: msv3-gateway listen --forward-to URL/);
+    expect(err[1]).toMatch(/^Usage: msv3-gateway listen \(--forward-to URL \| --print\)/);
   });
 
   it('prints where it forwards and a fresh whsec_ secret, takes the key and URL from the environment', async () => {

@@ -13,18 +13,21 @@ import { generateSigningSecret } from './secrets.js';
 const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 
 export const LISTEN_USAGE =
-  'listen --forward-to URL [--events TYPE,…] [--wholesaler ID] [--since EVT_ID] [--interval MS] ' +
-  '[--url GATEWAY_URL] [--key API_KEY]';
+  'listen (--forward-to URL | --print) [--events TYPE,…] [--wholesaler ID] [--since EVT_ID] [--once] ' +
+  '[--interval MS] [--url GATEWAY_URL] [--key API_KEY]';
 
 export const LISTEN_SUMMARY =
   'Forward new events of the events feed (GET /v1/events) to a local receiver, signed like webhook ' +
   'deliveries with a secret printed at start; one line per forward. --url (or MSV3_GATEWAY_URL; default ' +
   `${DEFAULT_GATEWAY_URL}) is the gateway, --key (or MSV3_API_KEY) its API key; --events takes ` +
-  `${EVENT_TYPES.join(', ')}; --since replays the events after one; --interval polls every MS ` +
-  'milliseconds (default 1000). Stop with Ctrl-C.';
+  `${EVENT_TYPES.join(', ')}; --since replays the events after one; --once stops after those instead ` +
+  'of following the feed; --print writes each event as a JSON line instead of forwarding it; ' +
+  '--interval polls every MS milliseconds (default 1000). Stop with Ctrl-C.';
 
 export const LISTEN_OPTIONS = {
   'forward-to': { type: 'string' },
+  print: { type: 'boolean' },
+  once: { type: 'boolean' },
   events: { type: 'string' },
   wholesaler: { type: 'string' },
   since: { type: 'string' },
@@ -56,7 +59,10 @@ function httpUrl(value: string, option: string): string {
 
 function optionsFrom(values: OptionValues, env: NodeJS.ProcessEnv): Omit<ListenOptions, 'secret'> {
   const forwardTo = textOption(values, 'forward-to');
-  if (forwardTo === undefined) throw new UsageProblem('--forward-to is required');
+  const print = values.print === true;
+  if ((forwardTo === undefined) === !print) {
+    throw new UsageProblem('give either --forward-to URL (a receiver) or --print (events on stdout)');
+  }
   const apiKey = textOption(values, 'key') ?? env.MSV3_API_KEY;
   if (apiKey === undefined || apiKey.trim() === '') {
     throw new UsageProblem('an API key is required: --key or MSV3_API_KEY');
@@ -68,7 +74,8 @@ function optionsFrom(values: OptionValues, env: NodeJS.ProcessEnv): Omit<ListenO
   const options: Omit<ListenOptions, 'secret'> = {
     gatewayUrl,
     apiKey: apiKey.trim(),
-    forwardTo: httpUrl(forwardTo, '--forward-to'),
+    ...(forwardTo === undefined ? {} : { forwardTo: httpUrl(forwardTo, '--forward-to') }),
+    ...(values.once === true ? { once: true } : {}),
     intervalMs: 1000,
     userAgent: `msv3-gateway-webhooks/${VERSION}`,
   };
@@ -145,10 +152,14 @@ export async function runListenCommand(
     options.events === undefined ? 'every event type' : options.events.join(', '),
     ...(options.wholesaler === undefined ? [] : [`wholesaler ${options.wholesaler}`]),
   ];
-  io.stdout(
-    `Forwarding events of ${options.gatewayUrl.replace(/\/$/, '')}/v1/events (${filters.join('; ')}) to ${options.forwardTo}`,
-  );
-  io.stdout(`Signing secret (verify the forwards with it, as a subscription's signing_secret): ${secret}`);
+  const feed = `${options.gatewayUrl.replace(/\/$/, '')}/v1/events (${filters.join('; ')})`;
+  if (options.forwardTo === undefined) {
+    // Standard output carries only the events, one JSON document per line, for jq and scripts.
+    io.stderr(`Printing events of ${feed}`);
+  } else {
+    io.stdout(`Forwarding events of ${feed} to ${options.forwardTo}`);
+    io.stdout(`Signing secret (verify the forwards with it, as a subscription's signing_secret): ${secret}`);
+  }
   const onStop = deps.stop === undefined ? signalOnStop() : undefined;
   try {
     return await followEvents(

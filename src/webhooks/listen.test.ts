@@ -263,6 +263,37 @@ describe('msv3-gateway listen: following the feed', () => {
     );
   });
 
+  it('with --once, replays the events after --since and stops: 0 when the receiver took them all', async () => {
+    const s = setup({ since: 'evt_0001', once: true });
+    s.add('order.status_changed', T0 - 60_000);
+    s.add('delivery.received', T0 - 50_000);
+    s.add('delivery.shortage', T0 - 1_000);
+    expect(await s.run()).toBe(0);
+    expect(idsOf(s.received)).toEqual(['evt_0002', 'evt_0003']);
+    expect(s.sleeps).toEqual([]);
+    expect(s.warned).toEqual(['Replaying 2 event(s) after evt_0001, then stopping (--once).']);
+  });
+
+  it('with --once, ends with exit code 1 when the receiver refused an event', async () => {
+    const s = setup({ since: 'evt_0001', once: true });
+    s.add('order.status_changed', T0 - 60_000);
+    s.add('delivery.received', T0 - 50_000);
+    s.add('delivery.shortage', T0 - 1_000);
+    s.receiverAnswers.push(refused(), refused(), refused());
+    expect(await s.run()).toBe(1);
+    expect(idsOf(s.received)).toEqual(['evt_0002', 'evt_0002', 'evt_0002', 'evt_0003']);
+  });
+
+  it('without a receiver (--print), writes each event body on one line, exactly as the feed has it', async () => {
+    const s = setup({ since: 'evt_0001', once: true, forwardTo: undefined });
+    s.add('order.status_changed', T0 - 60_000);
+    s.add('delivery.received', T0 - 50_000);
+    expect(await s.run()).toBe(0);
+    expect(s.received).toEqual([]);
+    expect(s.printed).toEqual([s.events[1]!.body]);
+    expect(JSON.parse(s.printed[0]!)).toMatchObject({ id: 'evt_0002', type: 'delivery.received' });
+  });
+
   it('ends with exit code 1 when --since names no event of the key', async () => {
     const s = setup({ since: 'evt_unknown' });
     s.add('order.status_changed', T0 - 1_000);

@@ -20,9 +20,12 @@ export interface ListenOptions {
   /** The gateway's origin (and base path, if any), without `/v1/events`. */
   gatewayUrl: string;
   apiKey: string;
-  forwardTo: string;
+  /** The receiver; undefined: print each event's body on one line of stdout instead (`--print`). */
+  forwardTo?: string;
   /** `whsec_…`: signs every forward. */
   secret: string;
+  /** Stop once the events there are now (after `since`) are handled, instead of following the feed. */
+  once?: boolean;
   /** Only these types; undefined: every type. */
   events?: readonly EventType[];
   wholesaler?: string;
@@ -88,7 +91,8 @@ class PassingFeedError extends Error {
 /**
  * Follows the feed until `stop` aborts; resolves to the exit code: 0 when stopped, 1 when the feed
  * refused for good (the key, the filter or the --since event). Feed failures that may pass (429, 5xx,
- * the network) are printed and retried with backoff, never fatal.
+ * the network) are printed and retried with backoff, never fatal. With `once`, it returns after the
+ * events there are at the start: 0 when every one was forwarded, 1 when the receiver refused one.
  */
 export async function followEvents(
   options: ListenOptions,
@@ -97,7 +101,14 @@ export async function followEvents(
 ): Promise<number> {
   const lookbackMs = deps.lookbackMs ?? LOOKBACK_MS;
   const feed = feedReader(options, deps, stop);
-  const forward = forwarder(options, deps, stop);
+  const forward =
+    options.forwardTo === undefined
+      ? async (event: FeedEvent) => {
+          deps.print(event.body);
+          return true;
+        }
+      : forwarder({ ...options, forwardTo: options.forwardTo }, deps, stop);
+  let refused = 0;
   /** Ids seen (forwarded, filtered out or older than the start), with their times, within the window. */
   const seen = new Map<string, number>();
   let newest: number | undefined;
@@ -151,20 +162,26 @@ export async function followEvents(
       }
     });
     if (!started) return stopped(deps);
-    deps.warn(
-      options.since === undefined
-        ? `Waiting for new events${newest === undefined ? '' : ` (after those up to ${new Date(newest).toISOString()})`}. Stop with Ctrl-C.`
-        : `Replaying ${pending.length} event(s) after ${options.since}, then waiting for new ones. Stop with Ctrl-C.`,
-    );
+    if (options.once) {
+      deps.warn(
+        `${options.since === undefined ? 'No event to replay without --since' : `Replaying ${pending.length} event(s) after ${options.since}`}, then stopping (--once).`,
+      );
+    } else
+      deps.warn(
+        options.since === undefined
+          ? `Waiting for new events${newest === undefined ? '' : ` (after those up to ${new Date(newest).toISOString()})`}. Stop with Ctrl-C.`
+          : `Replaying ${pending.length} event(s) after ${options.since}, then waiting for new ones. Stop with Ctrl-C.`,
+      );
 
     for (;;) {
       for (const event of pending.reverse()) {
         if (stop.aborted) return stopped(deps);
         if (seen.has(event.id)) continue;
-        if (wanted(event)) await forward(event);
+        if (wanted(event) && !(await forward(event))) refused += 1;
         if (stop.aborted) return stopped(deps);
         see(event);
       }
+      if (options.once) return refused === 0 ? 0 : 1;
       if (newest !== undefined) {
         for (const [id, createdAt] of seen) if (createdAt < newest - lookbackMs) seen.delete(id);
       }
@@ -290,12 +307,15 @@ function feedEvent(value: unknown): FeedEvent {
   return { id: event.id, type: event.type, createdAt, body: JSON.stringify(value) };
 }
 
-function forwarder(options: ListenOptions, deps: ListenDeps, stop: AbortSignal) {
+function forwarder(options: ListenOptions & { forwardTo: string }, deps: ListenDeps, stop: AbortSignal) {
   const tries = deps.forwardTries ?? FORWARD_TRIES;
   const backoffMs = deps.forwardBackoffMs ?? FORWARD_BACKOFF_MS;
   const timeoutMs = deps.forwardTimeoutMs ?? FORWARD_TIMEOUT_MS;
-  /** POSTs `event` until the receiver answers 2xx, at most `tries` times; prints a line per try. */
-  return async (event: FeedEvent): Promise<void> => {
+  /**
+   * POSTs `event` until the receiver answers 2xx, at most `tries` times; prints a line per try. False
+   * when the receiver did not take it.
+   */
+  return async (event: FeedEvent): Promise<boolean> => {
     const deliveryId = newDeliveryId();
     for (let attempt = 1; attempt <= tries; attempt++) {
       const startedAt = deps.now();
@@ -323,25 +343,26 @@ function forwarder(options: ListenOptions, deps: ListenDeps, stop: AbortSignal) 
         ok = response.status >= 200 && response.status < 300;
         outcome = `${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`}`;
       } catch (error) {
-        if (stop.aborted) return;
+        if (stop.aborted) return false;
         outcome = describeFailure(error, timeoutMs);
       }
       const line = `${new Date(startedAt).toISOString()}  ${event.type}  ${event.id}  -> ${outcome} in ${deps.now() - startedAt} ms`;
       if (ok) {
         deps.print(attempt === 1 ? line : `${line} (try ${attempt} of ${tries})`);
-        return;
+        return true;
       }
       if (attempt === tries) {
         deps.print(
           `${line} (try ${attempt} of ${tries}; gave up on it, moving on: GET /v1/events/${event.id} has it)`,
         );
-        return;
+        return false;
       }
       const waitMs = backoffMs * 2 ** (attempt - 1);
       deps.print(`${line} (try ${attempt} of ${tries}; again in ${seconds(waitMs)})`);
       await deps.sleep(waitMs, stop);
-      if (stop.aborted) return;
+      if (stop.aborted) return false;
     }
+    return false;
   };
 }
 
