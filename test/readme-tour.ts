@@ -173,7 +173,7 @@ export interface TourExchange {
 }
 
 /** One `npx tsx src/cli.ts listen …` of the tour, run in-process (it must have `--once`). */
-export interface TourListen {
+interface TourListen {
   args: string[];
   code: number;
   stdout: string[];

@@ -25,6 +25,7 @@ function testFeed(): StatusFeed & { publish(change: StatusChange): void } {
 
 const endpoint = (target: string): MonitoredEndpoint => ({
   target,
+  custom: false,
   wholesaler: target,
   mode: 'live',
   url: `http://127.0.0.1:9/${target}/verbindungTesten`,

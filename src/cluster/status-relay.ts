@@ -104,7 +104,7 @@ function announcer(clock: Clock): StatusRelay {
         upstream: {
           endpointsInUse,
           probe: (input) => options.upstream.probe(input),
-          breakerState: (target) => options.upstream.breakerState(target),
+          breakerState: (endpoint) => options.upstream.breakerState(endpoint),
         },
       });
     },

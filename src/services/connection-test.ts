@@ -6,7 +6,8 @@ import type { Credentials } from '../msv3/credentials.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
 import { markCustomWholesalerVerified } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
-import { capabilitiesOfVersion, type ResolvedWholesaler, type Route } from '../wholesalers/registry.js';
+import { capabilitiesOfVersion, type ResolvedWholesaler } from '../wholesalers/registry.js';
+import type { Route } from '../wholesalers/target.js';
 import { capabilitiesFromContract, fetchContractData } from './contracts.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 

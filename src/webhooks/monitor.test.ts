@@ -3,6 +3,7 @@ import { createWholesalerMonitor, type MonitoredEndpoint, type ProbeObservation 
 
 const phoenix: MonitoredEndpoint = {
   target: 'phoenix',
+  custom: false,
   wholesaler: 'phoenix',
   url: 'https://msv3.phoenix.example/verbindungTesten',
   mode: 'live',
@@ -10,6 +11,7 @@ const phoenix: MonitoredEndpoint = {
 };
 const custom: MonitoredEndpoint = {
   target: 'custom/acct_1/custom-nord-abc123',
+  custom: true,
   wholesaler: 'custom-nord-abc123',
   url: 'http://127.0.0.1:9/verbindungTesten',
   mode: 'live',
@@ -54,8 +56,8 @@ describe('createWholesalerMonitor', () => {
     await monitor.check();
     await monitor.check();
     expect(probed.slice(0, 2)).toEqual([
-      { target: 'phoenix', url: phoenix.url, version: 2 },
-      { target: custom.target, url: custom.url, version: 1 },
+      { target: 'phoenix', custom: false, url: phoenix.url, version: 2 },
+      { target: custom.target, custom: true, url: custom.url, version: 1 },
     ]);
     expect(observed.map((o) => [o.endpoint.wholesaler, o.up, o.reason])).toEqual([
       ['phoenix', true, 'answers again'],

@@ -3,8 +3,10 @@ import type { Msv3Version } from '../msv3/envelope.js';
 
 /** An endpoint the gateway currently calls, as the monitor probes it (`Upstream.endpointsInUse`). */
 export interface MonitoredEndpoint {
-  /** The transport target: it picks the transport (custom endpoints: the address-restricted one). */
+  /** The transport target's key. */
   target: string;
+  /** A customer-registered endpoint: probed through the address-restricted transport. */
+  custom: boolean;
   wholesaler: string;
   url: string;
   mode: KeyMode;
@@ -14,8 +16,13 @@ export interface MonitoredEndpoint {
   version: Msv3Version;
 }
 
-/** `Upstream.probe` fits: it receives `{ target, url, version }` and answers `{ up }`. */
-export type EndpointProbe = (input: { target: string; url: string; version: Msv3Version }) => Promise<{
+/** `Upstream.probe` fits: it receives `{ target, custom, url, version }` and answers `{ up }`. */
+export type EndpointProbe = (input: {
+  target: string;
+  custom: boolean;
+  url: string;
+  version: Msv3Version;
+}) => Promise<{
   up: boolean;
   status?: number;
   error?: { reason?: string; code?: string; message?: string };
@@ -66,7 +73,12 @@ export function createWholesalerMonitor(options: WholesalerMonitorOptions): Whol
     return Promise.all(
       endpoints.map(async (endpoint) => {
         const result: ProbeOutcome = await options
-          .probe({ target: endpoint.target, url: endpoint.url, version: endpoint.version })
+          .probe({
+            target: endpoint.target,
+            custom: endpoint.custom,
+            url: endpoint.url,
+            version: endpoint.version,
+          })
           .catch((error: unknown) => ({ up: false, error: { message: String(error) } }));
         const observation = { endpoint, up: result.up, reason: describe(result) };
         // Stopped by the gateway's own shutdown: it tells nothing about the wholesaler, so nothing is announced.

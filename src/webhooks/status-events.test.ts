@@ -100,6 +100,7 @@ describeEachDialect('wholesaler status announcements', (getDatabase) => {
     const probe = announceProbeResult(tracked, () => breaker);
     const endpoint: MonitoredEndpoint = {
       target: `custom/${scope.accountId}/${wholesaler}`,
+      custom: true,
       wholesaler,
       url: 'https://msv3.nord.example/verbindungTesten',
       mode: 'live',

@@ -3,7 +3,7 @@ import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import type { Tables } from '../store/schema.js';
 import { recordWholesalerStatusChange } from './events.js';
-import type { ProbeObservation } from './monitor.js';
+import type { MonitoredEndpoint, ProbeObservation } from './monitor.js';
 
 export interface StatusReport {
   wholesaler: string;
@@ -100,11 +100,11 @@ export function announceBreakerChanges(feed: StatusFeed, announcer: StatusAnnoun
  */
 export function announceProbeResult(
   announcer: StatusAnnouncer,
-  breakerState: (target: string) => { state: string; retryAfterMs: number },
+  breakerState: (endpoint: MonitoredEndpoint) => { state: string; retryAfterMs: number },
 ): (observation: ProbeObservation) => Promise<void> {
   return (observation) => {
     const { endpoint, up, reason } = observation;
-    const breaker = breakerState(endpoint.target);
+    const breaker = breakerState(endpoint);
     if (up && breaker.state === 'open' && breaker.retryAfterMs > 0) return Promise.resolve();
     return announcer.report({
       wholesaler: endpoint.wholesaler,

@@ -24,6 +24,7 @@ describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (get
     }
     const custom = (id: string, mode: 'live' | 'test' = 'live'): MonitoredEndpoint => ({
       target: `custom/${account.id}/${id}`,
+      custom: true,
       wholesaler: id,
       url: `https://${id}.example/msv3/v2.0/verbindungTesten`,
       mode,
@@ -33,6 +34,7 @@ describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (get
     const inUse: MonitoredEndpoint[] = [
       {
         target: 'phoenix',
+        custom: false,
         wholesaler: 'phoenix',
         url: 'https://p.example/verbindungTesten',
         mode: 'live',

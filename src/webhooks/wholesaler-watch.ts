@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
 import { findCustomWholesaler } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
-import { isCustomTarget, TEST_SUFFIX } from '../wholesalers/registry.js';
+import { TEST_SUFFIX } from '../wholesalers/registry.js';
 import { createWholesalerMonitor, type EndpointProbe, type MonitoredEndpoint } from './monitor.js';
 import {
   announceBreakerChanges,
@@ -23,7 +23,7 @@ export interface WholesalerWatchOptions {
   upstream: {
     endpointsInUse(): MonitoredEndpoint[];
     probe: EndpointProbe;
-    breakerState(target: string): { state: string; retryAfterMs: number };
+    breakerState(endpoint: MonitoredEndpoint): { state: string; retryAfterMs: number };
   };
   /** WHOLESALER_PROBE_INTERVAL_MS; 0: breakers only, no probes. */
   probeIntervalMs: number;
@@ -42,7 +42,7 @@ export function watchWholesalerStatus(options: WholesalerWatchOptions): { stop()
     probe: upstream.probe,
     endpointsInUse: () => withoutDeletedCustom(options.db, upstream.endpointsInUse()),
     intervalMs: options.probeIntervalMs,
-    onResult: announceProbeResult(announcer, (target) => upstream.breakerState(target)),
+    onResult: announceProbeResult(announcer, (endpoint) => upstream.breakerState(endpoint)),
     onError: (err) => logger.warn({ err }, 'wholesaler probe round failed'),
   });
   if (options.probeIntervalMs > 0) monitor.start();
@@ -65,8 +65,8 @@ async function withoutDeletedCustom(
   endpoints: readonly MonitoredEndpoint[],
 ): Promise<MonitoredEndpoint[]> {
   const registered = await Promise.all(
-    endpoints.map(async ({ target, wholesaler, mode, accountId }) => {
-      if (!isCustomTarget(target) || accountId === undefined) return true;
+    endpoints.map(async ({ custom, wholesaler, mode, accountId }) => {
+      if (!custom || accountId === undefined) return true;
       const id = wholesaler.endsWith(TEST_SUFFIX) ? wholesaler.slice(0, -TEST_SUFFIX.length) : wholesaler;
       return (await findCustomWholesaler(db, { accountId, mode }, id)) !== undefined;
     }),

@@ -2,21 +2,23 @@ import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import { type Msv3Endpoint, serviceUrl } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
-import { describeTarget } from './registry.js';
+import { modeOf, type Target } from './target.js';
 
 /**
  * Which wholesaler endpoints the gateway called recently, so the status monitor probes only those (it
  * has no credentials and no reason to watch a wholesaler nobody uses). One entry per transport target:
- * a wholesaler in one route and, for the sandbox and custom wholesalers, one account (see
- * `describeTarget`; `Upstream.probe` sends one request per URL however many accounts share it).
+ * a wholesaler in one route and, for the sandbox and custom wholesalers, one account (see `Target`;
+ * `Upstream.probe` sends one request per URL however many accounts share it).
  */
 
 /** Endpoints not called for this long are no longer probed. */
 export const IN_USE_WINDOW_MS = 3_600_000;
 
 export interface EndpointInUse {
-  /** The transport target (`sandbox/<account>/phoenix`, `phoenix`, `custom/<account>/<id>`): picks the transport. */
+  /** The transport target's key (`targetKey`). */
   target: string;
+  /** A customer-registered endpoint: probed through the address-restricted transport. */
+  custom: boolean;
   /** The id clients use. */
   wholesaler: string;
   mode: KeyMode;
@@ -29,8 +31,8 @@ export interface EndpointInUse {
 }
 
 export interface EndpointUsage {
-  /** Notes a call to this endpoint now. */
-  record(endpoint: Msv3Endpoint): void;
+  /** Notes a call to this endpoint, for `target`, now. */
+  record(endpoint: Msv3Endpoint, target: Target): void;
   /** The endpoints called within the window; older ones are forgotten. */
   inUse(): EndpointInUse[];
 }
@@ -39,7 +41,7 @@ export function createEndpointUsage(options: { clock: Clock; windowMs?: number }
   const windowMs = options.windowMs ?? IN_USE_WINDOW_MS;
   const used = new Map<string, { endpoint: EndpointInUse; at: number }>();
   return {
-    record(endpoint) {
+    record(endpoint, target) {
       const at = options.clock.now();
       const known = used.get(endpoint.target);
       const url = serviceUrl(endpoint, 'verbindungTesten');
@@ -47,15 +49,15 @@ export function createEndpointUsage(options: { clock: Clock; windowMs?: number }
         known.at = at;
         return;
       }
-      const { wholesaler, mode, accountId } = describeTarget(endpoint.target);
       const entry: EndpointInUse = {
         target: endpoint.target,
-        wholesaler,
-        mode,
+        custom: target.custom,
+        wholesaler: target.wholesaler,
+        mode: modeOf(target),
         url,
         version: endpoint.version,
       };
-      if (accountId !== null) entry.accountId = accountId;
+      if (target.accountId !== null) entry.accountId = target.accountId;
       used.set(endpoint.target, { endpoint: entry, at });
     },
     inUse() {

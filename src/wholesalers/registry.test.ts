@@ -5,7 +5,8 @@ import { manualClock } from '../lib/clock.js';
 import { createAccount } from '../store/accounts.js';
 import { upsertCustomWholesaler } from '../store/custom-wholesalers.js';
 import { loadCatalogue, parseCatalogue } from './catalogue.js';
-import { createWholesalerRegistry, describeTarget, sandboxTenant } from './registry.js';
+import { createWholesalerRegistry, sandboxTenant } from './registry.js';
+import { createTargetDirectory } from './target.js';
 
 const catalogue = parseCatalogue({
   wholesalers: [
@@ -23,8 +24,14 @@ const catalogue = parseCatalogue({
 
 describeEachDialect('wholesaler registry', (getDatabase) => {
   const clock = manualClock();
+  const targets = createTargetDirectory();
   const registryFor = () =>
-    createWholesalerRegistry({ db: getDatabase().db, catalogue, sandboxUrl: () => 'http://127.0.0.1:9999' });
+    createWholesalerRegistry({
+      db: getDatabase().db,
+      catalogue,
+      sandboxUrl: () => 'http://127.0.0.1:9999',
+      targets,
+    });
 
   it('routes test keys to the sandbox mock, with a tenant path per account and wholesaler, and its version', async () => {
     const owner = { accountId: 'acct_x', mode: 'test' as const };
@@ -139,11 +146,12 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
       (await registry.resolve({ accountId, mode }, id)).endpoint.target;
     expect(await target('acct_a', 'test', 'phoenix')).toBe('sandbox/acct_a/phoenix');
     expect(await target('acct_b', 'test', 'phoenix')).toBe('sandbox/acct_b/phoenix');
-    expect(describeTarget(await target('acct_b', 'test', 'phoenix'))).toEqual({
+    // Each endpoint's target is noted, so a breaker change of its key is told by wholesaler and account.
+    expect(targets.find(await target('acct_b', 'test', 'phoenix'))).toEqual({
       wholesaler: 'phoenix',
       route: 'sandbox',
-      mode: 'test',
       accountId: 'acct_b',
+      custom: false,
     });
     // The sandbox's tenant (URL) is per account too: accounts never see each other's sandbox data.
     const urlOf = async (accountId: string) =>

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Tenant } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
-import type { KeyMode } from '../core/key-mode.js';
 import type { Msv3Endpoint } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import {
@@ -12,6 +11,7 @@ import {
 } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry, CatalogueServer } from './catalogue.js';
+import type { Route, TargetDirectory } from './target.js';
 import { shownId, unknownWholesalerMessage } from './unknown-wholesaler.js';
 
 /** A wholesaler as the API shows it (docs/wholesalers.md "Catalogue", plus additive fields). */
@@ -26,13 +26,6 @@ export interface Wholesaler {
   /** Where a request for this id goes with the caller's key (docs/wholesalers.md "Routing"). */
   route: Route;
 }
-
-/**
- * `sandbox`: the built-in mock wholesaler (test keys, every id without `_test`).
- * `test_server`: the wholesaler's own test server (test keys, `<id>_test`).
- * `live`: the wholesaler's production server (live keys).
- */
-export type Route = 'sandbox' | 'test_server' | 'live';
 
 export interface ResolvedWholesaler {
   /** The id as requested, `_test` suffix included. */
@@ -52,8 +45,6 @@ export interface WholesalerRegistry {
 }
 
 export const TEST_SUFFIX = '_test';
-const SANDBOX_PREFIX = 'sandbox/';
-const CUSTOM_PREFIX = 'custom/';
 
 const V2_CAPABILITIES = [
   'availability',
@@ -81,46 +72,6 @@ export function capabilitiesOfVersion(version: Msv3Version): string[] {
 }
 
 /**
- * Transport targets (the unit of breaker and concurrency budget) are named by the registry:
- * `sandbox/<accountId>/<id>` for the sandbox, `<id>` / `<id>_test` for catalogue live and test servers, and
- * `custom/<accountId>/<id>[_test]` for customer-registered endpoints. The sandbox is shared by every test
- * account but its failures are simulated per request (scenario PZNs), so each account has its own sandbox
- * circuit and concurrency budget: one account's scenario faults never pause another's calls. Real servers
- * (live and `<id>_test`) keep one target, so one breaker, per endpoint for all accounts. This reads one back.
- */
-export function describeTarget(target: string): {
-  wholesaler: string;
-  route: Route;
-  mode: KeyMode;
-  accountId: string | null;
-} {
-  if (isSandboxTarget(target)) {
-    const owned = /^sandbox\/([^/]+)\/(.+)$/.exec(target);
-    if (owned !== null) {
-      const [, accountId = null, wholesaler = target] = owned;
-      return { wholesaler, route: 'sandbox', mode: 'test', accountId };
-    }
-    return {
-      wholesaler: target.slice(SANDBOX_PREFIX.length),
-      route: 'sandbox',
-      mode: 'test',
-      accountId: null,
-    };
-  }
-  let wholesaler = target;
-  let accountId: string | null = null;
-  const custom = /^custom\/([^/]+)\/(.+)$/.exec(target);
-  if (custom !== null) [, accountId = null, wholesaler = target] = custom;
-  const test = wholesaler.endsWith(TEST_SUFFIX);
-  return { wholesaler, route: test ? 'test_server' : 'live', mode: test ? 'test' : 'live', accountId };
-}
-
-/** The sandbox target of one account's calls to wholesaler `id` (see `describeTarget`). */
-function sandboxTarget(accountId: string, id: string): string {
-  return `${SANDBOX_PREFIX}${accountId}/${id}`;
-}
-
-/**
  * The mock's tenant (URL path before `/msv3`) for one account's sandbox calls to wholesaler `id`. The
  * sandbox takes any password, so a tenant shared by all accounts would show one account's orders and
  * delivery notices to another that uses the same MSV3 user name (the README's `apotheke1`, say): each
@@ -131,21 +82,13 @@ export function sandboxTenant(accountId: string, id: string): string {
   return `sandbox/${world}/${id}`;
 }
 
-/** A target of the built-in (or SANDBOX_URL) sandbox, one per account (`sandboxTarget`). */
-export function isSandboxTarget(target: string): boolean {
-  return target.startsWith(SANDBOX_PREFIX);
-}
-
-/** A customer-registered endpoint's target: its calls go through the address-restricted transport. */
-export function isCustomTarget(target: string): boolean {
-  return target.startsWith(CUSTOM_PREFIX);
-}
-
 export interface RegistryDeps {
   db: Kysely<Tables>;
   catalogue: readonly CatalogueEntry[];
   /** Base URL of the built-in sandbox mock, e.g. `http://127.0.0.1:41234` (known once it listens). */
   sandboxUrl: () => string;
+  /** Where the targets of the endpoints it hands out are noted (see `TargetDirectory`). */
+  targets: TargetDirectory;
 }
 
 export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry {
@@ -153,11 +96,18 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
 
   function sandboxEndpoint(owner: Tenant, id: string, version: Msv3Version): Msv3Endpoint {
     const base = deps.sandboxUrl().replace(/\/+$/, '');
-    const target = sandboxTarget(owner.accountId, id);
+    const target = deps.targets.note({
+      wholesaler: id,
+      route: 'sandbox',
+      accountId: owner.accountId,
+      custom: false,
+    });
     return { target, baseUrl: `${base}/${sandboxTenant(owner.accountId, id)}/msv3/v${version}.0`, version };
   }
 
-  function serverEndpoint(target: string, server: CatalogueServer, version: Msv3Version): Msv3Endpoint {
+  function serverEndpoint(id: string, server: CatalogueServer, version: Msv3Version): Msv3Endpoint {
+    const route = id.endsWith(TEST_SUFFIX) ? 'test_server' : 'live';
+    const target = deps.targets.note({ wholesaler: id, route, accountId: null, custom: false });
     return { target, baseUrl: server.baseUrl, version, ...(server.paths ? { paths: server.paths } : {}) };
   }
 
@@ -253,7 +203,12 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
       ...resolved,
       route: wantsTestServer ? 'test_server' : 'live',
       endpoint: {
-        target: `${CUSTOM_PREFIX}${owner.accountId}/${id}`,
+        target: deps.targets.note({
+          wholesaler: id,
+          route: wantsTestServer ? 'test_server' : 'live',
+          accountId: owner.accountId,
+          custom: true,
+        }),
         baseUrl: custom.endpoint,
         version: custom.version,
       },

@@ -1,36 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { describeTarget } from './registry.js';
 import { createWholesalerStatusFeed, type WholesalerStatusChange } from './status-feed.js';
+import type { Target } from './target.js';
 
 describe('wholesaler status feed', () => {
-  it('names the wholesaler, route, mode and owner of every transport target', () => {
-    // The sandbox has one circuit per account, so its changes concern that account only.
-    expect(describeTarget('sandbox/acct_1/phoenix')).toEqual({
-      wholesaler: 'phoenix',
-      route: 'sandbox',
-      mode: 'test',
-      accountId: 'acct_1',
-    });
-    expect(describeTarget('sandbox/phoenix')).toEqual({
-      wholesaler: 'phoenix',
-      route: 'sandbox',
-      mode: 'test',
-      accountId: null,
-    });
-    expect(describeTarget('phoenix_test')).toMatchObject({
-      route: 'test_server',
-      mode: 'test',
-      accountId: null,
-    });
-    expect(describeTarget('phoenix')).toMatchObject({ route: 'live', mode: 'live' });
-    expect(describeTarget('custom/acct_1/custom-x-abc123_test')).toEqual({
-      wholesaler: 'custom-x-abc123_test',
-      route: 'test_server',
-      mode: 'test',
-      accountId: 'acct_1',
-    });
-  });
-
   it('turns breaker transitions into up/down/recovering events and survives a failing listener', () => {
     const feed = createWholesalerStatusFeed();
     const seen: WholesalerStatusChange[] = [];
@@ -38,10 +10,11 @@ describe('wholesaler status feed', () => {
       throw new Error('listener bug');
     });
     const unsubscribe = feed.subscribe((change) => seen.push(change));
-    feed.publish({ target: 'phoenix', from: 'closed', to: 'open', at: 1 });
-    feed.publish({ target: 'phoenix', from: 'open', to: 'half_open', at: 2 });
+    const about: Target = { wholesaler: 'phoenix', route: 'live', accountId: null, custom: false };
+    feed.publish({ target: 'phoenix', about, from: 'closed', to: 'open', at: 1 });
+    feed.publish({ target: 'phoenix', about, from: 'open', to: 'half_open', at: 2 });
     unsubscribe();
-    feed.publish({ target: 'phoenix', from: 'half_open', to: 'closed', at: 3 });
+    feed.publish({ target: 'phoenix', about, from: 'half_open', to: 'closed', at: 3 });
     expect(seen.map((c) => `${c.previousStatus}->${c.status}`)).toEqual(['up->down', 'down->recovering']);
     expect(seen[0]).toMatchObject({
       wholesaler: 'phoenix',
@@ -50,5 +23,26 @@ describe('wholesaler status feed', () => {
       accountId: null,
       at: 1,
     });
+  });
+
+  it('names the account of a sandbox target, and the test mode of a custom test server', () => {
+    const feed = createWholesalerStatusFeed();
+    const seen: WholesalerStatusChange[] = [];
+    feed.subscribe((change) => seen.push(change));
+    const sandbox: Target = { wholesaler: 'phoenix', route: 'sandbox', accountId: 'acct_1', custom: false };
+    const custom: Target = {
+      wholesaler: 'custom-x_test',
+      route: 'test_server',
+      accountId: 'acct_2',
+      custom: true,
+    };
+    feed.publish({ target: 'k1', about: sandbox, from: 'closed', to: 'open', at: 1 });
+    feed.publish({ target: 'k2', about: custom, from: 'closed', to: 'open', at: 2 });
+    expect(
+      seen.map(({ wholesaler, route, mode, accountId }) => ({ wholesaler, route, mode, accountId })),
+    ).toEqual([
+      { wholesaler: 'phoenix', route: 'sandbox', mode: 'test', accountId: 'acct_1' },
+      { wholesaler: 'custom-x_test', route: 'test_server', mode: 'test', accountId: 'acct_2' },
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import type { KeyMode } from '../core/key-mode.js';
 import type { BreakerChange, BreakerState } from '../msv3/transport.js';
-import { describeTarget, type Route } from './registry.js';
+import { modeOf, type Route, type Target } from './target.js';
 
 /**
  * Wholesaler up/down changes, as seen by the circuit breakers of the transports. The server feeds every
@@ -35,7 +35,8 @@ export interface WholesalerStatusChange {
 export interface WholesalerStatusFeed {
   /** Returns the unsubscribe function. */
   subscribe(listener: (change: WholesalerStatusChange) => void): () => void;
-  publish(change: BreakerChange): void;
+  /** A breaker change of `target` (the transports report its key; `createUpstream` adds the target). */
+  publish(change: BreakerChange & { about: Target }): void;
 }
 
 const STATUS: Record<BreakerState, WholesalerStatus> = {
@@ -54,7 +55,10 @@ export function createWholesalerStatusFeed(): WholesalerStatusFeed {
     publish(change) {
       if (listeners.size === 0) return;
       const event: WholesalerStatusChange = {
-        ...describeTarget(change.target),
+        wholesaler: change.about.wholesaler,
+        route: change.about.route,
+        mode: modeOf(change.about),
+        accountId: change.about.accountId,
         status: STATUS[change.to],
         previousStatus: STATUS[change.from],
         at: change.at,

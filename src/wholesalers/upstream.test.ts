@@ -2,10 +2,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
+import { manualClock } from '../lib/clock.js';
 import { type MockWholesaler, startMockWholesaler } from '../mock/index.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
 import { probeRequest } from '../msv3/probe-request.js';
+import { createAccount } from '../store/accounts.js';
+import { upsertCustomWholesaler } from '../store/custom-wholesalers.js';
 import { type Database, openDatabase } from '../store/database.js';
+import { migrateToLatest } from '../store/migrate.js';
 import { createUpstream, defaultClientSoftwareId, type Upstream } from './upstream.js';
 
 const CREDENTIALS = { username: 'apotheke1', password: 'sandbox-secret' };
@@ -18,10 +22,12 @@ describe('createUpstream', () => {
   beforeAll(async () => {
     mock = await startMockWholesaler({ log: (line) => mockLog.push(line) });
     database = await openDatabase('sqlite::memory:');
+    await migrateToLatest(database);
+    const liveUrl = mock.baseUrl({ tenant: 'live/phoenix' });
     upstream = createUpstream({
       config: loadConfig({ ALLOW_PRIVATE_ENDPOINTS: 'false' }),
       db: database.db,
-      catalogue: [],
+      catalogue: [{ id: 'phoenix', name: 'PHOENIX', version: 2, live: { baseUrl: liveUrl } }],
       sandboxUrl: () => mock.url,
     });
   });
@@ -33,12 +39,17 @@ describe('createUpstream', () => {
 
   it('notes the endpoint of every call, through either client, for the status monitor', async () => {
     expect(upstream.endpointsInUse()).toEqual([]);
-    const trusted = {
-      target: 'phoenix',
-      baseUrl: mock.baseUrl({ tenant: 'live/phoenix' }),
-      version: 2 as const,
-    };
-    const custom = { ...trusted, target: 'custom/acct_1/custom-nord-abc123' };
+    const account = await createAccount(database.db, manualClock(), { name: 'Apotheke' });
+    const owner = { accountId: account.id, mode: 'live' as const };
+    const customUrl = mock.baseUrl({ tenant: 'custom/nord' });
+    await upsertCustomWholesaler(database.db, manualClock(), owner, {
+      id: 'custom-nord-abc123',
+      name: 'Nord',
+      endpoint: customUrl,
+      version: 2,
+    });
+    const trusted = (await upstream.deps.registry.resolve(owner, 'phoenix')).endpoint;
+    const custom = (await upstream.deps.registry.resolve(owner, 'custom-nord-abc123')).endpoint;
     const request = { clientSoftwareId: 'test' };
     expect((await upstream.deps.client.call(verbindungTesten, trusted, CREDENTIALS, request)).ok).toBe(true);
     // Loopback is not allowed for customer-registered endpoints here: the call fails, but it was made.
@@ -48,6 +59,7 @@ describe('createUpstream', () => {
     expect(upstream.endpointsInUse()).toEqual([
       {
         target: 'phoenix',
+        custom: false,
         wholesaler: 'phoenix',
         mode: 'live',
         url: `${trusted.baseUrl}/verbindungTesten`,
@@ -55,10 +67,11 @@ describe('createUpstream', () => {
       },
       {
         target: custom.target,
+        custom: true,
         wholesaler: 'custom-nord-abc123',
         mode: 'live',
-        accountId: 'acct_1',
-        url: `${trusted.baseUrl}/verbindungTesten`,
+        accountId: account.id,
+        url: `${customUrl}/verbindungTesten`,
         version: 2,
       },
     ]);
@@ -66,12 +79,12 @@ describe('createUpstream', () => {
 
   it('probes a custom endpoint through the address-restricted transport, a catalogue one through the trusted', async () => {
     const url = `${mock.baseUrl({ tenant: 'live/phoenix' })}/verbindungTesten`;
-    expect(await upstream.probe({ target: 'phoenix', url, version: 2 })).toMatchObject({
+    expect(await upstream.probe({ target: 'phoenix', custom: false, url, version: 2 })).toMatchObject({
       up: true,
       status: 401,
     });
     expect(
-      await upstream.probe({ target: 'custom/acct_1/custom-nord-abc123', url, version: 2 }),
+      await upstream.probe({ target: 'custom/acct_1/custom-nord-abc123', custom: true, url, version: 2 }),
     ).toMatchObject({
       up: false,
       error: { reason: 'unreachable', code: 'ADDRESS_NOT_ALLOWED' },
@@ -100,7 +113,9 @@ describe('createUpstream', () => {
       const { port } = wholesaler.address() as AddressInfo;
       for (const version of [1, 2] as const) {
         const url = `http://127.0.0.1:${port}/v${version}/verbindungTesten`;
-        expect(await upstream.probe({ target: `gehe-${version}`, url, version })).toMatchObject({
+        expect(
+          await upstream.probe({ target: `gehe-${version}`, custom: false, url, version }),
+        ).toMatchObject({
           up: true,
           status: 401,
         });
@@ -122,16 +137,19 @@ describe('createUpstream', () => {
     const probes = () => mockLog.filter((line) => line.startsWith('POST /sandbox/phoenix/')).length;
     const before = probes();
     const targets = ['sandbox/acct_1/phoenix', 'sandbox/acct_2/phoenix', 'sandbox/acct_3/phoenix'];
-    const results = await Promise.all(targets.map((target) => upstream.probe({ target, url, version: 2 })));
+    const results = await Promise.all(
+      targets.map((target) => upstream.probe({ target, custom: false, url, version: 2 })),
+    );
     // Loopback is refused for custom endpoints here, so `up` also shows the sandbox's transport.
     expect(results.map((r) => r.up)).toEqual([true, true, true]);
     expect(probes() - before).toBe(1);
-    await upstream.probe({ target: targets[0]!, url, version: 2 });
+    await upstream.probe({ target: targets[0]!, custom: false, url, version: 2 });
     expect(probes() - before).toBe(2);
 
     // Each account's own tenant URL (as the registry names it) is the same sandbox server: one request.
     const perAccount = targets.map((target, i) => ({
       target,
+      custom: false,
       url: `${mock.baseUrl({ tenant: `sandbox/${i}abc/phoenix` })}/verbindungTesten`,
       version: 2 as const,
     }));
@@ -144,7 +162,7 @@ describe('createUpstream', () => {
     // A shared failure names each caller's own target.
     const closed = `${mock.baseUrl({ tenant: 'sandbox/phoenix' }).replace(/:\d+/, ':9')}/verbindungTesten`;
     const failed = await Promise.all(
-      targets.map((target) => upstream.probe({ target, url: closed, version: 2 })),
+      targets.map((target) => upstream.probe({ target, custom: false, url: closed, version: 2 })),
     );
     expect(failed.map((r) => [r.up, r.error?.target])).toEqual(targets.map((target) => [false, target]));
   });

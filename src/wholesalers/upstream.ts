@@ -19,7 +19,8 @@ import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry } from './catalogue.js';
 import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './endpoint-usage.js';
-import { createWholesalerRegistry, isCustomTarget, isSandboxTarget } from './registry.js';
+import { createWholesalerRegistry } from './registry.js';
+import { createTargetDirectory, type Target, type TargetDirectory } from './target.js';
 
 /**
  * Builds what services need to reach wholesalers (`UpstreamDeps`) from the configuration: the registry
@@ -38,7 +39,7 @@ export interface UpstreamOptions {
   sandboxUrl: () => string;
   clock?: Clock;
   /** Breaker transitions of both transports (the wholesaler status feed). */
-  onBreakerChange?: (change: BreakerChange) => void;
+  onBreakerChange?: (change: BreakerChange & { about: Target }) => void;
   /** The gateway's one outbound address policy; built from `config.network` when not given. */
   addressPolicy?: AddressPolicy;
   /** Host name resolution for custom endpoints (tests; DNS otherwise). */
@@ -49,8 +50,12 @@ export interface UpstreamOptions {
   tracing?: Tracing;
 }
 
+/** An endpoint in use (`EndpointInUse`) as a probe needs it. */
 interface UpstreamProbeInput {
+  /** Its target's key. */
   target: string;
+  /** Customer-registered: probed through the address-restricted transport, as its calls are. */
+  custom: boolean;
   url: string;
   version: Msv3Version;
 }
@@ -65,7 +70,7 @@ export interface Upstream {
    */
   probe(input: UpstreamProbeInput): Promise<ProbeResult>;
   /** The circuit breaker of a target, in the transport its calls use. */
-  breakerState(target: string): BreakerSnapshot;
+  breakerState(endpoint: { target: string; custom: boolean }): BreakerSnapshot;
   /** Waits for calls in flight, then closes every connection. */
   close(): Promise<void>;
 }
@@ -94,9 +99,18 @@ function transportOptionsFrom(config: Config): Partial<TransportOptions> {
 
 export function createUpstream(options: UpstreamOptions): Upstream {
   const { config } = options;
+  const targets = createTargetDirectory();
+  const onBreakerChange = options.onBreakerChange;
   const transportDeps = {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.onBreakerChange === undefined ? {} : { onBreakerChange: options.onBreakerChange }),
+    ...(onBreakerChange === undefined
+      ? {}
+      : {
+          onBreakerChange: (change: BreakerChange) => {
+            const about = targets.find(change.target);
+            if (about !== undefined) onBreakerChange({ ...change, about });
+          },
+        }),
     ...(options.stop === undefined ? {} : { stop: options.stop }),
   };
   // Every test account's sandbox calls go to one origin: its targets (one per account, each capped at
@@ -119,19 +133,18 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     transportDeps,
   );
   const transports: Transport[] = [trusted, custom];
-  // Registry targets of customer-registered endpoints start with `custom/` (sandbox targets name an
-  // account too, `sandbox/<account>/<id>`, but the sandbox is operator-trusted).
-  const transportOf = (target: string) => (isCustomTarget(target) ? custom : trusted);
+  const transportOf = (endpoint: { custom: boolean }) => (endpoint.custom ? custom : trusted);
   // The sandbox has one target and one tenant URL per account, so the monitor's round holds one endpoint
   // per account that used it: probes of the sandbox server in flight at once share one request (whatever
   // the tenant path; one server answers them all), as do probes of one URL through one transport.
   const probing = new Map<string, Promise<ProbeResult>>();
   const clientSoftwareId = config.wholesalers.clientSoftwareId ?? defaultClientSoftwareId();
   function probe(input: UpstreamProbeInput): Promise<ProbeResult> {
-    const transport = transportOf(input.target);
-    const key = isSandboxTarget(input.target)
-      ? `sandbox ${originOf(input.url)}`
-      : `${transport === trusted ? 'trusted' : 'custom'} v${input.version} ${input.url}`;
+    const transport = transportOf(input);
+    const key =
+      originOf(input.url) === sandboxOrigin()
+        ? `sandbox ${originOf(input.url)}`
+        : `${transport === trusted ? 'trusted' : 'custom'} v${input.version} ${input.url}`;
     let shared = probing.get(key);
     if (shared === undefined) {
       const request = probeRequest(input.version, clientSoftwareId);
@@ -153,15 +166,16 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         db: options.db,
         catalogue: options.catalogue,
         sandboxUrl: options.sandboxUrl,
+        targets,
       }),
-      client: recordingUse(createMsv3Client(trusted), usage),
-      customClient: recordingUse(createMsv3Client(custom), usage),
+      client: recordingUse(createMsv3Client(trusted), usage, targets),
+      customClient: recordingUse(createMsv3Client(custom), usage, targets),
       clientSoftwareId,
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },
     endpointsInUse: () => usage.inUse(),
     probe,
-    breakerState: (target) => transportOf(target).breakerState(target),
+    breakerState: (endpoint) => transportOf(endpoint).breakerState(endpoint.target),
     close: async () => {
       await Promise.all(transports.map((t) => t.close()));
     },
@@ -176,10 +190,11 @@ function originOf(url: string): string | undefined {
   }
 }
 
-function recordingUse(client: Msv3Client, usage: EndpointUsage): Msv3Client {
+function recordingUse(client: Msv3Client, usage: EndpointUsage, targets: TargetDirectory): Msv3Client {
   return {
     call(operation, endpoint, credentials, request, signal) {
-      usage.record(endpoint);
+      const target = targets.find(endpoint.target);
+      if (target !== undefined) usage.record(endpoint, target);
       return client.call(operation, endpoint, credentials, request, signal);
     },
   };
