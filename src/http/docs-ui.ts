@@ -11,6 +11,7 @@ const CSS = `.swagger-ui .topbar { display: none; }
 #operations-tag-${ERRORS_TAG} { flex-wrap: wrap; cursor: default; }
 #operations-tag-${ERRORS_TAG} > small { flex: 1 1 100%; order: 3; padding: 8px 0 0; }
 #operations-tag-${ERRORS_TAG} > small table { width: 100%; font-size: 13px; }
+#operations-tag-${ERRORS_TAG} > small :is(th, td) { padding: 2px 16px 2px 0; text-align: left; }
 #operations-tag-${ERRORS_TAG} > .expand-operation { display: none; }
 `;
 

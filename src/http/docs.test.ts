@@ -76,7 +76,7 @@ describe('API documentation', () => {
     const description: string = doc.info.description;
     expect(description.trim().split('\n').length).toBeLessThanOrEqual(10);
     expect(description).not.toContain('| error | error_code |');
-    expect(description).toContain('](#/errors)');
+    expect(description).toContain('](#operations-tag-errors)');
     expect(description).toMatch(/X-API-Key/);
     expect(description).toMatch(/pk_test_/);
   });

@@ -11,7 +11,8 @@ import { ErrorBodySchema } from './schemas/error.js';
 import { openApiWebhooks } from './schemas/webhook-events.js';
 import type { GatewayApp } from './types.js';
 
-// A few lines: the endpoints follow at once; the error catalogue is the last section (openapi-tags.ts).
+// A few lines: the endpoints follow at once; the error catalogue is the last section (openapi-tags.ts),
+// linked by the id Swagger UI gives its heading (its own `#/errors` deep links work on load only).
 const DESCRIPTION = `JSON gateway in front of German pharmaceutical wholesalers' MSV3 (SOAP) interfaces.
 
 - **Authentication:** send \`X-API-Key\` with every request except health, the docs and metrics
@@ -19,7 +20,7 @@ const DESCRIPTION = `JSON gateway in front of German pharmaceutical wholesalers'
 - **Test mode:** a \`pk_test_…\` key reaches the built-in sandbox wholesaler (any MSV3 login; nothing is
   ordered for real) or, as \`<id>_test\`, a wholesaler's own test server; \`pk_live_…\` the live servers.
 - **Errors:** one body, \`{ error, message, wholesaler, error_code, request_id, param? }\`; each operation
-  lists its own, and [the error catalogue](#/${ERRORS_TAG}) at the end lists all, with request ids and rate limits.
+  lists its own, and [the error catalogue](#operations-tag-${ERRORS_TAG}) at the end lists all, with request ids and rate limits.
 `;
 
 /** The package's licence: its SPDX id, or a `LicenseRef-` (SPDX's form for others) for UNLICENSED. */

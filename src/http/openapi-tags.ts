@@ -1,6 +1,6 @@
 import { errorCatalogueTable } from './error-catalogue-doc.js';
 
-/** The tag of the reference's last section: the error catalogue (linked as `#/errors` from the top). */
+/** The tag of the reference's last section: the error catalogue (linked from the top description). */
 export const ERRORS_TAG = 'errors';
 
 const ERRORS_DESCRIPTION = `Every 4xx and 5xx body is \`{ error, message, wholesaler, error_code, request_id, param? }\`.
