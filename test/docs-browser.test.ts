@@ -63,6 +63,7 @@ if (!existsSync(CHROMIUM)) {
     it('opens / in the docs, at the endpoints, with the error catalogue as the last section', async () => {
       const response = await page.goto(`${base}/`);
       expect(response?.status()).toBe(200);
+      expect(response?.request().redirectedFrom()?.url()).toBe(`${base}/`);
       expect(new URL(page.url()).pathname).toBe('/docs');
       await page.locator('.opblock').first().waitFor();
       // The first operation is on the first screen, not under the error table.
@@ -80,6 +81,18 @@ if (!existsSync(CHROMIUM)) {
       await expect
         .poll(async () => (await page.locator('#operations-tag-errors').boundingBox())?.y, { timeout: 5_000 })
         .toBeLessThan(200);
+      // So does the shareable address of the section, on a page of its own.
+      const shared = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      try {
+        await shared.goto(`${base}/docs#/errors`);
+        await expect
+          .poll(async () => (await shared.locator('#operations-tag-errors').boundingBox())?.y, {
+            timeout: 5_000,
+          })
+          .toBeLessThan(200);
+      } finally {
+        await shared.close();
+      }
       expect(pageErrors).toEqual([]);
     }, 15_000);
 
