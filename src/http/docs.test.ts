@@ -62,12 +62,34 @@ describe('API documentation', () => {
     expect(errorBody.properties.error.enum).toEqual(Object.keys(ERROR_CATALOGUE));
   });
 
-  it('lists the whole error catalogue in x-error-codes and in the description', () => {
+  it('lists the whole error catalogue in x-error-codes and in the errors section, last', () => {
     expect(doc['x-error-codes']).toEqual(errorCodeList());
     expect(doc['x-error-codes']).toHaveLength(Object.keys(ERROR_CATALOGUE).length);
+    const errors = doc.tags.at(-1);
+    expect(errors.name).toBe('errors');
     for (const [kind, { code, status }] of Object.entries(ERROR_CATALOGUE)) {
-      expect(doc.info.description).toContain(`| \`${kind}\` | ${code} | ${status} |`);
+      expect(errors.description).toContain(`| \`${kind}\` | ${code} | ${status} |`);
     }
+  });
+
+  it('keeps the top description to a few lines that link to the errors section', () => {
+    const description: string = doc.info.description;
+    expect(description.trim().split('\n').length).toBeLessThanOrEqual(10);
+    expect(description).not.toContain('| error | error_code |');
+    expect(description).toContain('](#operations-tag-errors)');
+    expect(description).toMatch(/X-API-Key/);
+    expect(description).toMatch(/pk_test_/);
+  });
+
+  it('declares every tag the operations use, with a description, and none for the errors section', () => {
+    const declared = (doc.tags as { name: string; description: string }[]).map((t) => t.name);
+    for (const tag of doc.tags) expect(tag.description, tag.name).not.toBe('');
+    const used = new Set(
+      Object.values(doc.paths as Record<string, Record<string, { tags: string[] }>>).flatMap((methods) =>
+        Object.values(methods).flatMap((operation) => operation.tags),
+      ),
+    );
+    expect([...used].sort()).toEqual(declared.filter((name) => name !== 'errors').sort());
   });
 
   interface ErrorResponse {
@@ -106,6 +128,42 @@ describe('API documentation', () => {
     ]);
   });
 
+  interface Media {
+    example?: unknown;
+    examples?: Record<string, unknown>;
+    schema?: { examples?: unknown[] };
+  }
+  const hasExample = (media: Media | undefined): boolean =>
+    media !== undefined &&
+    (media.example !== undefined ||
+      Object.keys(media.examples ?? {}).length > 0 ||
+      (media.schema?.examples?.length ?? 0) > 0);
+  interface WithBodies {
+    requestBody?: { content: Record<string, Media> };
+    responses: Record<string, { content?: Record<string, Media> }>;
+  }
+
+  it('gives every operation a request example (where it takes a body) and a success example', () => {
+    const missing: string[] = [];
+    for (const [name, operation] of operations() as unknown as [string, WithBodies][]) {
+      const body = operation.requestBody?.content['application/json'];
+      if (operation.requestBody !== undefined && !hasExample(body)) missing.push(`${name} request`);
+      const successes = Object.entries(operation.responses).filter(([status]) => status.startsWith('2'));
+      expect(successes.length, name).toBeGreaterThan(0);
+      for (const [status, response] of successes) {
+        const media = Object.values(response.content ?? {});
+        // A response without a body (204) has nothing to show; every other shows an example.
+        if (media.length > 0 && !media.some(hasExample)) missing.push(`${name} ${status}`);
+      }
+    }
+    const webhooks = Object.entries(doc.webhooks as Record<string, { post: WithBodies }>);
+    expect(webhooks.length).toBeGreaterThan(0);
+    for (const [event, { post }] of webhooks) {
+      if (!hasExample(post.requestBody?.content['application/json'])) missing.push(`webhook ${event}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('passes @redocly/cli lint with the recommended rules: no error, no warning', () => {
     const folder = mkdtempSync(join(tmpdir(), 'openapi-lint-'));
     try {
@@ -131,8 +189,25 @@ describe('API documentation', () => {
     const response = await app.inject({ url: '/docs' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/html/);
-    expect(response.body).toContain('Swagger UI');
+    expect(response.body).toContain('swagger-ui-bundle.js');
+    expect(response.body).toContain('<title>MSV3 Gateway API</title>');
     const spec = await app.inject({ url: '/docs/json' });
     expect(spec.json().paths).toHaveProperty('/v1/wholesalers');
+  });
+
+  it('sends / to the docs with 302, for GET and HEAD, without a key', async () => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const response = await app.inject({ method, url: '/' });
+      expect(response.statusCode, method).toBe(302);
+      expect(response.headers.location, method).toBe('/docs');
+    }
+  });
+
+  it('still answers unknown paths with the JSON 404', async () => {
+    for (const url of ['/index.html', '/doc', '/v1']) {
+      const response = await app.inject({ url });
+      expect(response.statusCode, url).toBe(404);
+      expect(response.json(), url).toMatchObject({ error: 'route_not_found' });
+    }
   });
 });

@@ -2,29 +2,25 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyContextConfig, FastifySchema } from 'fastify';
 import { LICENSE, VERSION } from '../core/version.js';
-import { errorCatalogueTable, errorCodeList } from './error-catalogue-doc.js';
+import { SWAGGER_UI_OPTIONS } from './docs-ui.js';
+import { errorCodeList } from './error-catalogue-doc.js';
 import { createOpenApiErrors } from './openapi-errors.js';
+import { ERRORS_TAG, openApiTags } from './openapi-tags.js';
 import { errorsSentence } from './route-errors.js';
 import { ErrorBodySchema } from './schemas/error.js';
 import { openApiWebhooks } from './schemas/webhook-events.js';
 import type { GatewayApp } from './types.js';
 
+// A few lines: the endpoints follow at once; the error catalogue is the last section (openapi-tags.ts),
+// linked by the id Swagger UI gives its heading (its own `#/errors` deep links work on load only).
 const DESCRIPTION = `JSON gateway in front of German pharmaceutical wholesalers' MSV3 (SOAP) interfaces.
 
-**Authentication.** Send \`X-API-Key: pk_test_…\` (sandbox) or \`pk_live_…\` with every request except
-health, the docs and metrics.
-
-**Request ids.** Every response carries \`X-Request-Id\`. Send your own (\`[A-Za-z0-9._:-]\`, up to 128
-characters) to have it kept; otherwise the gateway makes one (\`req_…\`). Error bodies repeat it.
-
-**Rate limits.** Per API key, with separate budgets for test and live keys. Every keyed response carries
-\`RateLimit-Limit\` (requests per window), \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds until the
-window resets, not a timestamp). Over budget: \`429 rate_limited\` with \`Retry-After\` in seconds.
-
-**Errors.** Every 4xx and 5xx body is \`{ error, message, wholesaler, error_code, request_id, param? }\`.
-\`error_code\` values are stable. The same list is in \`x-error-codes\`.
-
-${errorCatalogueTable()}
+- **Authentication:** send \`X-API-Key\` with every request except health, the docs and metrics
+  (**Authorize** sets it for "Try it out").
+- **Test mode:** a \`pk_test_…\` key reaches the built-in sandbox wholesaler (any MSV3 login; nothing is
+  ordered for real) or, as \`<id>_test\`, a wholesaler's own test server; \`pk_live_…\` the live servers.
+- **Errors:** one body, \`{ error, message, wholesaler, error_code, request_id, param? }\`; each operation
+  lists its own, and [the error catalogue](#operations-tag-${ERRORS_TAG}) at the end lists all, with request ids and rate limits.
 `;
 
 /** The package's licence: its SPDX id, or a `LicenseRef-` (SPDX's form for others) for UNLICENSED. */
@@ -32,7 +28,7 @@ function openApiLicense(): { name: string; identifier: string } {
   return { name: LICENSE, identifier: LICENSE === 'UNLICENSED' ? 'LicenseRef-UNLICENSED' : LICENSE };
 }
 
-/** OpenAPI 3 from the route schemas at /v1/openapi.json, Swagger UI at /docs; both public. */
+/** OpenAPI 3 from the route schemas at /v1/openapi.json, Swagger UI at /docs (and `/` leads there); public. */
 export async function registerDocs(app: GatewayApp): Promise<void> {
   app.addSchema(ErrorBodySchema);
   const openApiErrors = createOpenApiErrors();
@@ -55,6 +51,7 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
         },
       },
       security: [{ ApiKey: [] }],
+      tags: openApiTags(),
       webhooks: openApiWebhooks() as Record<string, fastifySwagger.OpenAPIV3_2.PathItemObject>,
       // Extensions are not part of the OpenAPI types; spreading keeps the object literal check happy.
       ...{ 'x-error-codes': errorCodeList() },
@@ -79,8 +76,13 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, public: true };
     });
-    await docs.register(fastifySwaggerUi, { routePrefix: '/docs' });
+    await docs.register(fastifySwaggerUi, SWAGGER_UI_OPTIONS);
   });
+  // Where a person lands. 302, not 308: browsers keep permanent redirects indefinitely, and `/` may one
+  // day answer something else (a status page). GET and HEAD alike (Fastify adds HEAD to every GET).
+  app.get('/', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
+    reply.redirect('/docs', 302),
+  );
   app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () =>
     app.swagger(),
   );

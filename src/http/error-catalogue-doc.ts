@@ -14,7 +14,7 @@ export function errorCodeList(): ErrorCodeEntry[] {
     .sort((a, b) => a.error_code.localeCompare(b.error_code));
 }
 
-/** The catalogue as a Markdown table (OpenAPI description; docs/error-catalogue.md holds the same table). */
+/** The catalogue as a Markdown table: the reference's errors section (openapi-tags.ts), docs/error-catalogue.md. */
 export function errorCatalogueTable(): string {
   const rows = errorCodeList().map(
     (e) => `| \`${e.error}\` | ${e.error_code} | ${e.status} | ${e.description.replace(/\|/g, '\\|')} |`,

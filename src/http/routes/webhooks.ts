@@ -19,6 +19,7 @@ import {
   DeliveryListQuerySchema,
   DeliveryListSchema,
   DeliveryParamsSchema,
+  RevealedWebhookSchema,
   UpdateWebhookSchema,
   WebhookListSchema,
   WebhookParamsSchema,
@@ -72,7 +73,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         description:
           'Returns the subscription with `signing_secret` in full, this once. `wholesaler` must be an id this key can use (`GET /v1/wholesalers`: the catalogue for its mode, `<id>_test` for test keys, the account’s custom wholesalers), else 404 `wholesaler_not_found`. The URL is checked now (scheme, and every address its host resolves to) and again before every delivery.',
         body: CreateWebhookSchema,
-        response: { 201: WebhookSchema },
+        response: { 201: RevealedWebhookSchema },
       },
     },
     async (request, reply) => {
@@ -231,7 +232,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         description:
           'Returns the new `signing_secret` in full, this once. The previous secret keeps signing alongside it for 24 hours (`previous_secret_expires_at`): every signature header then carries two signatures.',
         params: WebhookParamsSchema,
-        response: { 200: WebhookSchema },
+        response: { 200: RevealedWebhookSchema },
       },
     },
     async (request) => {

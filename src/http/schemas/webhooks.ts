@@ -9,6 +9,37 @@ const NullableIsoTime = (description: string) =>
 /** A wholesaler id, or `*` for every wholesaler the key can use (an addition to the spec's single id). */
 export const WEBHOOK_ID_PATTERN = '^([a-z0-9][a-z0-9_-]{0,63}|\\*)$';
 
+// The examples the OpenAPI document shows (schemas/webhooks-examples.test.ts checks them against the schemas).
+const EXAMPLE_ID = 'whk_5mPq8RtV2wXy4ZaB6cDe9F';
+const EXAMPLE_DELIVERY_ID = 'whd_7HjK2LmN4pQr6StU8vWx0Y';
+const EXAMPLE_EVENT_ID = 'evt_3kTzW9qH2mN7pR1sT5vX9z';
+const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw/cRhtlJtfM0=';
+const WEBHOOK_EXAMPLE = {
+  id: EXAMPLE_ID,
+  url: 'https://pharmacy.example/hooks/msv3',
+  wholesaler: 'phoenix',
+  events: ['delivery.received', 'order.status_changed'],
+  signing_secret: 'whsec_****fM0=',
+  active: true,
+  disabled_reason: null,
+  livemode: false,
+  previous_secret_expires_at: null,
+  created_at: '2025-03-18T09:30:00.000Z',
+  updated_at: '2025-03-18T09:30:00.000Z',
+};
+const ATTEMPT_RESULT_EXAMPLE = {
+  delivery_id: EXAMPLE_DELIVERY_ID,
+  event_id: EXAMPLE_EVENT_ID,
+  attempt: 1,
+  success: true,
+  status_code: 200,
+  duration_ms: 84,
+  error_class: null,
+  error: null,
+  next_attempt_at: null,
+  subscription_disabled: false,
+};
+
 const WebhookUrlSchema = XmlText({
   minLength: 1,
   maxLength: 2048,
@@ -40,7 +71,16 @@ export const CreateWebhookSchema = Type.Object(
     }),
     events: EventListSchema,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        url: 'https://pharmacy.example/hooks/msv3',
+        wholesaler: 'phoenix',
+        events: ['delivery.received', 'order.status_changed'],
+      },
+    ],
+  },
 );
 
 export const UpdateWebhookSchema = Type.Object(
@@ -54,40 +94,61 @@ export const UpdateWebhookSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [
+      { active: true },
+      { url: 'https://pharmacy.example/hooks/msv3-new', events: ['delivery.shortage'] },
+    ],
+  },
 );
 
-export const WebhookSchema = Type.Object({
-  id: Type.String({ description: '`whk_…`' }),
-  url: Type.String(),
-  wholesaler: Type.String(),
-  events: Type.Array(Type.String()),
-  signing_secret: Type.String({
-    description:
-      '`whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters.',
-  }),
-  active: Type.Boolean(),
-  disabled_reason: Type.Union([Type.String(), Type.Null()], {
-    description: 'Why the gateway disabled it (410 Gone, 5 days of failures) or `Disabled through the API.`',
-  }),
-  livemode: Type.Boolean(),
-  previous_secret_expires_at: NullableIsoTime(
-    'After a rotation: until when the previous secret still signs (alongside the new one).',
-  ),
-  created_at: IsoTime('When the subscription was created.'),
-  updated_at: IsoTime('When it last changed.'),
+export const WebhookSchema = Type.Object(
+  {
+    id: Type.String({ description: '`whk_…`' }),
+    url: Type.String(),
+    wholesaler: Type.String(),
+    events: Type.Array(Type.String()),
+    signing_secret: Type.String({
+      description:
+        '`whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters.',
+    }),
+    active: Type.Boolean(),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Why the gateway disabled it (410 Gone, 5 days of failures) or `Disabled through the API.`',
+    }),
+    livemode: Type.Boolean(),
+    previous_secret_expires_at: NullableIsoTime(
+      'After a rotation: until when the previous secret still signs (alongside the new one).',
+    ),
+    created_at: IsoTime('When the subscription was created.'),
+    updated_at: IsoTime('When it last changed.'),
+  },
+  { examples: [WEBHOOK_EXAMPLE] },
+);
+
+/** Creation and rotate-secret answer with the secret in full. */
+export const RevealedWebhookSchema = Type.Object(WebhookSchema.properties, {
+  examples: [{ ...WEBHOOK_EXAMPLE, signing_secret: EXAMPLE_SECRET }],
 });
 
-export const WebhookListSchema = Type.Object({
-  webhooks: Type.Array(WebhookSchema, {
-    description: 'Every subscription of the account in this mode (at most 50), oldest first; secrets masked.',
-  }),
-});
+export const WebhookListSchema = Type.Object(
+  {
+    webhooks: Type.Array(WebhookSchema, {
+      description:
+        'Every subscription of the account in this mode (at most 50), oldest first; secrets masked.',
+    }),
+  },
+  { examples: [{ webhooks: [WEBHOOK_EXAMPLE] }] },
+);
 
-export const WebhookParamsSchema = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const WebhookIdSchema = Type.String({ maxLength: 100, description: '`whk_…`', examples: [EXAMPLE_ID] });
+export const WebhookParamsSchema = Type.Object({ id: WebhookIdSchema });
 export const DeliveryParamsSchema = Type.Object({
-  id: Type.String({ maxLength: 100 }),
-  delivery_id: Type.String({ maxLength: 100 }),
+  id: WebhookIdSchema,
+  delivery_id: Type.String({ maxLength: 100, description: '`whd_…`', examples: [EXAMPLE_DELIVERY_ID] }),
 });
 
 export const AttemptSchema = Type.Object({
@@ -152,20 +213,73 @@ export const DeliveryListQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const DeliveryListSchema = Type.Object({
-  deliveries: Type.Array(DeliverySchema, { description: 'Newest first.' }),
-  has_more: Type.Boolean({ description: 'Pass the last id as `starting_after` for the next page.' }),
-});
+export const DeliveryListSchema = Type.Object(
+  {
+    deliveries: Type.Array(DeliverySchema, { description: 'Newest first.' }),
+    has_more: Type.Boolean({ description: 'Pass the last id as `starting_after` for the next page.' }),
+  },
+  {
+    examples: [
+      {
+        deliveries: [
+          {
+            id: EXAMPLE_DELIVERY_ID,
+            event_id: EXAMPLE_EVENT_ID,
+            event_type: 'delivery.received',
+            status: 'pending',
+            attempt_count: 2,
+            next_attempt_at: '2025-03-18T10:05:00.000Z',
+            delivered_at: null,
+            last_attempt_at: '2025-03-18T09:35:00.412Z',
+            last_status_code: 503,
+            last_error: 'HTTP 503.',
+            created_at: '2025-03-18T09:30:00.000Z',
+            attempts: [
+              {
+                id: 'wha_2BcD4eFg6HiJ8kLm0NoP2q',
+                attempt: 2,
+                trigger: 'schedule',
+                started_at: '2025-03-18T09:35:00.000Z',
+                duration_ms: 412,
+                success: false,
+                status_code: 503,
+                error_class: 'http_status',
+                error: 'HTTP 503.',
+              },
+              {
+                id: 'wha_1AbC3dEf5GhI7jKl9MnO1p',
+                attempt: 1,
+                trigger: 'schedule',
+                started_at: '2025-03-18T09:30:00.100Z',
+                duration_ms: 10000,
+                success: false,
+                status_code: null,
+                error_class: 'timeout',
+                error: 'No answer within 10000 ms.',
+              },
+            ],
+          },
+        ],
+        has_more: false,
+      },
+    ],
+  },
+);
 
-export const AttemptResultSchema = Type.Object({
-  delivery_id: Type.String(),
-  event_id: Type.String(),
-  attempt: Type.Integer(),
-  success: Type.Boolean(),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  duration_ms: Type.Integer(),
-  error_class: Type.Union([Type.String(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  next_attempt_at: NullableIsoTime('For a pending delivery that failed again: its next automatic attempt.'),
-  subscription_disabled: Type.Boolean({ description: 'This attempt disabled the subscription (410 Gone).' }),
-});
+export const AttemptResultSchema = Type.Object(
+  {
+    delivery_id: Type.String(),
+    event_id: Type.String(),
+    attempt: Type.Integer(),
+    success: Type.Boolean(),
+    status_code: Type.Union([Type.Integer(), Type.Null()]),
+    duration_ms: Type.Integer(),
+    error_class: Type.Union([Type.String(), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()]),
+    next_attempt_at: NullableIsoTime('For a pending delivery that failed again: its next automatic attempt.'),
+    subscription_disabled: Type.Boolean({
+      description: 'This attempt disabled the subscription (410 Gone).',
+    }),
+  },
+  { examples: [ATTEMPT_RESULT_EXAMPLE] },
+);
