@@ -36,7 +36,7 @@ export function generateTypes(document: Json): string {
       const operation = item[method];
       if (operation === undefined) continue;
       const { type, entry } = describeOperation(path, method, operation, schemas);
-      out.push(docComment(operation.summary, 1) + `  ${operation.operationId}: ${type};`);
+      out.push(`${docComment(operation.summary, 1)}  ${operation.operationId}: ${type};`);
       table.push(`  ${operation.operationId}: ${entry},`);
     }
   }
@@ -50,7 +50,9 @@ export function generateTypes(document: Json): string {
   }
   out.push('}\n');
 
-  out.push('/** How each operation is sent: what the client reads from its input and which headers apply. */');
+  out.push(
+    '/** How each operation is sent: what the client reads from its input and which headers apply. */',
+  );
   out.push(`export const operationTable = {\n${table.join('\n')}\n} as const;`);
   return `${out.join('\n')}\n`;
 }
@@ -165,7 +167,9 @@ function objectType(schema: Json, schemas: Record<string, Json>, depth: number):
     );
   });
   if (extra !== undefined && extra !== false) {
-    lines.push(`${indent(depth + 1)}[key: string]: ${extra === true ? 'unknown' : typeOf(extra, schemas, depth + 1)};`);
+    lines.push(
+      `${indent(depth + 1)}[key: string]: ${extra === true ? 'unknown' : typeOf(extra, schemas, depth + 1)};`,
+    );
   } else if (properties.length === 0) {
     return 'Record<string, unknown>';
   }
@@ -180,5 +184,6 @@ function docComment(text: unknown, depth: number): string {
 
 const wrap = (type: string) => (/^[\w.[\]'"-]+$/.test(type) ? type : `(${type})`);
 const indent = (depth: number) => '  '.repeat(depth);
-const literal = (value: unknown) => (typeof value === 'string' ? `'${value.replaceAll("'", "\\'")}'` : String(value));
+const literal = (value: unknown) =>
+  typeof value === 'string' ? `'${value.replaceAll("'", "\\'")}'` : String(value);
 const propertyName = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? name : literal(name));

@@ -83,7 +83,8 @@ async function sendOperation(
     body = JSON.stringify(input.body);
   }
   // Repeating is safe for what the gateway never carries out twice (docs/idempotency.md).
-  const repeatable = operation.method === 'GET' || operation.method === 'DELETE' || idempotencyKey !== undefined;
+  const repeatable =
+    operation.method === 'GET' || operation.method === 'DELETE' || idempotencyKey !== undefined;
 
   for (let attempt = 1; ; attempt++) {
     let response: Response;

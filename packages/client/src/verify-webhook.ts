@@ -101,7 +101,10 @@ async function verifyStandard(
     );
   }
   if (!/^\d{1,12}$/.test(timestamp)) {
-    throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp is not a Unix time in seconds.');
+    throw new WebhookVerificationError(
+      'invalid_timestamp',
+      'webhook-timestamp is not a Unix time in seconds.',
+    );
   }
   const nowSeconds = Math.floor((options.now ?? Date.now)() / 1000);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
@@ -167,7 +170,10 @@ function standardWebhooksKey(secret: string): Uint8Array {
 
 /** Lenient like Node's base64 decoder: URL-safe letters accepted, anything else outside the alphabet dropped. */
 function decodeBase64(text: string): Uint8Array {
-  const clean = text.replaceAll('-', '+').replaceAll('_', '/').replace(/[^A-Za-z0-9+/]/g, '');
+  const clean = text
+    .replaceAll('-', '+')
+    .replaceAll('_', '/')
+    .replace(/[^A-Za-z0-9+/]/g, '');
   const usable = clean.length % 4 === 1 ? clean.slice(0, -1) : clean;
   const binary = atob(usable.padEnd(Math.ceil(usable.length / 4) * 4, '='));
   return Uint8Array.from(binary, (char) => char.charCodeAt(0));
