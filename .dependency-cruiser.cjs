@@ -50,12 +50,19 @@ module.exports = {
       from: { path },
       to: { path: ABOVE[layer] },
     })),
+    {
+      name: 'client-stands-alone',
+      comment: 'packages/client ships alone (npm pack): its sources import only each other and the platform.',
+      severity: 'error',
+      from: { path: '^packages/client/src/' },
+      to: { pathNot: '^packages/client/src/' },
+    },
   ],
   options: {
     // TypeScript 7 has no JavaScript API to parse with; swc reads the sources.
     parser: 'swc',
     tsPreCompilationDeps: true,
-    includeOnly: '^src/',
+    includeOnly: '^(src|packages/client/src)/',
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '\\.test\\.ts$|/test-support/' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

@@ -1,0 +1,23 @@
+export {
+  type ClientOptions,
+  createClient,
+  type GatewayClient,
+  type Msv3Credentials,
+  type OperationErrors,
+  type OperationInput,
+  type OperationName,
+  type OperationResponse,
+  type RequestOptions,
+} from './client.js';
+export { GatewayConnectionError, GatewayError, isGatewayError } from './errors.js';
+export type { ErrorBody, ErrorKind, Operations, WebhookEvents } from './generated/api.js';
+export type { RetryOptions } from './retry.js';
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  type WebhookVerificationErrorCode,
+} from './verify-webhook.js';
