@@ -862,7 +862,7 @@ export interface Operations {
       body: {
         /** Where events are POSTed. https for live keys; public addresses only (private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges are refused unless the operator sets ALLOW_PRIVATE_ENDPOINTS, which also admits plain http to them). Checked again, with DNS, before every attempt. */
         url: string;
-        /** Wholesaler id whose events to receive (as in `GET /v1/wholesalers`). */
+        /** Wholesaler id whose events to receive (as in `GET /v1/wholesalers`), or `*` for every wholesaler this key can use, including those added later. */
         wholesaler: string;
         /** Events to receive; duplicates are ignored. */
         events: string[];
@@ -893,6 +893,7 @@ export interface Operations {
   /** One webhook subscription */
   getWebhook: {
     input: {
+      /** `whk_…` */
       id: string;
     };
     inputRequired: true;
@@ -920,6 +921,7 @@ export interface Operations {
   /** Change url or events; re-enable or pause */
   updateWebhook: {
     input: {
+      /** `whk_…` */
       id: string;
       body: {
         /** Where events are POSTed. https for live keys; public addresses only (private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges are refused unless the operator sets ALLOW_PRIVATE_ENDPOINTS, which also admits plain http to them). Checked again, with DNS, before every attempt. */
@@ -955,6 +957,7 @@ export interface Operations {
   /** Delete a subscription */
   deleteWebhook: {
     input: {
+      /** `whk_…` */
       id: string;
     };
     inputRequired: true;
@@ -964,6 +967,7 @@ export interface Operations {
   /** Send a signed ping event now */
   testWebhook: {
     input: {
+      /** `whk_…` */
       id: string;
     };
     inputRequired: true;
@@ -990,6 +994,7 @@ export interface Operations {
       /** A delivery id from the previous page. */
       starting_after?: string;
       status?: 'pending' | 'paused' | 'delivered' | 'failed';
+      /** `whk_…` */
       id: string;
     };
     inputRequired: true;
@@ -1043,7 +1048,9 @@ export interface Operations {
   /** Send one delivery again now */
   retryWebhookDelivery: {
     input: {
+      /** `whk_…` */
       id: string;
+      /** `whd_…` */
       delivery_id: string;
     };
     inputRequired: true;
@@ -1066,6 +1073,7 @@ export interface Operations {
   /** Roll the signing secret */
   rotateWebhookSecret: {
     input: {
+      /** `whk_…` */
       id: string;
     };
     inputRequired: true;
