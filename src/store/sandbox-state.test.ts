@@ -58,7 +58,10 @@ describeEachDialect('sandbox tenant documents', (getDatabase) => {
     await documents.write(tenantA, '{"counters":{"deliveryNote":41}}', 0);
     await documents.write(tenantB, '{"counters":{"deliveryNote":2}}', 0);
     const reopened = sandboxTenantDocuments((await getDatabase().openAnother()).db, clock);
-    expect(await reopened.read(tenantA)).toEqual({ version: 1, document: '{"counters":{"deliveryNote":41}}' });
+    expect(await reopened.read(tenantA)).toEqual({
+      version: 1,
+      document: '{"counters":{"deliveryNote":41}}',
+    });
     expect(await reopened.read(tenantB)).toEqual({ version: 1, document: '{"counters":{"deliveryNote":2}}' });
   });
 });
