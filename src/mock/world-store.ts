@@ -53,8 +53,10 @@ export function memoryWorld(): WorldStore {
   };
 }
 
-/** Runs of one request: conflicts (another instance saved first) and failed reads or writes. */
-const MAX_ATTEMPTS = 5;
+/** Runs of one request that lost to another instance's write, at most; then it fails (HTTP 500). */
+const MAX_CONFLICTS = 20;
+/** Failed reads or writes of one request (the database away for a moment), at most. */
+const MAX_FAILURES = 3;
 
 interface Loaded {
   state: TenantState;
@@ -125,18 +127,24 @@ export function persistentWorld(
       // Availability and contract data need no stored state: no database round trip for them.
       if (use === 'none') return answer(cache.get(name)?.state ?? newTenantState(name));
       return inTurn(name, async () => {
-        for (let n = 1; ; n++) {
+        let conflicts = 0;
+        let failures = 0;
+        for (;;) {
           try {
             const result = await attempt(name, answer);
             if (result !== undefined) return result;
-            cache.delete(name); // another instance saved first: run again on its state
-            if (n >= MAX_ATTEMPTS) throw new Error(`the sandbox state of "${name}" kept changing`);
           } catch (error) {
             // The state in memory may be ahead of the stored one (a write that failed): load it again.
             cache.delete(name);
-            if (n >= MAX_ATTEMPTS) throw error;
-            await sleep(retryDelayMs * n);
+            if (++failures >= MAX_FAILURES) throw error;
+            await sleep(retryDelayMs * failures);
+            continue;
           }
+          // Another instance saved first: run again on its state, after a moment's jitter so that two
+          // instances busy with one tenant do not keep colliding.
+          cache.delete(name);
+          if (++conflicts >= MAX_CONFLICTS) throw new Error(`the sandbox state of "${name}" kept changing`);
+          await sleep(Math.random() * 5 * conflicts);
         }
       });
     },
