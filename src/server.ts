@@ -7,14 +7,16 @@ import { createAddressPolicy } from './lib/address-policy.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
+import { persistentWorld } from './mock/world-store.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { startTracing } from './observability/start-tracing.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { openDatabase } from './store/database.js';
+import { type Database, openDatabase } from './store/database.js';
 import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
+import { sandboxTenantDocuments } from './store/sandbox-state.js';
 import { createWebhooks } from './webhooks/service.js';
 import { type WholesalerWatchOptions, watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
 import { DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
@@ -92,7 +94,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const firstKey = config.apiKeys.createFirstKey ? await createFirstKeyOnce(database, clock) : undefined;
     const rateLimiter = options.rateLimiter ?? (await createRateLimiter(config, database));
     opened.unshift({ name: 'rate limiter', close: () => rateLimiter.close() });
-    const sandboxUrl = await startSandbox(config, clock, opened);
+    const sandboxUrl = await startSandbox(config, { clock, database }, opened);
     const wholesalerStatus = createWholesalerStatusFeed();
     // Aborted on shutdown, shortly before the limit: stops the wholesaler calls still in flight.
     const stopCalls = new AbortController();
@@ -189,16 +191,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 }
 
 /**
- * The built-in mock wholesaler on a random loopback port (its scenario timings from MOCK_*), unless
- * SANDBOX_URL names an external one.
+ * The built-in mock wholesaler on a random loopback port (its scenario timings from MOCK_*), its state in
+ * the gateway's database, unless SANDBOX_URL names an external one.
  */
-async function startSandbox(config: Config, clock: Clock, opened: Closable[]): Promise<string> {
+async function startSandbox(
+  config: Config,
+  deps: { clock: Clock; database: Database },
+  opened: Closable[],
+): Promise<string> {
   if (config.wholesalers.sandboxUrl !== undefined) return config.wholesalers.sandboxUrl.replace(/\/+$/, '');
   const mock = await startMockWholesaler({
     ...optionsFromSettings(config.mock),
     host: '127.0.0.1',
     port: 0,
-    clock,
+    clock: deps.clock,
+    world: persistentWorld(sandboxTenantDocuments(deps.database.db, deps.clock)),
   });
   opened.unshift({ name: 'sandbox wholesaler', close: () => mock.close() });
   return mock.url;

@@ -14,14 +14,16 @@ import { type AnyOperationHandler, HANDLERS } from './handlers.js';
 import type { MockEnvironment } from './options.js';
 import { settleOrders } from './orders.js';
 import { type TransportScenario, transportScenarioIn } from './scenarios.js';
-import type { World } from './state.js';
+import { customerOf, type StateUse, type TenantState } from './state.js';
 
 /**
  * From a request body to what goes back on the wire, like a JAX-WS endpoint: the Body's root element
  * picks the operation (local name) and the version (namespace); an element that is no operation of this
  * endpoint gets a plain SOAP fault ("Cannot find dispatch method"); a request that breaks the schema
  * (the strict request decoders) or a business rule gets a `ValidationFault`. Scenario PZNs can turn the
- * answer into a fault, a delay, a truncated envelope or a dropped connection.
+ * answer into a fault, a delay, a truncated envelope or a dropped connection. Two steps: `readCall`
+ * finds and decodes the operation without any state; `answerCall` runs it on the tenant's state, which
+ * the caller (`server.ts` through `world-store.ts`) loads before and saves after.
  */
 
 export type Outcome =
@@ -33,7 +35,6 @@ export interface DispatchInput {
   body: string;
   /** Versions this endpoint speaks (server option ∩ version segment of the path). */
   versions: readonly Msv3Version[];
-  tenant: string;
   customerId: string;
 }
 
@@ -104,11 +105,18 @@ function applyScenario(scenario: TransportScenario | undefined, body: string, en
   }
 }
 
-export async function dispatch(
-  input: DispatchInput,
-  world: World,
-  env: MockEnvironment,
-): Promise<Dispatched> {
+/** A request whose operation is known and whose body decoded: what `answerCall` needs. */
+export interface Call {
+  handler: AnyOperationHandler;
+  request: unknown;
+  version: Msv3Version;
+  customerId: string;
+  /** See `OperationHandler.state`. */
+  state: StateUse;
+}
+
+/** Finds the operation and decodes the request; an outcome instead when there is nothing to run. */
+export function readCall(input: DispatchInput): Call | Dispatched {
   const fallbackVersion = input.versions[input.versions.length - 1] ?? 2;
   const located = locatePayload(input.body, fallbackVersion);
   if ('outcome' in located) return { outcome: located.outcome };
@@ -119,40 +127,64 @@ export async function dispatch(
   if (version === undefined || handler === undefined || !input.versions.includes(version)) {
     return { outcome: noSuchOperation(payload) };
   }
-  const named = { operation: handler.operation.name, version };
   const decoded = handler.operation.decodeRequest(input.body);
   if (decoded.kind !== 'ok') {
     const detail = decoded.kind === 'invalid' ? decoded.error.message : 'a fault is not a request';
     return {
-      ...named,
+      operation: handler.operation.name,
+      version,
       outcome: faultReply(version, validationFault(`${handler.operation.name}: ${detail}`)),
     };
   }
-  const request = decoded.value.request;
+  return {
+    handler,
+    request: decoded.value.request,
+    version,
+    customerId: input.customerId,
+    state: handler.state ?? 'read',
+  };
+}
 
+export interface Answered extends Dispatched {
+  /** Whether the tenant's state may have changed (and must be saved where it is persisted). */
+  changed: boolean;
+}
+
+/** Runs a call on the tenant's state, changing it in place. */
+export async function answerCall(call: Call, tenant: TenantState, env: MockEnvironment): Promise<Answered> {
+  const { handler, request, version } = call;
+  const named = { operation: handler.operation.name, version };
   const now = env.clock.now();
-  const tenant = world.tenant(input.tenant);
-  const customer = world.customer(tenant, input.customerId);
-  settleOrders(env, tenant, customer, now);
+  const customer = customerOf(tenant, call.customerId);
+  // An operation that needs no stored state leaves due orders to the next one that does.
+  const settled = call.state !== 'none' && settleOrders(env, tenant, customer, now);
   const ctx: RequestContext = { env, now, version, tenant, customer };
 
   const replay = handler.replays?.(customer, request) ?? false;
   const scenario = replay ? undefined : transportScenarioIn(handler.pzns?.(request) ?? []);
-  if (scenario === 'SERVER_FAULT') return { ...named, outcome: faultReply(version, serverFault()) };
+  if (scenario === 'SERVER_FAULT')
+    return { ...named, changed: settled, outcome: faultReply(version, serverFault()) };
   if (scenario === 'DENIAL_OF_SERVICE')
-    return { ...named, outcome: faultReply(version, denialOfServiceFault()) };
+    return { ...named, changed: settled, outcome: faultReply(version, denialOfServiceFault()) };
 
   let body: string;
   try {
     body = handler.operation.encodeResponse(version, await handler.handle(ctx, request));
   } catch (error) {
-    if (error instanceof MockFault) return { ...named, outcome: faultReply(version, error) };
+    // Handlers check before they change anything, so a fault leaves the state as settled.
+    if (error instanceof MockFault)
+      return { ...named, changed: settled, outcome: faultReply(version, error) };
     const detail = error instanceof Error ? error.message : String(error);
     const technicalText = `internal error in the sandbox: ${detail}`.slice(0, 1024);
     return {
       ...named,
+      changed: true,
       outcome: faultReply(version, new MockFault({ ...serverFault().input, technicalText })),
     };
   }
-  return { ...named, outcome: applyScenario(scenario, body, env) };
+  return {
+    ...named,
+    changed: settled || call.state === 'write',
+    outcome: applyScenario(scenario, body, env),
+  };
 }

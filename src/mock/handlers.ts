@@ -20,7 +20,7 @@ import { confirmDeliveryNotices, deliveryNoticeHistory, newDeliveryNotices } fro
 import { fetchDocument } from './documents.js';
 import { orderStatus, placeOrder } from './orders.js';
 import { announceReturn, answerReturnEnquiry } from './returns.js';
-import type { CustomerState } from './state.js';
+import type { CustomerState, StateUse } from './state.js';
 import { requestTakeBackOffer } from './take-back-offers.js';
 
 /**
@@ -34,6 +34,12 @@ interface OperationHandler<Req, Res> {
   pzns?(request: Req): Iterable<Pzn>;
   /** True when the request repeats one already answered (same id): it gets the stored answer, no scenario effects. */
   replays?(customer: CustomerState, request: Req): boolean;
+  /**
+   * What the operation does with the tenant's stored state: `none` (it needs only the contract, which
+   * follows from the user name), `read` (the default), `write`. Persistent worlds (`world-store.ts`) load
+   * nothing for `none` and save after `write` (and after a `read` that settled due orders).
+   */
+  state?: StateUse;
   handle(ctx: RequestContext, request: Req): Res | Promise<Res>;
 }
 
@@ -42,19 +48,22 @@ function define<Req, Res>(handler: OperationHandler<Req, Res>): OperationHandler
 }
 
 const HANDLER_LIST = [
-  define({ operation: verbindungTesten, handle: () => ({}) }),
+  define({ operation: verbindungTesten, state: 'none', handle: () => ({}) }),
   define({
     operation: verfuegbarkeitAnfragen,
+    state: 'none',
     pzns: (r) => r.articles.map((a) => a.pzn),
     handle: answerAvailability,
   }),
   define({
     operation: verfuegbarkeitAnfragenBulk,
+    state: 'none',
     pzns: (r) => (r.query.kind === 'list' ? r.query.pzns : []),
     handle: answerBulkAvailability,
   }),
   define({
     operation: bestellen,
+    state: 'write',
     pzns: (r) => r.subOrders.flatMap((s) => s.positions.map((p) => p.pzn)),
     replays: (customer, r) => customer.orders.has(r.id),
     handle: placeOrder,
@@ -62,16 +71,18 @@ const HANDLER_LIST = [
   define({ operation: bestellstatusAbfragen, handle: orderStatus }),
   define({
     operation: vertragsdatenAbfragen,
+    state: 'none',
     handle: (ctx, r) => contractData(ctx.customer.contract, ctx.version, r, ctx.now, ctx.env.calendar),
   }),
   define({
     operation: ruecknahmeangebotAnfordern,
+    state: 'write',
     pzns: (r) => r.articles.map((a) => a.pzn),
     replays: (customer, r) => customer.takeBackOffers.has(r.id),
     handle: requestTakeBackOffer,
   }),
   define({ operation: lieferavisAbfrageNeu, handle: (ctx) => newDeliveryNotices(ctx) }),
-  define({ operation: lieferavisBestaetigen, handle: confirmDeliveryNotices }),
+  define({ operation: lieferavisBestaetigen, state: 'write', handle: confirmDeliveryNotices }),
   define({ operation: lieferavisAbfrageHist, handle: deliveryNoticeHistory }),
   define({
     operation: retourenavisAnfragen,
@@ -80,6 +91,7 @@ const HANDLER_LIST = [
   }),
   define({
     operation: retourenavisAnkuendigen,
+    state: 'write',
     pzns: (r) => r.announcement?.positions.map((p) => p.pzn) ?? [],
     replays: (customer, r) => r.announcement !== undefined && customer.announcements.has(r.announcement.id),
     handle: announceReturn,

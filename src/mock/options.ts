@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../lib/clock.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import { type Calendar, createCalendar } from './calendar.js';
+import { memoryWorld, type WorldStore } from './world-store.js';
 
 /** How a mock wholesaler is started; every field has a default. */
 export interface MockWholesalerOptions {
@@ -35,6 +36,11 @@ export interface MockWholesalerOptions {
   log?: (line: string) => void;
   /** Printed on the PDFs. */
   wholesalerName?: string;
+  /**
+   * Where tenants are kept (default: in memory, gone when the server stops); the gateway's sandbox keeps
+   * them in the gateway's database (`persistentWorld` over `store/sandbox-state.ts`).
+   */
+  world?: WorldStore;
 }
 
 export interface NightHours {
@@ -60,6 +66,7 @@ export interface MockEnvironment {
 }
 
 export interface ResolvedOptions {
+  world: WorldStore;
   port: number;
   host: string;
   versions: readonly Msv3Version[];
@@ -91,6 +98,7 @@ export function resolveOptions(options: MockWholesalerOptions = {}): ResolvedOpt
     throw new RangeError('a fixed password must not be empty');
   }
   return {
+    world: options.world ?? memoryWorld(),
     port: bounded('port', options.port ?? 0, 0, 65_535),
     host: options.host ?? '127.0.0.1',
     versions: [...new Set(versions)].sort(),

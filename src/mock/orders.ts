@@ -6,6 +6,7 @@ import { issueDeliveryNotices } from './deliveries.js';
 import { validationFault } from './faults.js';
 import type { MockEnvironment } from './options.js';
 import { answerSubOrder } from './order-answers.js';
+import { forgetPastRetention } from './retention.js';
 import { SCENARIO_PZNS } from './scenarios.js';
 import type { CustomerState, StoredOrder, TenantState } from './state.js';
 import { supplyTermsAt } from './supply.js';
@@ -83,24 +84,32 @@ function processOrder(
   return answers;
 }
 
-/** Processes night orders whose time has come and forgets orders past retention; run before each request. */
+/**
+ * Processes night orders whose time has come and forgets orders, notices, returns and take-back offers
+ * past retention; run before each request that uses the customer's state. True if anything changed.
+ */
 export function settleOrders(
   env: MockEnvironment,
   tenant: TenantState,
   customer: CustomerState,
   now: number,
-): void {
+): boolean {
+  let changed = false;
   for (const id of customer.pendingOrders) {
     const order = customer.orders.get(id);
-    if (order !== undefined && order.readyAt <= now)
+    if (order !== undefined && order.readyAt <= now) {
       processOrder(env, tenant, customer, order, order.readyAt);
+      changed = true;
+    }
   }
   for (const [id, order] of customer.orders) {
     if (now - order.placedAt > ORDER_ID_RETENTION_MS) {
       customer.orders.delete(id);
       customer.pendingOrders.delete(id);
+      changed = true;
     } else break; // insertion order = placement order
   }
+  return forgetPastRetention(customer, now) || changed;
 }
 
 export function placeOrder(ctx: RequestContext, request: OrderRequest): OrderResponse {

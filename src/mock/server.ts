@@ -2,12 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Msv3Version } from '../msv3/envelope.js';
 import { authenticate, REALM } from './auth.js';
-import { dispatch, type Outcome } from './dispatch.js';
+import { answerCall, type Outcome, readCall } from './dispatch.js';
 import { parseEndpointPath, tenantBaseUrl } from './endpoint-path.js';
 import { mediaType, readBody, sendSoap, sendText } from './http-io.js';
 import { createInspector, type MockInspector } from './inspect.js';
 import { type MockWholesalerOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { createWorld, type World } from './state.js';
 
 /**
  * The mock wholesaler: a real SOAP 1.2 server on `node:http`, built on the gateway's own codecs. Used
@@ -43,14 +42,13 @@ function originOf(host: string, port: number): string {
 
 export async function startMockWholesaler(options: MockWholesalerOptions = {}): Promise<MockWholesaler> {
   const config = resolveOptions(options);
-  const world = createWorld();
   const requestCounts = new Map<string, number>();
   const pendingAnswers = new Set<NodeJS.Timeout>();
   let closing = false;
 
   const server = createServer((req, res) => {
     const started = performance.now();
-    handle(req, res, config, world, pendingAnswers, requestCounts, () => closing).then(
+    handle(req, res, config, pendingAnswers, requestCounts, () => closing).then(
       (summary) =>
         config.log?.(`${req.method} ${req.url} ${summary} (${Math.round(performance.now() - started)} ms)`),
       () => {
@@ -83,7 +81,7 @@ export async function startMockWholesaler(options: MockWholesalerOptions = {}): 
       operation === undefined
         ? [...requestCounts.values()].reduce((a, b) => a + b, 0)
         : (requestCounts.get(operation) ?? 0),
-    ...createInspector(world),
+    ...createInspector(config.world),
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;
@@ -100,7 +98,6 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   config: ResolvedOptions,
-  world: World,
   pendingAnswers: Set<NodeJS.Timeout>,
   requestCounts: Map<string, number>,
   isClosing: () => boolean,
@@ -143,11 +140,11 @@ async function handle(
   }
   const path = parseEndpointPath(url);
   const versions = config.versions.filter((v) => path.version === undefined || v === path.version);
-  const { outcome, operation, version } = await dispatch(
-    { body: read.body, versions, tenant: path.tenant, customerId: auth.customerId },
-    world,
-    config.env,
-  );
+  const call = readCall({ body: read.body, versions, customerId: auth.customerId });
+  const { outcome, operation, version } =
+    'handler' in call
+      ? await config.world.update(path.tenant, call.state, (tenant) => answerCall(call, tenant, config.env))
+      : call;
   if (operation !== undefined) requestCounts.set(operation, (requestCounts.get(operation) ?? 0) + 1);
   const label = operation === undefined ? '' : `${operation} v${version} `;
   return `${label}${await deliver(req, res, outcome, pendingAnswers, isClosing)}`;

@@ -7,9 +7,10 @@ import type { TakeBackOfferResponse } from '../msv3/operations/ruecknahmeangebot
 import { type Contract, contractFor } from './contract.js';
 
 /**
- * Everything the mock remembers, held by one object per server (`createWorld`): tenants (named by the
- * URL path before `/msv3`), inside them customers (the Basic-auth user name), inside them orders,
- * delivery notices, documents, return announcements and take-back offers. Nothing is persisted.
+ * Everything the mock remembers: tenants (named by the URL path before `/msv3`), inside them customers
+ * (the Basic-auth user name), inside them orders, delivery notices, documents, return announcements and
+ * take-back offers. Where it is kept, in memory or in the gateway's database, is `world-store.ts`'s
+ * business; the handlers change a `TenantState` in place.
  */
 
 export interface StoredOrder {
@@ -26,7 +27,7 @@ export interface StoredOrder {
   processed?: SubOrderAnswer[];
 }
 
-interface StoredNotice {
+export interface StoredNotice {
   notice: DeliveryNotice;
   createdAt: number;
   confirmed: boolean;
@@ -36,10 +37,15 @@ export type DocumentSource =
   | { kind: 'delivery-note'; deliveryNoteNumber: string }
   | { kind: 'return-slip'; announcementId: string; portion: number };
 
-interface StoredTakeBackOffer {
+export interface StoredTakeBackOffer {
   response: TakeBackOfferResponse;
   articles: { pzn: Pzn; quantity: number }[];
   requestedAt: number;
+}
+
+export interface StoredAnnouncement {
+  response: ReturnAnnouncementResponse;
+  announcedAt: number;
 }
 
 /**
@@ -66,7 +72,7 @@ export interface CustomerState {
   /** Rendered PDFs by document id (rendering is deterministic, so the first rendering is kept). */
   renderedDocuments: Map<string, Buffer>;
   /** Binding return announcements by `@ID` (a repeated announcement gets the first answer). */
-  announcements: Map<string, { response: ReturnAnnouncementResponse; announcedAt: number }>;
+  announcements: Map<string, StoredAnnouncement>;
   /** Units accepted for return so far, by `Lieferscheinnummer` + PZN (see `BookedReturns`). */
   returnedUnits: Map<string, BookedReturns>;
   takeBackOffers: Map<string, StoredTakeBackOffer>;
@@ -79,51 +85,51 @@ export interface TenantState {
   counters: { deliveryNote: number; returnReference: number; takeBack: number; parcel: number };
 }
 
+/**
+ * What an operation does with the tenant's state: `none` (it needs only the customer's contract, which
+ * follows from the user name), `read` (settling due orders may still change it), `write`.
+ */
+export type StateUse = 'none' | 'read' | 'write';
+
+/** The tenants a server knows in this process, for the inspector (`inspect.ts`). */
 export interface World {
-  tenant(name: string): TenantState;
-  customer(tenant: TenantState, customerId: string): CustomerState;
   tenants(): Iterable<TenantState>;
   findTenant(name: string): TenantState | undefined;
 }
 
-export function createWorld(): World {
-  const tenants = new Map<string, TenantState>();
+export function newTenantState(name: string): TenantState {
   return {
-    tenant(name) {
-      let t = tenants.get(name);
-      if (t === undefined) {
-        t = {
-          name,
-          customers: new Map(),
-          counters: { deliveryNote: 0, returnReference: 0, takeBack: 0, parcel: 0 },
-        };
-        tenants.set(name, t);
-      }
-      return t;
-    },
-    customer(tenant, customerId) {
-      let c = tenant.customers.get(customerId);
-      if (c === undefined) {
-        c = {
-          customerId,
-          contract: contractFor(customerId),
-          orders: new Map(),
-          ordersPlaced: 0,
-          pendingOrders: new Set(),
-          notices: new Map(),
-          documents: new Map(),
-          renderedDocuments: new Map(),
-          announcements: new Map(),
-          returnedUnits: new Map(),
-          takeBackOffers: new Map(),
-        };
-        tenant.customers.set(customerId, c);
-      }
-      return c;
-    },
-    tenants: () => tenants.values(),
-    findTenant: (name) => tenants.get(name),
+    name,
+    customers: new Map(),
+    counters: { deliveryNote: 0, returnReference: 0, takeBack: 0, parcel: 0 },
   };
+}
+
+/** A customer with nothing stored yet (its contract follows from the user name). */
+export function newCustomerState(customerId: string): CustomerState {
+  return {
+    customerId,
+    contract: contractFor(customerId),
+    orders: new Map(),
+    ordersPlaced: 0,
+    pendingOrders: new Set(),
+    notices: new Map(),
+    documents: new Map(),
+    renderedDocuments: new Map(),
+    announcements: new Map(),
+    returnedUnits: new Map(),
+    takeBackOffers: new Map(),
+  };
+}
+
+/** The tenant's customer, created on first use. */
+export function customerOf(tenant: TenantState, customerId: string): CustomerState {
+  let customer = tenant.customers.get(customerId);
+  if (customer === undefined) {
+    customer = newCustomerState(customerId);
+    tenant.customers.set(customerId, customer);
+  }
+  return customer;
 }
 
 export function returnKey(deliveryNoteNumber: string, pzn: Pzn): string {

@@ -2,6 +2,7 @@ import type { KeyMode } from '../core/key-mode.js';
 import type { DeliveryNoticesTable } from './delivery-notices-table.js';
 import type { IdempotencyKeysTable } from './idempotency-table.js';
 import type { OrdersTable } from './orders-table.js';
+import type { SandboxTenantsTable } from './sandbox-tenants-table.js';
 import type {
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
@@ -25,6 +26,7 @@ export interface Tables {
   delivery_notices: DeliveryNoticesTable;
   idempotency_keys: IdempotencyKeysTable;
   orders: OrdersTable;
+  sandbox_tenants: SandboxTenantsTable;
 }
 
 export interface AccountsTable {

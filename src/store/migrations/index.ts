@@ -6,6 +6,7 @@ import * as ordersAndIdempotency from './004_orders_and_idempotency.js';
 import * as deliveryNotices from './005_delivery_notices.js';
 import * as webhookLeases from './006_webhook_leases.js';
 import * as webhookEventsFeed from './007_webhook_events_feed.js';
+import * as sandboxTenants from './008_sandbox_tenants.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -21,4 +22,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '005_delivery_notices': deliveryNotices,
   '006_webhook_leases': webhookLeases,
   '007_webhook_events_feed': webhookEventsFeed,
+  '008_sandbox_tenants': sandboxTenants,
 };

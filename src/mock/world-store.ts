@@ -1,0 +1,152 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newTenantState, type StateUse, type TenantState, type World } from './state.js';
+import { decodeTenant, encodeTenant } from './state-codec.js';
+
+/**
+ * Where the mock keeps its tenants. `memoryWorld`: in this process only (the standalone `msv3-gateway
+ * mock`, tests). `persistentWorld`: in a store of JSON documents, one per tenant with a version
+ * (the gateway's database: `store/sandbox-state.ts`), so the sandbox survives restarts and every
+ * gateway instance on one database sees the same one.
+ *
+ * A persistent request loads the tenant (decoding only when another writer changed it), runs the
+ * operation on it in memory, and, if that changed the state, saves it if the stored version is still
+ * the one it loaded (compare and set). If another instance saved in between, the operation runs again on
+ * the new state, and the answer sent is the one of the run that was saved, so numbers are never given out
+ * twice. Requests for one tenant take turns within the process.
+ */
+export interface WorldStore extends World {
+  /** Runs `answer` on the tenant's current state and keeps what it changed (`changed`). */
+  update<T extends { changed: boolean }>(
+    tenant: string,
+    use: StateUse,
+    answer: (state: TenantState) => Promise<T>,
+  ): Promise<T>;
+}
+
+/** Tenant documents kept elsewhere, with a version each (implemented by `store/sandbox-state.ts`). */
+export interface TenantDocuments {
+  /**
+   * The tenant's stored version, and its document unless that version is `knownVersion` (the caller has
+   * it already); undefined when nothing is stored.
+   */
+  read(tenant: string, knownVersion?: number): Promise<{ version: number; document?: string } | undefined>;
+  /**
+   * Stores the document if the stored version is still `expectedVersion` (0: nothing stored yet);
+   * resolves to the new version, or undefined when another writer came first.
+   */
+  write(tenant: string, document: string, expectedVersion: number): Promise<number | undefined>;
+}
+
+export function memoryWorld(): WorldStore {
+  const tenants = new Map<string, TenantState>();
+  return {
+    tenants: () => tenants.values(),
+    findTenant: (name) => tenants.get(name),
+    update(name, _use, answer) {
+      let tenant = tenants.get(name);
+      if (tenant === undefined) {
+        tenant = newTenantState(name);
+        tenants.set(name, tenant);
+      }
+      return answer(tenant);
+    },
+  };
+}
+
+/** Runs of one request that lost to another instance's write, at most; then it fails (HTTP 500). */
+const MAX_CONFLICTS = 20;
+/** Failed reads or writes of one request (the database away for a moment), at most. */
+const MAX_FAILURES = 3;
+
+interface Loaded {
+  state: TenantState;
+  version: number;
+}
+
+export interface PersistentWorldOptions {
+  /** Wait before retrying after a failed read or write, times the attempt (default 100 ms). */
+  retryDelayMs?: number;
+}
+
+export function persistentWorld(
+  documents: TenantDocuments,
+  options: PersistentWorldOptions = {},
+): WorldStore {
+  const retryDelayMs = options.retryDelayMs ?? 100;
+  /** The tenants as last loaded or saved here; a tenant whose save failed or lost is dropped. */
+  const cache = new Map<string, Loaded>();
+  const turns = new Map<string, Promise<void>>();
+
+  async function load(name: string): Promise<Loaded> {
+    const cached = cache.get(name);
+    const stored = await documents.read(name, cached?.version);
+    let loaded: Loaded;
+    if (stored === undefined) {
+      loaded = cached?.version === 0 ? cached : { state: newTenantState(name), version: 0 };
+    } else if (cached !== undefined && stored.version === cached.version) {
+      loaded = cached;
+    } else {
+      loaded = { state: decodeTenant(name, stored.document ?? ''), version: stored.version };
+    }
+    cache.set(name, loaded);
+    return loaded;
+  }
+
+  async function attempt<T extends { changed: boolean }>(
+    name: string,
+    answer: (state: TenantState) => Promise<T>,
+  ): Promise<T | undefined> {
+    const loaded = await load(name);
+    const result = await answer(loaded.state);
+    if (!result.changed) return result;
+    const version = await documents.write(name, encodeTenant(loaded.state), loaded.version);
+    if (version === undefined) return undefined;
+    loaded.version = version;
+    return result;
+  }
+
+  /** One request of a tenant at a time in this process: the next starts when the previous is saved. */
+  function inTurn<T>(name: string, task: () => Promise<T>): Promise<T> {
+    const previous = turns.get(name) ?? Promise.resolve();
+    const run = previous.then(task);
+    const done = run.then(
+      () => {},
+      () => {},
+    );
+    turns.set(name, done);
+    void done.then(() => {
+      if (turns.get(name) === done) turns.delete(name);
+    });
+    return run;
+  }
+
+  return {
+    tenants: () => [...cache.values()].map((l) => l.state),
+    findTenant: (name) => cache.get(name)?.state,
+    update(name, use, answer) {
+      // Availability and contract data need no stored state: no database round trip for them.
+      if (use === 'none') return answer(cache.get(name)?.state ?? newTenantState(name));
+      return inTurn(name, async () => {
+        let conflicts = 0;
+        let failures = 0;
+        for (;;) {
+          try {
+            const result = await attempt(name, answer);
+            if (result !== undefined) return result;
+          } catch (error) {
+            // The state in memory may be ahead of the stored one (a write that failed): load it again.
+            cache.delete(name);
+            if (++failures >= MAX_FAILURES) throw error;
+            await sleep(retryDelayMs * failures);
+            continue;
+          }
+          // Another instance saved first: run again on its state, after a moment's jitter so that two
+          // instances busy with one tenant do not keep colliding.
+          cache.delete(name);
+          if (++conflicts >= MAX_CONFLICTS) throw new Error(`the sandbox state of "${name}" kept changing`);
+          await sleep(Math.random() * 5 * conflicts);
+        }
+      });
+    },
+  };
+}
