@@ -122,7 +122,8 @@ describe('deploy/compose.yaml', () => {
       expect(env.REDIS_URL).toBe('redis://redis:6379');
       expect(env.CREATE_FIRST_KEY).toBe('false');
       expect(env.METRICS_TOKEN).toMatch(/^\$\{METRICS_TOKEN:\?/);
-      expect(env.SANDBOX_URL).toBe('http://sandbox:9090');
+      // The built-in sandbox keeps its state in the shared database: no separate mock service.
+      expect(env.SANDBOX_URL).toBeUndefined();
       expect(services[name]!.build).toEqual({ context: '..', dockerfile: 'Dockerfile' });
     }
     expect(existsSync(join(ROOT, 'deploy', '..', 'Dockerfile'))).toBe(true);
@@ -134,7 +135,6 @@ describe('deploy/compose.yaml', () => {
       expect(service.depends_on).toEqual({
         postgres: { condition: 'service_healthy' },
         redis: { condition: 'service_healthy' },
-        sandbox: { condition: 'service_healthy' },
         migrate: { condition: 'service_completed_successfully' },
       });
       expect(service.healthcheck?.test?.join(' ')).toContain('/v1/health/ready');
@@ -149,7 +149,7 @@ describe('deploy/compose.yaml', () => {
       }
     }
     expect(services.migrate?.command).toEqual(['node', pkg.bin['msv3-gateway'], 'migrate']);
-    expect(services.sandbox?.command?.slice(0, 3)).toEqual(['node', pkg.bin['msv3-gateway'], 'mock']);
+    expect(services.sandbox).toBeUndefined();
   });
 });
 
