@@ -204,6 +204,14 @@ const ConfigSchema = Type.Object({
       description:
         'Longest wait for a free slot to a wholesaler endpoint; a call whose estimated wait (queue ahead / UPSTREAM_MAX_CONCURRENCY × mean call time) is longer is refused at once, one still waiting then is refused, both with 503 gateway_busy.',
     }),
+    maxRefusalHoldMs: Type.Integer({
+      env: 'UPSTREAM_REFUSAL_HOLD_MS',
+      default: 5_000,
+      minimum: 0,
+      maximum: 600_000,
+      description:
+        "Longest time a 503 gateway_busy is held before it is sent: a call refused because the queue is full or too long is answered after the queue's estimated drain time, at most this long, with a Retry-After for the rest, so clients that retry at once retry at the pace the queue drains. 0 answers refusals at once.",
+    }),
     breakerFailureThreshold: Type.Integer({
       env: 'BREAKER_FAILURE_THRESHOLD',
       default: 5,

@@ -382,6 +382,10 @@ async function startGateway(
     LOG_LEVEL: 'info',
     CREATE_FIRST_KEY: 'false',
     RATE_LIMIT_LIVE_POINTS: '10000000',
+    // BENCH_REFUSAL_HOLD_MS: the gateway's UPSTREAM_REFUSAL_HOLD_MS (default: the gateway's default).
+    ...(process.env.BENCH_REFUSAL_HOLD_MS === undefined
+      ? {}
+      : { UPSTREAM_REFUSAL_HOLD_MS: process.env.BENCH_REFUSAL_HOLD_MS }),
     ...scenario.env,
   };
   const keys = SHARES.map((share) => {

@@ -148,6 +148,63 @@ describe('concurrency limiter: refusing early with a Retry-After', () => {
   });
 });
 
+describe('concurrency limiter: holding refusals', () => {
+  let clock = 0;
+  const now = () => clock;
+  beforeEach(() => {
+    clock = 0;
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** 2 slots held 2 s each, both busy, five waiters: a newcomer would wait 6 s (drain time 5 s). */
+  async function crowded(maxRefusalHoldMs: number) {
+    const limiter = createConcurrencyLimiter({
+      maxConcurrent: 2,
+      maxQueue: 100,
+      maxWaitMs: 5_000,
+      maxRefusalHoldMs,
+      now,
+    });
+    const release = granted(await limiter.acquire('a'));
+    clock += 2_000;
+    release();
+    granted(await limiter.acquire('a'));
+    granted(await limiter.acquire('a'));
+    for (let i = 0; i < 5; i++) void limiter.acquire('a');
+    return limiter;
+  }
+
+  it('answers a refusal after the drain time, at most the hold, with a Retry-After for the rest', async () => {
+    const limiter = await crowded(3_000);
+    let answer: SlotResult | undefined;
+    void limiter.acquire('a').then((result) => {
+      answer = result;
+    });
+    await vi.advanceTimersByTimeAsync(2_999);
+    expect(answer).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answer).toEqual({ ok: false, cause: 'wait_too_long', retryAfterMs: 2_000 });
+    // A held refusal takes no place in the queue.
+    expect(limiter.queued).toBe(5);
+  });
+
+  it('answers at once with no hold, and ends a held refusal when the caller gives up', async () => {
+    expect(await (await crowded(0)).acquire('a')).toEqual({
+      ok: false,
+      cause: 'wait_too_long',
+      retryAfterMs: 5_000,
+    });
+    const limiter = await crowded(5_000);
+    const controller = new AbortController();
+    const held = limiter.acquire('a', controller.signal);
+    controller.abort();
+    await expect(held).resolves.toEqual({ ok: false, cause: 'aborted' });
+  });
+});
+
 type Step =
   | { kind: 'acquire'; account: number }
   | { kind: 'release'; pick: number }

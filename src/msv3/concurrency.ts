@@ -12,16 +12,22 @@ export interface ConcurrencyOptions {
   /** Waiters of all accounts together. */
   maxQueue: number;
   maxWaitMs: number;
+  /**
+   * Longest time a refusal is held before it is answered (0: at once). A caller refused because the
+   * queue is full or too long is answered after the queue's estimated drain time, at most this long, and
+   * told to retry after the rest: a client that retries at once then retries at the pace the queue
+   * drains, instead of flooding the process with refusals that delay the wholesaler's answers.
+   */
+  maxRefusalHoldMs?: number;
   /** Milliseconds, monotonic; default `performance.now`. */
   now?: () => number;
 }
 
 export type RefusalCause = 'queue_full' | 'wait_too_long' | 'wait_timeout';
 
-export type SlotResult =
-  | { ok: true; release: () => void }
-  | { ok: false; cause: 'aborted' }
-  | { ok: false; cause: RefusalCause; retryAfterMs: number };
+type Refusal = { ok: false; cause: RefusalCause; retryAfterMs: number };
+
+export type SlotResult = { ok: true; release: () => void } | { ok: false; cause: 'aborted' } | Refusal;
 
 export interface ConcurrencyLimiter {
   /** `account`: whose share the call counts against (one shared share when absent). */
@@ -150,8 +156,28 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
     return meanHoldMs === undefined ? 0 : (grantsNeeded / maxConcurrent) * meanHoldMs;
   }
 
-  function refusal(cause: RefusalCause): SlotResult {
+  function refusal(cause: RefusalCause): Refusal {
     return { ok: false, cause, retryAfterMs: drainMs(queued) };
+  }
+
+  /** A refusal of a newcomer, held for its share of the drain time (see `maxRefusalHoldMs`). */
+  function heldRefusal(cause: RefusalCause, signal: AbortSignal | undefined): Promise<SlotResult> {
+    const refused = refusal(cause);
+    const holdMs = Math.min(refused.retryAfterMs, options.maxRefusalHoldMs ?? 0);
+    if (holdMs <= 0) return Promise.resolve(refused);
+    return new Promise<SlotResult>((resolve) => {
+      const done = (result: SlotResult) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(result);
+      };
+      const onAbort = () => done({ ok: false, cause: 'aborted' });
+      const timer = setTimeout(
+        () => done({ ...refused, retryAfterMs: refused.retryAfterMs - holdMs }),
+        holdMs,
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   return {
@@ -171,9 +197,9 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
         active++;
         return Promise.resolve(slot(account, stateOf(account)));
       }
-      if (queued >= maxQueue) return Promise.resolve(refusal('queue_full'));
+      if (queued >= maxQueue) return heldRefusal('queue_full', signal);
       const known = accounts.get(account);
-      if (drainMs(grantsAhead(known) + 1) > maxWaitMs) return Promise.resolve(refusal('wait_too_long'));
+      if (drainMs(grantsAhead(known) + 1) > maxWaitMs) return heldRefusal('wait_too_long', signal);
 
       const state = known ?? stateOf(account);
       return new Promise<SlotResult>((resolve) => {

@@ -47,6 +47,8 @@ export interface TransportOptions {
   maxConcurrentPerTarget: number;
   maxQueuePerTarget: number;
   maxQueueWaitMs: number;
+  /** See `ConcurrencyOptions.maxRefusalHoldMs`. */
+  maxRefusalHoldMs: number;
   breakerFailureThreshold: number;
   breakerCoolDownMs: number;
   /** Default `msv3-gateway/<version>`; some wholesalers sit behind WAFs that block unusual agents. */
@@ -74,6 +76,7 @@ const DEFAULT_TRANSPORT_OPTIONS: Readonly<TransportOptions> = {
   maxConcurrentPerTarget: 16,
   maxQueuePerTarget: 64,
   maxQueueWaitMs: 5_000,
+  maxRefusalHoldMs: 0,
   breakerFailureThreshold: 5,
   breakerCoolDownMs: 30_000,
 };
@@ -206,6 +209,7 @@ export function createTransport(
         maxConcurrent: config.maxConcurrentPerTarget,
         maxQueue: config.maxQueuePerTarget,
         maxWaitMs: config.maxQueueWaitMs,
+        maxRefusalHoldMs: config.maxRefusalHoldMs,
       });
       limiters.set(target, limiter);
     }

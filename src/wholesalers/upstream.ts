@@ -92,6 +92,7 @@ function transportOptionsFrom(config: Config): Partial<TransportOptions> {
     maxConcurrentPerTarget: u.maxConcurrency,
     maxQueuePerTarget: u.maxQueue,
     maxQueueWaitMs: u.maxQueueWaitMs,
+    maxRefusalHoldMs: u.maxRefusalHoldMs,
     breakerFailureThreshold: u.breakerFailureThreshold,
     breakerCoolDownMs: u.breakerCooldownMs,
   };
