@@ -12,7 +12,7 @@ import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
  * The sandbox takes any password; control requests send this one (never a real one: the gateway keeps
  * no wholesaler passwords, and a test helper has none).
  */
-const CONTROL_PASSWORD = 'sandbox-test-helper';
+export const HELPER_PASSWORD = 'sandbox-test-helper';
 const TIMEOUT_MS = 10_000;
 
 export type ControlRequest =
@@ -46,7 +46,7 @@ export async function sendControl(
   const response = await request(controlUrlOf(endpointBaseUrl, input.action), {
     method: 'POST',
     headers: {
-      authorization: `Basic ${Buffer.from(`${customerId}:${CONTROL_PASSWORD}`).toString('base64')}`,
+      authorization: `Basic ${Buffer.from(`${customerId}:${HELPER_PASSWORD}`).toString('base64')}`,
       'content-type': 'application/json',
     },
     body: JSON.stringify(body),
