@@ -27,6 +27,7 @@ import { registerHealthRoutes } from './http/routes/health.js';
 import { registerMetricsRoutes } from './http/routes/metrics.js';
 import { registerOrderRoutes } from './http/routes/orders.js';
 import { registerReturnRoutes } from './http/routes/returns.js';
+import { registerTestHelperRoutes } from './http/routes/test-helpers.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
 import { buildSerializer } from './http/serializer.js';
@@ -48,6 +49,7 @@ export const ROUTES: readonly RouteRegistration[] = [
   registerDocumentRoutes,
   registerWebhookRoutes,
   registerEventRoutes,
+  registerTestHelperRoutes,
   registerMetricsRoutes,
 ];
 

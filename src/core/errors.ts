@@ -71,6 +71,11 @@ export const ERROR_CATALOGUE = {
     description:
       'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` (it is missing or wrong), or, when no token is set, a caller on the same host.',
   },
+  test_mode_required: {
+    code: '1106',
+    status: 403,
+    description: 'The operation needs a test API key: test helpers act on the sandbox only.',
+  },
 
   // 12xx: what is asked for does not exist
   wholesaler_not_found: { code: '1200', status: 404, description: 'Unknown wholesaler id for this account.' },

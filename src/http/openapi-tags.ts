@@ -37,6 +37,11 @@ export function openApiTags(): { name: string; description: string }[] {
       name: 'events',
       description: 'The events feed: every event of the key’s account, as webhooks send it.',
     },
+    {
+      name: 'test_helpers',
+      description:
+        'Test keys only: make the sandbox process a night-mode order, deliver an order (with shortages) or go down and up, raising the events that go with it.',
+    },
     { name: 'service', description: 'Liveness and readiness probes; no key needed.' },
     { name: ERRORS_TAG, description: ERRORS_DESCRIPTION },
   ];

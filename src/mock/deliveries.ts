@@ -30,9 +30,17 @@ function noteNumber(tenant: TenantState, date: string): string {
   return `LS${date.replaceAll('-', '')}${String(tenant.counters.deliveryNote).padStart(6, '0')}`;
 }
 
-/** Half of a DELIVERY_SHORTAGE line (rounded up) goes missing on the way. */
-function shortageOf(position: PositionAnswer, quantity: number): number {
-  return position.pzn === SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn ? Math.ceil(quantity / 2) : 0;
+/**
+ * Which lines come up short: `scenario` (half of each DELIVERY_SHORTAGE line, rounded up: an order's own
+ * notices), `none` or `half` (half of every line, rounded up: a notice asked for through the control
+ * surface, `control.ts`).
+ */
+export type ShortageRule = 'scenario' | 'none' | 'half';
+
+function shortageOf(position: PositionAnswer, quantity: number, rule: ShortageRule): number {
+  const short =
+    rule === 'half' || (rule === 'scenario' && position.pzn === SCENARIO_PZNS.DELIVERY_SHORTAGE.pzn);
+  return short ? Math.ceil(quantity / 2) : 0;
 }
 
 interface TourGroup {
@@ -69,7 +77,9 @@ export function issueDeliveryNotices(
   request: OrderRequest,
   answers: SubOrderAnswer[],
   at: number,
-): void {
+  shortages: ShortageRule = 'scenario',
+): DeliveryNotice[] {
+  const issued: DeliveryNotice[] = [];
   for (const answer of answers) {
     if (answer.error !== undefined) continue;
     const containerId = request.subOrders.find((s) => s.id === answer.id)?.containerId;
@@ -83,7 +93,7 @@ export function issueDeliveryNotices(
           position.substitution !== undefined && position.substitution.reason !== 'Vorschlag'
             ? position.substitution.deliveredPzn
             : position.pzn;
-        const shortage = shortageOf(position, quantity);
+        const shortage = shortageOf(position, quantity, shortages);
         const delivered = quantity - shortage;
         return {
           pzn,
@@ -119,8 +129,10 @@ export function issueDeliveryNotices(
       };
       customer.notices.set(number, { notice, createdAt: at, confirmed: false });
       customer.documents.set(documentId, { kind: 'delivery-note', deliveryNoteNumber: number });
+      issued.push(notice);
     }
   }
+  return issued;
 }
 
 export function newDeliveryNotices(ctx: RequestContext): DeliveryNoticesResponse {

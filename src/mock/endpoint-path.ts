@@ -41,3 +41,16 @@ export function tenantBaseUrl(origin: string, tenant: string, version: Msv3Versi
     .join('/');
   return `${origin}${prefix === '' ? '' : `/${prefix}`}/msv3/v${version}.0`;
 }
+
+/**
+ * The control surface's path (`control.ts`): `/<tenant>/control/<action>`, apart from `/msv3` so that no
+ * SOAP client reaches it by accident. Undefined for any other path.
+ */
+export function parseControlPath(rawPath: string): { tenant: string; action: string } | undefined {
+  const pathname = rawPath.split('?', 1)[0]!.toLowerCase();
+  const segments = pathname.split('/').filter((s) => s !== '');
+  if (segments.length < 2 || segments[segments.length - 2] !== 'control' || segments.includes('msv3')) {
+    return undefined;
+  }
+  return { tenant: segments.slice(0, -2).map(safeDecode).join('/'), action: segments[segments.length - 1]! };
+}

@@ -1,5 +1,6 @@
 import type { OrderRequest, OrderResponse, SubOrderAnswer } from '../msv3/operations/bestellen.js';
 import type { OrderStatusRequest, OrderStatusResponse } from '../msv3/operations/bestellstatus-abfragen.js';
+import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
 import { rejectDuplicates, requireUuid } from './business-rules.js';
 import type { RequestContext } from './context.js';
 import { issueDeliveryNotices } from './deliveries.js';
@@ -69,19 +70,20 @@ function endOfNight(env: MockEnvironment, now: number): number {
   return candidate > now ? candidate : calendar.epochOf(calendar.addDays(today, 1), to);
 }
 
-function processOrder(
+/** Processes an order as of `at`: its answer, and its delivery notices (returned). */
+export function processOrder(
   env: MockEnvironment,
   tenant: TenantState,
   customer: CustomerState,
   order: StoredOrder,
   at: number,
-): SubOrderAnswer[] {
+): { answers: SubOrderAnswer[]; notices: DeliveryNotice[] } {
   const terms = supplyTermsAt(order.version, customer.contract, at, env.calendar);
   const answers = order.request.subOrders.map((sub) => answerSubOrder(sub, terms));
-  issueDeliveryNotices(env, tenant, customer, order.request, answers, at);
+  const notices = issueDeliveryNotices(env, tenant, customer, order.request, answers, at);
   order.processed = answers;
   customer.pendingOrders.delete(order.id);
-  return answers;
+  return { answers, notices };
 }
 
 /**
@@ -138,7 +140,7 @@ export function placeOrder(ctx: RequestContext, request: OrderRequest): OrderRes
     return order.firstAnswer;
   }
   order.readyAt = now;
-  const subOrders = processOrder(env, tenant, customer, order, now);
+  const subOrders = processOrder(env, tenant, customer, order, now).answers;
   order.firstAnswer = { id: request.id, supportId: request.supportId, nightMode: false, subOrders };
   return order.firstAnswer;
 }

@@ -2,8 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Msv3Version } from '../msv3/envelope.js';
 import { authenticate, REALM } from './auth.js';
+import { handleControl } from './control-http.js';
 import { answerCall, type Outcome, readCall } from './dispatch.js';
-import { parseEndpointPath, tenantBaseUrl } from './endpoint-path.js';
+import { parseControlPath, parseEndpointPath, tenantBaseUrl } from './endpoint-path.js';
 import { mediaType, readBody, sendSoap, sendText } from './http-io.js';
 import { createInspector, type MockInspector } from './inspect.js';
 import { type MockWholesalerOptions, type ResolvedOptions, resolveOptions } from './options.js';
@@ -14,8 +15,9 @@ import { type MockWholesalerOptions, type ResolvedOptions, resolveOptions } from
  * through `msv3-gateway mock` for pharmacy developers testing their own MSV3 clients.
  *
  * Per request, in the order a servlet container with JAX-WS would apply them: method (405; `GET ?wsdl`
- * → 404 note), Basic auth (401 challenge / 403), content type (415 for anything but
+ * → 404 note), a tenant taken down (503, before anything else), Basic auth (401 challenge / 403), content type (415 for anything but
  * application/soap+xml, JAX-WS wording), body size (413), then dispatch on the body's root element.
+ * `POST /<tenant>/control/<action>` is the control surface instead (`control.ts`).
  */
 
 export interface MockWholesaler extends MockInspector {
@@ -103,6 +105,8 @@ async function handle(
   isClosing: () => boolean,
 ): Promise<string> {
   const url = req.url ?? '/';
+  const control = parseControlPath(url);
+  if (control !== undefined && req.method === 'POST') return handleControl(req, res, config, control);
   if (req.method !== 'POST') {
     if ((req.method === 'GET' || req.method === 'HEAD') && /[?&]wsdl(=|&|$)/i.test(url)) {
       sendText(res, 404, WSDL_NOTE);
@@ -110,6 +114,14 @@ async function handle(
     }
     sendText(res, 405, 'Method Not Allowed: MSV3 operations are POSTed\n', { allow: 'POST' });
     return '→ 405';
+  }
+  const path = parseEndpointPath(url);
+  // In front of everything else, as a wholesaler's load balancer answers during maintenance.
+  if (await config.world.isDown(path.tenant)) {
+    sendText(res, 503, 'Service Unavailable: this wholesaler is down for maintenance\n', {
+      'retry-after': '60',
+    });
+    return '→ 503 (down)';
   }
   const auth = authenticate(req.headers.authorization, config.credentials);
   if (!auth.ok) {
@@ -138,7 +150,6 @@ async function handle(
     }
     return '→ aborted by the client';
   }
-  const path = parseEndpointPath(url);
   const versions = config.versions.filter((v) => path.version === undefined || v === path.version);
   const call = readCall({ body: read.body, versions, customerId: auth.customerId });
   const { outcome, operation, version } =

@@ -23,6 +23,8 @@ const FORMAT = 1;
 interface TenantDocument {
   format: typeof FORMAT;
   counters: TenantState['counters'];
+  /** Absent in documents written before the control surface: up. */
+  down?: boolean;
   customers: CustomerDocument[];
 }
 
@@ -42,6 +44,7 @@ export function encodeTenant(tenant: TenantState): string {
   const document: TenantDocument = {
     format: FORMAT,
     counters: tenant.counters,
+    ...(tenant.down ? { down: true } : {}),
     customers: [...tenant.customers.values()].map((c) => ({
       customerId: c.customerId,
       ordersPlaced: c.ordersPlaced,
@@ -76,5 +79,5 @@ export function decodeTenant(name: string, text: string): TenantState {
       takeBackOffers: new Map(c.takeBackOffers),
     });
   }
-  return { name, customers, counters: { ...document.counters } };
+  return { name, customers, counters: { ...document.counters }, down: document.down === true };
 }

@@ -83,6 +83,8 @@ export interface TenantState {
   customers: Map<string, CustomerState>;
   /** Running numbers for delivery notes, return references and take-back references. */
   counters: { deliveryNote: number; returnReference: number; takeBack: number; parcel: number };
+  /** Taken down through the control surface (`control.ts`): every SOAP request answers HTTP 503. */
+  down: boolean;
 }
 
 /**
@@ -102,6 +104,7 @@ export function newTenantState(name: string): TenantState {
     name,
     customers: new Map(),
     counters: { deliveryNote: 0, returnReference: 0, takeBack: 0, parcel: 0 },
+    down: false,
   };
 }
 

@@ -21,6 +21,11 @@ export interface WorldStore extends World {
     use: StateUse,
     answer: (state: TenantState) => Promise<T>,
   ): Promise<T>;
+  /**
+   * Whether the tenant was taken down through the control surface. Persistent worlds ask the store at
+   * most once a second per tenant (`DOWN_CHECK_MS`): every request checks, and most need nothing else.
+   */
+  isDown(tenant: string): boolean | Promise<boolean>;
 }
 
 /** Tenant documents kept elsewhere, with a version each (implemented by `store/sandbox-state.ts`). */
@@ -42,6 +47,7 @@ export function memoryWorld(): WorldStore {
   return {
     tenants: () => tenants.values(),
     findTenant: (name) => tenants.get(name),
+    isDown: (name) => tenants.get(name)?.down === true,
     update(name, _use, answer) {
       let tenant = tenants.get(name);
       if (tenant === undefined) {
@@ -57,6 +63,8 @@ export function memoryWorld(): WorldStore {
 const MAX_CONFLICTS = 20;
 /** Failed reads or writes of one request (the database away for a moment), at most. */
 const MAX_FAILURES = 3;
+/** How long a tenant's up/down state, as last loaded, is taken as current (another instance may change it). */
+const DOWN_CHECK_MS = 1_000;
 
 interface Loaded {
   state: TenantState;
@@ -76,6 +84,8 @@ export function persistentWorld(
   /** The tenants as last loaded or saved here; a tenant whose save failed or lost is dropped. */
   const cache = new Map<string, Loaded>();
   const turns = new Map<string, Promise<void>>();
+  /** When each tenant was last loaded for `isDown` (performance.now(): the mock's clock may stand still). */
+  const downCheckedAt = new Map<string, number>();
 
   async function load(name: string): Promise<Loaded> {
     const cached = cache.get(name);
@@ -123,6 +133,16 @@ export function persistentWorld(
   return {
     tenants: () => [...cache.values()].map((l) => l.state),
     findTenant: (name) => cache.get(name)?.state,
+    async isDown(name) {
+      const cached = cache.get(name);
+      const checkedAt = downCheckedAt.get(name);
+      if (cached !== undefined && checkedAt !== undefined && performance.now() - checkedAt < DOWN_CHECK_MS) {
+        return cached.state.down;
+      }
+      const loaded = await inTurn(name, () => load(name));
+      downCheckedAt.set(name, performance.now());
+      return loaded.state.down;
+    },
     update(name, use, answer) {
       // Availability and contract data need no stored state: no database round trip for them.
       if (use === 'none') return answer(cache.get(name)?.state ?? newTenantState(name));

@@ -37,6 +37,11 @@ export interface WholesalerStatusFeed {
   subscribe(listener: (change: WholesalerStatusChange) => void): () => void;
   /** A breaker change of `target` (the transports report its key; `createUpstream` adds the target). */
   publish(change: BreakerChange & { about: Target }): void;
+  /**
+   * A change the gateway made itself rather than observed: a test helper taking a sandbox wholesaler
+   * down or up (`services/test-helpers.ts`). Goes to the same listeners, so the one announcer decides.
+   */
+  announce(change: WholesalerStatusChange): void;
 }
 
 const STATUS: Record<BreakerState, WholesalerStatus> = {
@@ -47,7 +52,17 @@ const STATUS: Record<BreakerState, WholesalerStatus> = {
 
 export function createWholesalerStatusFeed(): WholesalerStatusFeed {
   const listeners = new Set<(change: WholesalerStatusChange) => void>();
+  const tell = (event: WholesalerStatusChange) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch {
+        // See the module comment: a listener must not break the call that changed the state.
+      }
+    }
+  };
   return {
+    announce: tell,
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -64,13 +79,7 @@ export function createWholesalerStatusFeed(): WholesalerStatusFeed {
         at: change.at,
       };
       if (change.lastError !== undefined) event.cause = causeOf(change.lastError);
-      for (const listener of listeners) {
-        try {
-          listener(event);
-        } catch {
-          // See the module comment: a listener must not break the call that changed the state.
-        }
-      }
+      tell(event);
     },
   };
 }

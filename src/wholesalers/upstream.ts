@@ -135,17 +135,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   );
   const transports: Transport[] = [trusted, custom];
   const transportOf = (endpoint: { custom: boolean }) => (endpoint.custom ? custom : trusted);
-  // The sandbox has one target and one tenant URL per account, so the monitor's round holds one endpoint
-  // per account that used it: probes of the sandbox server in flight at once share one request (whatever
-  // the tenant path; one server answers them all), as do probes of one URL through one transport.
+  // Probes of one URL through one transport in flight at once share one request. The sandbox has one
+  // tenant URL per account, and each is probed on its own: a test helper can take one account's sandbox
+  // wholesaler down (docs/sandbox.md "Test helpers") while the same server answers every other tenant.
   const probing = new Map<string, Promise<ProbeResult>>();
   const clientSoftwareId = config.wholesalers.clientSoftwareId ?? defaultClientSoftwareId();
   function probe(input: UpstreamProbeInput): Promise<ProbeResult> {
     const transport = transportOf(input);
-    const key =
-      originOf(input.url) === sandboxOrigin()
-        ? `sandbox ${originOf(input.url)}`
-        : `${transport === trusted ? 'trusted' : 'custom'} v${input.version} ${input.url}`;
+    const key = `${transport === trusted ? 'trusted' : 'custom'} v${input.version} ${input.url}`;
     let shared = probing.get(key);
     if (shared === undefined) {
       const request = probeRequest(input.version, clientSoftwareId);

@@ -1,8 +1,10 @@
+import type { FastifyRequest } from 'fastify';
 import { isApiError } from '../../core/errors.js';
 import { dryRunOrder } from '../../services/orders-dry-run.js';
 import { placeOrder } from '../../services/orders-placement.js';
 import type { OrderDeps } from '../../services/orders-state.js';
 import { orderStatus } from '../../services/orders-status.js';
+import { noticeSandboxOrderDeliveries } from '../../services/test-helpers.js';
 import type { AppDeps } from '../app-deps.js';
 import { setIdempotencyOutcome } from '../idempotency.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
@@ -16,6 +18,7 @@ import {
   OrderStatusSchema,
 } from '../schemas/orders.js';
 import type { GatewayApp } from '../types.js';
+import { testHelperDeps } from './test-helpers.js';
 
 const ORDER_ERRORS = routeErrors(['order_rejected', 'order_outcome_unknown', WHOLESALER_CALL_ERRORS], {
   invalid_request: 'message and `param` name the item and field, e.g. `items[3].quantity`',
@@ -39,6 +42,12 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
     clock: deps.clock,
     wakeWebhooks: () => deps.webhooks.wake(),
   };
+  const helpers = testHelperDeps(deps);
+  /** The sandbox's notices exist once the order is placed: their events now (docs/sandbox.md). */
+  const noticeDeliveries = (request: FastifyRequest, orderId: string) =>
+    noticeSandboxOrderDeliveries(helpers, request.auth, orderId).catch((err: unknown) =>
+      request.log.warn({ err, order_id: orderId }, 'recording the sandbox order’s delivery events failed'),
+    );
 
   app.post(
     '/v1/orders',
@@ -62,13 +71,15 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
       if (request.query.dry_run) return dryRunOrder(orderDeps, request.auth, credentials, request.body);
       let stored = false;
       try {
-        return await placeOrder({ ...orderDeps, log: request.log }, request.auth, credentials, {
+        const placed = await placeOrder({ ...orderDeps, log: request.log }, request.auth, credentials, {
           ...request.body,
           idempotency: request.idempotency,
           onStored: () => {
             stored = true;
           },
         });
+        if (placed.order_id !== undefined) await noticeDeliveries(request, placed.order_id);
+        return placed;
       } catch (error) {
         // A 5xx after the order was stored may follow a `bestellen` the wholesaler received: keep the key
         // (and so the Bestellung Id) for the retry, which resumes the stored order instead of a new one.

@@ -1,0 +1,86 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startGatewayProcess } from './gateway-process.js';
+import { testKeyOn } from './sandbox-api.js';
+
+/**
+ * The test helpers in a real gateway process (`serve`, its in-process sandbox on a SQLite file): a
+ * helper's event is recorded through the server's own wiring (the status feed → the one announcer; the
+ * notices' first sighting) and shows in `GET /v1/events` without any other call.
+ */
+describe('test helpers in a gateway process', () => {
+  let folder: string | undefined;
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('takes the sandbox wholesaler down and up, and delivers with shortages: the events show in GET /v1/events', {
+    timeout: 120_000,
+  }, async () => {
+    folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-test-helpers-'));
+    const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
+    const key = await testKeyOn(databaseUrl);
+    const gateway = await startGatewayProcess(
+      { PATH: process.env.PATH, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn' },
+      children,
+      60_000,
+    );
+    const call = async (path: string, body?: object, credentials = false) => {
+      const response = await fetch(`${gateway.url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: {
+          'x-api-key': key,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(credentials ? { 'x-msv3-username': 'apotheke1', 'x-msv3-password': 'geheim' } : {}),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const events = async (type: string) =>
+      ((await call(`/v1/events?type=${type}`)).body.events as { data: Record<string, unknown> }[]).map(
+        (e) => e.data,
+      );
+    const eventually = async (type: string, count: number) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const found = await events(type);
+        if (found.length >= count || Date.now() > deadline) return found;
+        await sleep(50);
+      }
+    };
+
+    const down = await call('/v1/test_helpers/wholesalers/phoenix/down', {});
+    expect(down).toEqual({ status: 200, body: { wholesaler: 'phoenix', status: 'down', changed: true } });
+    const availability = { wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 1 }] };
+    const failed = await call('/v1/availability', availability, true);
+    expect(failed.status).toBe(502);
+    expect(failed.body).toMatchObject({ error: 'wholesaler_http_error', upstream: { http_status: 503 } });
+    const up = await call('/v1/test_helpers/wholesalers/phoenix/up', {});
+    expect(up.body).toMatchObject({ status: 'up', changed: true });
+    expect((await call('/v1/availability', availability, true)).status).toBe(200);
+    const statuses = await eventually('wholesaler.status_changed', 2);
+    // Newest first.
+    expect(statuses.map((d) => [d.wholesaler, d.status])).toEqual([
+      ['phoenix', 'up'],
+      ['phoenix', 'down'],
+    ]);
+
+    const placed = await call('/v1/orders', availability, true);
+    expect(placed.status).toBe(200);
+    const delivered = await call(`/v1/test_helpers/orders/${placed.body.order_id as string}/deliver`, {
+      shortages: true,
+    });
+    expect(delivered.status).toBe(200);
+    const [notice] = delivered.body.deliveries as { tracking_number: string }[];
+    const shortages = await eventually('delivery.shortage', 1);
+    expect(shortages.map((d) => d.tracking_number)).toEqual([notice!.tracking_number]);
+    gateway.child.kill('SIGTERM');
+  });
+});
