@@ -2,7 +2,7 @@
 // run `npm run generate -w @msv3-gateway/client` after changing a route.
 
 /** Every error kind of the gateway (docs/error-catalogue.md). */
-export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'internal_error' | 'service_unavailable';
+export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'internal_error' | 'service_unavailable';
 
 export type ErrorBody = {
   /** Error kind; see the error catalogue. */
@@ -1607,6 +1607,248 @@ export interface Operations {
     });
     errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'resource_not_found' | 'service_unavailable';
   };
+  /** Process a night-mode sandbox order now */
+  processSandboxOrder: {
+    input: {
+      /** Gateway order id (`order_id` of the order result), `GW-` and 22 letters and digits; any other value is 404 `order_not_found`. */
+      order_id: string;
+    };
+    inputRequired: true;
+    response: {
+      order: {
+        order_id: string;
+        /** MSV3 `Status`: `available` (BestellantwortVerfuegbar: the answer is there), `expired` (BestellantwortNichtVerfuegbar: the order is known, its answer is not available, because it is too old or, in night mode, not ready yet), `unknown` (KennungUnbekannt). */
+        status: 'available' | 'expired' | 'unknown';
+        items: ({
+          pzn: string;
+          quantity_ordered: number;
+          /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+          delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+          /** Additive, when the answer is known. */
+          quantity_confirmed?: number;
+          /** Additive, when the answer is known. */
+          deliveries?: ({
+            /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+            type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+            /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+            quantity: number | null;
+            /** Tour name, e.g. `Mittagstour`; null when none was given. */
+            tour: string | null;
+            /** Printable tour id (`TourId`); order answers only. */
+            tour_id?: string | null;
+            /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+            estimated_at: string | null;
+            /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+            estimated_at_offset: string | null;
+            /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+            reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+            tour_deviation: boolean | null;
+          })[];
+          /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+          substitution?: ({
+            /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+            reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+            /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+            defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** The PZN that would be delivered instead (8 digits). */
+            pzn: string;
+          }) | null;
+          merged_from?: number[];
+        })[];
+        /** Additive. */
+        wholesaler: string;
+        /** Additive: the MSV3 order id (`bestellung/@Id`). */
+        request_id: string;
+        /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
+        placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+        /** Additive: the wholesaler’s texts when it rejected the order (`Auftragsfehler`), else null. */
+        rejection: ({
+          error_code: string;
+          user_text: string;
+          technical_text: string;
+        }) | null;
+        /** Additive: the returned `Auftragskennung`, or null. */
+        order_label: string | null;
+      };
+      /** The delivery notices the processing created (each raised `delivery.received`). */
+      deliveries: ({
+        /** Delivery-note number (`Lieferscheinnummer`); used to confirm. */
+        tracking_number: string;
+        /** `BarcodeReferenz` printed on the note. */
+        barcode: string;
+        /** `Auftragsart`: `normal`, `batch` (STAPEL), `special` (SONDER), `shipping` (VERSAND). */
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** Document date (`Belegdatum`), `YYYY-MM-DD`. */
+        date: string;
+        /** At least one line has a shortage: tell the user. */
+        has_shortages: boolean;
+        /** One entry per PZN, in order of first appearance; lines of the same PZN summed. */
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          /** Sum of the delivered parts (`Anteil/@MengeGeliefert`) of all lines with this PZN. */
+          quantity_delivered: number;
+          /** Sum of the shortages (`Fehlmenge/@Menge`) of all lines with this PZN. */
+          shortages: number;
+          /** Additive: `Artikelbezeichnung` as printed, or null. */
+          article_name: string | null;
+        })[];
+        /** Additive: `Auftragskennung` of the order. */
+        order_label: string;
+        /** Additive: expected arrival (`Lieferzeitpunkt`), German local time `YYYY-MM-DDThh:mm:ss`. */
+        estimated_at: string | null;
+        /** Additive: the offset the wholesaler wrote with that time, or null. */
+        estimated_at_offset: string | null;
+        /** Additive: the delivering tour (`Tour`). */
+        tour: string | null;
+        /** Additive: the PDF delivery note, for `GET /v1/documents/{id}` (`DokumentId`). */
+        document_id: string | null;
+        /** Additive: the printed lines with all MSV3 detail. */
+        lines: ({
+          /** Position on the printed note, from 1. */
+          line: number;
+          pzn: string;
+          /** `Artikelbezeichnung`, or null. */
+          article_name: string | null;
+          /** `GebindeId` (shipping orders only), or null. */
+          container_id: string | null;
+          quantity_delivered: number;
+          shortages: number;
+          /** The delivered parts (`Anteil`). */
+          delivered: ({
+            quantity: number;
+            /** `Charge`. */
+            batch: string | null;
+            /** `Verfalldatum`, the last usable day (`YYYY-MM-DD`). */
+            expiry_date: string | null;
+            /** `Packstuecknummer`: the tote or parcel, usually a barcode. */
+            parcel_number: string | null;
+            /** `AuftragsID`: the MSV3 sub-order uuid, when the wholesaler can tell. */
+            sub_order_id: string | null;
+          })[];
+          /** Shortages (`Fehlmenge`): confirmed when ordered but not delivered; no later delivery may be assumed. */
+          shortage_parts: ({
+            quantity: number;
+            /** `AuftragsID`, when known. */
+            sub_order_id: string | null;
+          })[];
+        })[];
+      })[];
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+  };
+  /** Issue another delivery notice for a sandbox order */
+  deliverSandboxOrder: {
+    input: {
+      /** Gateway order id (`order_id` of the order result), `GW-` and 22 letters and digits; any other value is 404 `order_not_found`. */
+      order_id: string;
+      body: {
+        /** true: half of every line (rounded up) is missing (`has_shortages`, and a `delivery.shortage` event). */
+        shortages?: boolean;
+      };
+    };
+    inputRequired: true;
+    response: {
+      order_id: string;
+      wholesaler: string;
+      /** The new delivery notices, one per tour. */
+      deliveries: ({
+        /** Delivery-note number (`Lieferscheinnummer`); used to confirm. */
+        tracking_number: string;
+        /** `BarcodeReferenz` printed on the note. */
+        barcode: string;
+        /** `Auftragsart`: `normal`, `batch` (STAPEL), `special` (SONDER), `shipping` (VERSAND). */
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** Document date (`Belegdatum`), `YYYY-MM-DD`. */
+        date: string;
+        /** At least one line has a shortage: tell the user. */
+        has_shortages: boolean;
+        /** One entry per PZN, in order of first appearance; lines of the same PZN summed. */
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          /** Sum of the delivered parts (`Anteil/@MengeGeliefert`) of all lines with this PZN. */
+          quantity_delivered: number;
+          /** Sum of the shortages (`Fehlmenge/@Menge`) of all lines with this PZN. */
+          shortages: number;
+          /** Additive: `Artikelbezeichnung` as printed, or null. */
+          article_name: string | null;
+        })[];
+        /** Additive: `Auftragskennung` of the order. */
+        order_label: string;
+        /** Additive: expected arrival (`Lieferzeitpunkt`), German local time `YYYY-MM-DDThh:mm:ss`. */
+        estimated_at: string | null;
+        /** Additive: the offset the wholesaler wrote with that time, or null. */
+        estimated_at_offset: string | null;
+        /** Additive: the delivering tour (`Tour`). */
+        tour: string | null;
+        /** Additive: the PDF delivery note, for `GET /v1/documents/{id}` (`DokumentId`). */
+        document_id: string | null;
+        /** Additive: the printed lines with all MSV3 detail. */
+        lines: ({
+          /** Position on the printed note, from 1. */
+          line: number;
+          pzn: string;
+          /** `Artikelbezeichnung`, or null. */
+          article_name: string | null;
+          /** `GebindeId` (shipping orders only), or null. */
+          container_id: string | null;
+          quantity_delivered: number;
+          shortages: number;
+          /** The delivered parts (`Anteil`). */
+          delivered: ({
+            quantity: number;
+            /** `Charge`. */
+            batch: string | null;
+            /** `Verfalldatum`, the last usable day (`YYYY-MM-DD`). */
+            expiry_date: string | null;
+            /** `Packstuecknummer`: the tote or parcel, usually a barcode. */
+            parcel_number: string | null;
+            /** `AuftragsID`: the MSV3 sub-order uuid, when the wholesaler can tell. */
+            sub_order_id: string | null;
+          })[];
+          /** Shortages (`Fehlmenge`): confirmed when ordered but not delivered; no later delivery may be assumed. */
+          shortage_parts: ({
+            quantity: number;
+            /** `AuftragsID`, when known. */
+            sub_order_id: string | null;
+          })[];
+        })[];
+      })[];
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+  };
+  /** Take a sandbox wholesaler down */
+  takeSandboxWholesalerDown: {
+    input: {
+      /** Wholesaler id from `GET /v1/wholesalers`. With a pk_test_ key, `<id>_test` reaches that wholesaler’s own test server; every other id reaches the built-in sandbox. */
+      id: string;
+    };
+    inputRequired: true;
+    response: {
+      wholesaler: string;
+      status: 'up' | 'down';
+      /** false when the sandbox wholesaler was in that state already: no event then. */
+      changed: boolean;
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_unreachable';
+  };
+  /** Bring a sandbox wholesaler up again */
+  bringSandboxWholesalerUp: {
+    input: {
+      /** Wholesaler id from `GET /v1/wholesalers`. With a pk_test_ key, `<id>_test` reaches that wholesaler’s own test server; every other id reaches the built-in sandbox. */
+      id: string;
+    };
+    inputRequired: true;
+    response: {
+      wholesaler: string;
+      status: 'up' | 'down';
+      /** false when the sandbox wholesaler was in that state already: no event then. */
+      changed: boolean;
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_unreachable';
+  };
 }
 
 /** The body of each webhook event type, as delivered and as listed by `GET /v1/events`. */
@@ -1902,4 +2144,8 @@ export const operationTable = {
   rotateWebhookSecret: {method: "POST",path: "/v1/webhooks/{id}/rotate-secret",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: true,answer: "json"},
   listEvents: {method: "GET",path: "/v1/events",pathParams: [],query: ["limit","starting_after","type","wholesaler","created_after","created_before"],body: false,credentials: false,idempotencyKey: false,answer: "json"},
   getEvent: {method: "GET",path: "/v1/events/{id}",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
+  processSandboxOrder: {method: "POST",path: "/v1/test_helpers/orders/{order_id}/process",pathParams: ["order_id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
+  deliverSandboxOrder: {method: "POST",path: "/v1/test_helpers/orders/{order_id}/deliver",pathParams: ["order_id"],query: [],body: true,credentials: false,idempotencyKey: false,answer: "json"},
+  takeSandboxWholesalerDown: {method: "POST",path: "/v1/test_helpers/wholesalers/{id}/down",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
+  bringSandboxWholesalerUp: {method: "POST",path: "/v1/test_helpers/wholesalers/{id}/up",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
 } as const;
