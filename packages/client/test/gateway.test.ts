@@ -129,6 +129,34 @@ describe('the client against a real gateway', () => {
     expect(history.deliveries.map((d) => d.tracking_number)).toContain(delivery.tracking_number);
   });
 
+  it('drives the sandbox with the test helpers: process, deliver, down and up', async () => {
+    const client = recordingClient();
+    const night = await client.placeOrder({
+      // Not phoenix: the webhook tests below count phoenix's deliveries.
+      body: { wholesaler: 'aep', items: [{ pzn: '09990139', quantity: 1 }] },
+    });
+    const processed = await client.processSandboxOrder({ order_id: night.order_id! });
+    expect(processed.deliveries.length).toBeGreaterThan(0);
+    const delivered = await client.deliverSandboxOrder({
+      order_id: night.order_id!,
+      body: { shortages: true },
+    });
+    expect(delivered.deliveries[0]).toMatchObject({ has_shortages: true });
+    await client.takeSandboxWholesalerDown({ id: 'gehe' });
+    await expect(
+      client.checkAvailability(
+        { body: { wholesaler: 'gehe', items: [{ pzn: '04114918', quantity: 1 }] } },
+        { retry: { retries: 0 } },
+      ),
+    ).rejects.toBeInstanceOf(GatewayError);
+    await client.bringSandboxWholesalerUp({ id: 'gehe' });
+    const live = createClient({ baseUrl, apiKey: gw.keys.live.secret, credentials: TEST_CREDENTIALS });
+    await expect(live.takeSandboxWholesalerDown({ id: PHOENIX })).rejects.toMatchObject({
+      kind: 'test_mode_required',
+      status: 403,
+    });
+  });
+
   it('enquires, announces and offers a return', async () => {
     const client = recordingClient();
     const item = {
