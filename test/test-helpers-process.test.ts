@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type Receiver, startReceiver } from '../src/webhooks/test-support/receiver.js';
+import { verifyWebhook } from '../src/webhooks/verify.js';
 import { startGatewayProcess } from './gateway-process.js';
 import { testKeyOn } from './sandbox-api.js';
 
@@ -15,19 +17,29 @@ import { testKeyOn } from './sandbox-api.js';
 describe('test helpers in a gateway process', () => {
   let folder: string | undefined;
   const children: ChildProcess[] = [];
-  afterAll(() => {
+  let receiver: Receiver | undefined;
+  afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
+    await receiver?.close();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   });
 
-  it('takes the sandbox wholesaler down and up, and delivers with shortages: the events show in GET /v1/events', {
+  it('takes the sandbox wholesaler down and up, and delivers with shortages: the events show in GET /v1/events and reach a subscription for every wholesaler and event', {
     timeout: 120_000,
   }, async () => {
     folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-test-helpers-'));
     const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
     const key = await testKeyOn(databaseUrl);
     const gateway = await startGatewayProcess(
-      { PATH: process.env.PATH, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn' },
+      {
+        PATH: process.env.PATH,
+        DATABASE_URL: databaseUrl,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        // The receiver below listens on loopback.
+        ALLOW_PRIVATE_ENDPOINTS: 'true',
+      },
       children,
       60_000,
     );
@@ -56,6 +68,10 @@ describe('test helpers in a gateway process', () => {
       }
     };
 
+    receiver = await startReceiver();
+    const subscribed = await call('/v1/webhooks', { url: receiver.url, wholesaler: '*', events: ['*'] });
+    expect(subscribed.status).toBe(201);
+
     const down = await call('/v1/test_helpers/wholesalers/phoenix/down', {});
     expect(down).toEqual({ status: 200, body: { wholesaler: 'phoenix', status: 'down', changed: true } });
     const availability = { wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 1 }] };
@@ -81,6 +97,14 @@ describe('test helpers in a gateway process', () => {
     const [notice] = delivered.body.deliveries as { tracking_number: string }[];
     const shortages = await eventually('delivery.shortage', 1);
     expect(shortages.map((d) => d.tracking_number)).toEqual([notice!.tracking_number]);
+
+    // The `*` subscription got every one of them, signed, whatever their wholesaler and type.
+    const secret = subscribed.body.signing_secret as string;
+    const feed = (await call('/v1/events?limit=100')).body.events as { id: string }[];
+    const sent = (await receiver.waitFor(feed.length, 10_000)).map(
+      (request) => verifyWebhook(request.body, request.headers, secret).id,
+    );
+    expect(new Set(sent)).toEqual(new Set(feed.map((e) => e.id)));
     gateway.child.kill('SIGTERM');
   });
 });
