@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { createLogger } from './observability/logger.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { exitOnSignals, shutdownTiming, startServer } from './server.js';
+import { exitOnSignals, startServer } from './server.js';
+import { shutdownTiming } from './wiring.js';
 
 /** Lets every request through after `delayMs`, so a request can be caught in flight. */
 function slowLimiter(delayMs: number): RateLimiter & { closed: boolean } {
