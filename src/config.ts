@@ -316,6 +316,13 @@ const ConfigSchema = Type.Object({
       description:
         'How long an Idempotency-Key stays locked after its gateway process stops renewing it (a crash); then a retry with the key takes over and reconciles.',
     }),
+    purgeIntervalMs: Type.Integer({
+      env: 'IDEMPOTENCY_PURGE_INTERVAL_MS',
+      default: 600_000,
+      minimum: 1_000,
+      description:
+        'How often expired Idempotency-Key records (older than 24 hours) are deleted; a retry with an expired key starts a new request either way.',
+    }),
   }),
   webhooks: Type.Object({
     workerEnabled: Type.Boolean({
@@ -372,6 +379,13 @@ const ConfigSchema = Type.Object({
       minimum: 1,
       description:
         'Events and delivery logs older than this are deleted (deliveries being retried are kept; deliveries of a paused subscription still waiting then are given up).',
+    }),
+    pruneIntervalMs: Type.Integer({
+      env: 'WEBHOOK_PRUNE_INTERVAL_MS',
+      default: 3_600_000,
+      minimum: 1_000,
+      description:
+        'How often events and delivery logs older than WEBHOOK_RETENTION_DAYS are deleted, by each process that runs the webhook worker.',
     }),
   }),
   metrics: Type.Object({

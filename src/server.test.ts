@@ -4,11 +4,17 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from './config.js';
+import { IDEMPOTENCY_TTL_MS } from './http/idempotency-rules.js';
+import { manualClock } from './lib/clock.js';
 import { createLogger } from './observability/logger.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { exitOnSignals, shutdownTiming, startServer } from './server.js';
+import { exitOnSignals, startServer } from './server.js';
+import { createAccount } from './store/accounts.js';
+import { openDatabase } from './store/database.js';
+import { claimIdempotencyKey } from './store/idempotency.js';
+import { shutdownTiming } from './wiring.js';
 
 /** Lets every request through after `delayMs`, so a request can be caught in flight. */
 function slowLimiter(delayMs: number): RateLimiter & { closed: boolean } {
@@ -113,6 +119,33 @@ describe('startServer', () => {
     expect(await server.close()).toEqual({ clean: false });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(await inFlight).toBe('cut');
+  });
+
+  it('runs the periodic jobs once listening: expired idempotency keys are purged', async () => {
+    const clock = manualClock();
+    const config = configFor('jobs', { IDEMPOTENCY_PURGE_INTERVAL_MS: '1000' });
+    const server = await startServer({ config, logger, clock });
+    // A second connection to the same SQLite file, as another gateway process would have.
+    const database = await openDatabase(config.database.url);
+    try {
+      const account = await createAccount(database.db, clock, { name: 'Apotheke am Markt' });
+      await claimIdempotencyKey(database.db, clock, {
+        scope: { apiKeyId: 'key_1', accountId: account.id, keyHash: 'h' },
+        fingerprint: 'f',
+        requestId: 'req_1',
+        lockMs: 1_000,
+        ttlMs: IDEMPOTENCY_TTL_MS,
+      });
+      const count = async () =>
+        (await database.db.selectFrom('idempotency_keys').select('key_hash').execute()).length;
+      await sleep(1_200);
+      expect(await count()).toBe(1);
+      clock.advance(IDEMPOTENCY_TTL_MS + 1);
+      await vi.waitFor(async () => expect(await count()).toBe(0), { timeout: 3_000, interval: 100 });
+    } finally {
+      await database.close();
+      await server.close();
+    }
   });
 
   it('fails to start, and leaves nothing open, when the port is taken', async () => {

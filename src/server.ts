@@ -3,25 +3,12 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { VERSION } from './core/version.js';
 import type { GatewayApp } from './http/types.js';
-import { createAddressPolicy } from './lib/address-policy.js';
-import { type Clock, systemClock } from './lib/clock.js';
-import { optionsFromSettings } from './mock/options.js';
-import { startMockWholesaler } from './mock/server.js';
-import { persistentWorld } from './mock/world-store.js';
+import type { Clock } from './lib/clock.js';
 import { createLogger } from './observability/logger.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
-import { startTracing } from './observability/start-tracing.js';
-import { createRateLimiter } from './ratelimit/create.js';
+import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import { type Database, openDatabase } from './store/database.js';
-import { createFirstKeyOnce } from './store/first-key.js';
-import { migrateToLatest } from './store/migrate.js';
-import { sandboxTenantDocuments } from './store/sandbox-state.js';
-import { createWebhooks } from './webhooks/service.js';
-import { type WholesalerWatchOptions, watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
-import { DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
-import { createWholesalerStatusFeed } from './wholesalers/status-feed.js';
-import { createUpstream } from './wholesalers/upstream.js';
+import type { WatchStatus } from './webhooks/wholesaler-watch.js';
+import { buildDependencies, type Closable, type ShutdownTiming, shutdownTiming } from './wiring.js';
 
 export interface StartServerOptions {
   config: Config;
@@ -40,7 +27,7 @@ export interface StartServerOptions {
    * Who announces `wholesaler.status_changed`: by default this process, from its own breakers and probes;
    * cluster workers pass the relay of src/cluster/status-relay.ts, so that one worker announces for all.
    */
-  watchStatus?: (options: WholesalerWatchOptions) => { stop(): Promise<void> };
+  watchStatus?: WatchStatus;
   /** The process's metrics (cluster workers: answering `GET /metrics` for all); by default its own. */
   metrics?: Metrics;
 }
@@ -62,97 +49,32 @@ export interface RunningServer {
   shutdownTimeoutMs: number;
 }
 
-interface Closable {
-  name: string;
-  close(): Promise<unknown>;
-}
-
 /**
- * config → wholesaler catalogue → database → tracing → migrations → first key → rate limiter → sandbox
- * mock → wholesaler transports → app → listen.
+ * config → dependencies (`buildDependencies`, src/wiring.ts: catalogue, database, tracing, migrations,
+ * first key, rate limiter, sandbox mock, wholesaler transports, metrics, webhooks, status watch, periodic
+ * jobs) → app → listen → webhook worker and periodic jobs.
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config } = options;
-  const clock = options.clock ?? systemClock;
   const print = options.print ?? (() => {});
   const logger = options.logger ?? createLogger({ level: config.log.level });
-  const catalogue = loadCatalogue(config.wholesalers.catalogueFile ?? DEFAULT_CATALOGUE_FILE);
-  const database = await openDatabase(config.database.url, {
-    // Code and message only: pg hangs the client (with its connection settings) on the error object.
-    onConnectionError: (err: Error & { code?: string }) =>
-      logger.warn({ code: err.code, reason: err.message }, 'database connection lost'),
-  });
-  // Closed in this order (the newest first) on shutdown or when start-up fails.
-  const opened: Closable[] = [{ name: 'database', close: () => database.close() }];
+  const { deps, sandboxUrl, firstKey, jobs, stopCalls, stopWebhooks, opened } = await buildDependencies(
+    config,
+    {
+      logger,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+      ...(options.watchStatus === undefined ? {} : { watchStatus: options.watchStatus }),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    },
+  );
   try {
-    // Closed after the app and the wholesaler connections, so the last requests' spans are sent.
-    const tracing = await startTracing(config.tracing, { logger, version: VERSION });
-    opened.unshift({ name: 'tracing', close: () => tracing.close() });
-    if (tracing.enabled) logger.info({ collector: originOf(config.tracing.endpoint) }, 'tracing on');
-    const applied = await migrateToLatest(database);
-    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-    const firstKey = config.apiKeys.createFirstKey ? await createFirstKeyOnce(database, clock) : undefined;
-    const rateLimiter = options.rateLimiter ?? (await createRateLimiter(config, database));
-    opened.unshift({ name: 'rate limiter', close: () => rateLimiter.close() });
-    const sandboxUrl = await startSandbox(config, { clock, database }, opened);
-    const wholesalerStatus = createWholesalerStatusFeed();
-    // Aborted on shutdown, shortly before the limit: stops the wholesaler calls still in flight.
-    const stopCalls = new AbortController();
-    // One policy for every customer-chosen outbound address: registrations, webhooks, custom wholesalers.
-    const outbound = { policy: createAddressPolicy(config.network) };
-    const upstream = createUpstream({
-      config,
-      db: database.db,
-      catalogue,
-      sandboxUrl: () => sandboxUrl,
-      clock,
-      onBreakerChange: wholesalerStatus.publish,
-      stop: stopCalls.signal,
-      addressPolicy: outbound.policy,
-      tracing,
-    });
-    opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
-    const metrics = options.metrics ?? createMetrics({ processMetrics: true });
-    const webhooks = createWebhooks({
-      config,
-      database,
-      clock,
-      metrics,
-      logger,
-      version: VERSION,
-      addressPolicy: outbound.policy,
-    });
     const timing = shutdownTiming(config.server.shutdownTimeoutMs);
-    // Deliveries still in flight then are aborted with the wholesaler calls; their leases are released
-    // while the database is still open, so another worker retries them.
-    const stopWebhooks = () => webhooks.close({ timeoutMs: timing.stopCallsAfterMs });
-    opened.unshift({ name: 'webhook worker', close: stopWebhooks });
-    const watch = (options.watchStatus ?? watchWholesalerStatus)({
-      db: database.db,
-      clock,
-      wake: webhooks.wake,
-      logger,
-      feed: wholesalerStatus,
-      upstream,
-      probeIntervalMs: config.wholesalers.probeIntervalMs,
-    });
-    opened.unshift({ name: 'wholesaler probes', close: () => watch.stop() });
-    const app = await buildApp({
-      config,
-      database,
-      rateLimiter,
-      logger,
-      clock,
-      metrics,
-      upstream: upstream.deps,
-      wholesalerStatus,
-      webhooks,
-      outbound,
-      tracing,
-    });
+    const app = await buildApp(deps);
     opened.unshift({ name: 'app', close: () => app.close() });
     await app.listen({ host: config.server.host, port: config.server.port });
-    if (config.webhooks.workerEnabled) webhooks.worker.start();
+    if (config.webhooks.workerEnabled) deps.webhooks.worker.start();
+    jobs.start();
     const url = serverUrl(app);
 
     print(`msv3-gateway ${VERSION} listening on ${url}`);
@@ -175,56 +97,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       // The webhook worker stops claiming at once and finishes its attempts while HTTP drains.
       close: () => {
         void stopWebhooks().catch(() => {});
-        return closeGracefully({
-          app,
-          dependencies,
-          timing,
-          stopCalls: () => stopCalls.abort(),
-          logger,
-        });
+        return closeGracefully({ app, dependencies, timing, stopCalls, logger });
       },
     };
   } catch (error) {
     for (const resource of opened) await resource.close().catch(() => {});
     throw error;
   }
-}
-
-/**
- * The built-in mock wholesaler on a random loopback port (its scenario timings from MOCK_*), its state in
- * the gateway's database, unless SANDBOX_URL names an external one.
- */
-async function startSandbox(
-  config: Config,
-  deps: { clock: Clock; database: Database },
-  opened: Closable[],
-): Promise<string> {
-  if (config.wholesalers.sandboxUrl !== undefined) return config.wholesalers.sandboxUrl.replace(/\/+$/, '');
-  const mock = await startMockWholesaler({
-    ...optionsFromSettings(config.mock),
-    host: '127.0.0.1',
-    port: 0,
-    clock: deps.clock,
-    world: persistentWorld(sandboxTenantDocuments(deps.database.db, deps.clock)),
-  });
-  opened.unshift({ name: 'sandbox wholesaler', close: () => mock.close() });
-  return mock.url;
-}
-
-/** How long before SHUTDOWN_TIMEOUT_MS the wholesaler calls are stopped: time to write their answers. */
-const ANSWER_MARGIN_MS = 500;
-
-interface ShutdownTiming {
-  /** SHUTDOWN_TIMEOUT_MS: then connections still open are cut. */
-  timeoutMs: number;
-  /** Then wholesaler calls and webhook deliveries still in flight are stopped. */
-  stopCallsAfterMs: number;
-}
-
-/** A short limit keeps three quarters of itself for the requests, a quarter for writing answers. */
-export function shutdownTiming(timeoutMs: number): ShutdownTiming {
-  const margin = Math.min(ANSWER_MARGIN_MS, Math.floor(timeoutMs / 4));
-  return { timeoutMs, stopCallsAfterMs: timeoutMs - margin };
 }
 
 /**
@@ -270,11 +149,6 @@ async function closeGracefully(options: {
     }
   }
   return { clean };
-}
-
-/** Only the collector's origin is logged: some collectors take a tenant or token in the path. */
-function originOf(url: string | undefined): string | undefined {
-  return url === undefined ? undefined : new URL(url).origin;
 }
 
 function serverUrl(app: GatewayApp): string {

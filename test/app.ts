@@ -4,7 +4,7 @@ import { loadConfig } from '../src/config.js';
 import type { KeyMode } from '../src/core/key-mode.js';
 import type { AppDeps, RouteRegistration } from '../src/http/app-deps.js';
 import type { GatewayApp } from '../src/http/types.js';
-import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../src/lib/address-policy.js';
+import type { AddressPolicy, HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics } from '../src/observability/metrics.js';
@@ -12,21 +12,21 @@ import type { Tracing } from '../src/observability/tracing.js';
 import { budgetsFrom } from '../src/ratelimit/create.js';
 import { createMemoryRateLimiter } from '../src/ratelimit/memory.js';
 import type { RateLimiter } from '../src/ratelimit/rate-limiter.js';
-import type { UpstreamDeps } from '../src/services/wholesaler-call.js';
 import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import type { Database } from '../src/store/database.js';
-import { createWebhooks, type Webhooks } from '../src/webhooks/service.js';
-import { loadCatalogue } from '../src/wholesalers/catalogue.js';
-import { createWholesalerStatusFeed, type WholesalerStatusFeed } from '../src/wholesalers/status-feed.js';
-import { createUpstream } from '../src/wholesalers/upstream.js';
+import type { CatalogueEntry } from '../src/wholesalers/catalogue.js';
+import { buildDependencies } from '../src/wiring.js';
 
 /**
- * A booted app over a given test database (see `test/db.ts`), with a silent logger, a private metrics
- * registry and an in-memory rate limiter unless overridden. `env` sets configuration as environment
- * variables would. The caller closes the app. Without `upstream`, wholesaler calls go to the shipped
- * catalogue and a sandbox URL where nothing listens: fine for tests that never call a wholesaler; for
- * those that do, use `startGateway` from `test/gateway.ts` (real mock wholesalers over SOAP).
+ * A booted app over a given test database (see `test/db.ts`), built by the server's own wiring
+ * (`buildDependencies`, src/wiring.ts) with a silent logger, a private metrics registry and an in-memory
+ * rate limiter unless overridden, no status watch, and no periodic job or webhook worker running. `env`
+ * sets configuration as environment variables would. The caller closes the app, or calls `close` for the
+ * app and what the wiring opened (the database stays the caller's). Without `catalogue` and `sandboxUrl`,
+ * wholesaler calls go to the shipped catalogue and a sandbox URL where nothing listens: fine for tests
+ * that never call a wholesaler; for those that do, use `startGateway` from `test/gateway.ts` (real mock
+ * wholesalers over SOAP).
  */
 export async function buildTestApp(
   database: Database,
@@ -37,55 +37,46 @@ export async function buildTestApp(
     clock?: Clock;
     /** Registered after the production routes. */
     extraRoutes?: RouteRegistration[];
-    upstream?: UpstreamDeps;
-    wholesalerStatus?: WholesalerStatusFeed;
-    webhooks?: Webhooks;
-    /** Host name resolution for outbound URL checks and webhook deliveries (instead of DNS). */
+    /** The wholesaler catalogue (default: the shipped one). */
+    catalogue?: readonly CatalogueEntry[];
+    /** Where `pk_test_` calls go (default: a loopback port where nothing listens). */
+    sandboxUrl?: string;
+    /** Host name resolution for outbound URL checks, webhook deliveries and custom wholesalers (no DNS). */
     lookup?: HostLookup;
-    /** Default: built from the configuration. Pass the one the upstream transports use to share it. */
+    /** Default: built from the configuration, one for the transports, webhooks and URL checks. */
     addressPolicy?: AddressPolicy;
     tracing?: Tracing;
   } = {},
-): Promise<{ app: GatewayApp; deps: AppDeps }> {
+): Promise<{ app: GatewayApp; deps: AppDeps; close(): Promise<void> }> {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...overrides.env });
-  const metrics = createMetrics();
-  const outbound = {
-    policy: overrides.addressPolicy ?? createAddressPolicy(config.network),
-    ...(overrides.lookup === undefined ? {} : { lookup: overrides.lookup }),
-  };
-  const deps: AppDeps = {
-    config,
+  const { deps, opened } = await buildDependencies(config, {
     database,
-    rateLimiter: overrides.rateLimiter ?? createMemoryRateLimiter(budgetsFrom(config)),
     logger: overrides.logger ?? createLogger({ level: 'silent' }),
     clock: overrides.clock ?? systemClock,
-    metrics,
-    upstream:
-      overrides.upstream ??
-      createUpstream({
-        config,
-        db: database.db,
-        catalogue: loadCatalogue(),
-        sandboxUrl: () => 'http://127.0.0.1:9',
-      }).deps,
-    wholesalerStatus: overrides.wholesalerStatus ?? createWholesalerStatusFeed(),
-    // Not started: tests that want deliveries drain or start `deps.webhooks.worker` and close it.
-    webhooks:
-      overrides.webhooks ??
-      createWebhooks({
-        config,
-        database,
-        clock: overrides.clock ?? systemClock,
-        metrics,
-        logger: createLogger({ level: 'silent' }),
-        version: 'test',
-        addressPolicy: outbound.policy,
-        lookup: overrides.lookup,
-      }),
-    outbound,
+    rateLimiter: overrides.rateLimiter ?? createMemoryRateLimiter(budgetsFrom(config)),
+    metrics: createMetrics(),
+    sandboxUrl: overrides.sandboxUrl ?? 'http://127.0.0.1:9',
+    watchStatus: null,
+    ...(overrides.catalogue === undefined ? {} : { catalogue: overrides.catalogue }),
+    ...(overrides.lookup === undefined ? {} : { lookup: overrides.lookup }),
+    ...(overrides.addressPolicy === undefined ? {} : { addressPolicy: overrides.addressPolicy }),
     ...(overrides.tracing === undefined ? {} : { tracing: overrides.tracing }),
+  });
+  let app: GatewayApp;
+  try {
+    app = await buildApp(deps, [...ROUTES, ...(overrides.extraRoutes ?? [])]);
+  } catch (error) {
+    for (const resource of opened) await resource.close().catch(() => {});
+    throw error;
+  }
+  opened.unshift({ name: 'app', close: () => app.close() });
+  return {
+    app,
+    deps,
+    async close() {
+      for (const resource of opened) await resource.close().catch(() => {});
+    },
   };
-  return { app: await buildApp(deps, [...ROUTES, ...(overrides.extraRoutes ?? [])]), deps };
 }
 
 /** A new account with one key; `secret` goes into X-API-Key. */

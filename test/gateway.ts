@@ -1,11 +1,10 @@
 import { createServer } from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Logger } from 'pino';
-import { loadConfig } from '../src/config.js';
 import type { KeyMode } from '../src/core/key-mode.js';
 import type { AppDeps, RouteRegistration } from '../src/http/app-deps.js';
 import type { GatewayApp } from '../src/http/types.js';
-import { createAddressPolicy, type HostLookup } from '../src/lib/address-policy.js';
+import type { HostLookup } from '../src/lib/address-policy.js';
 import { type Clock, systemClock } from '../src/lib/clock.js';
 import type { MockWholesaler, MockWholesalerOptions } from '../src/mock/index.js';
 import { startMockWholesaler } from '../src/mock/index.js';
@@ -14,8 +13,7 @@ import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { type CatalogueEntry, parseCatalogue } from '../src/wholesalers/catalogue.js';
 import { sandboxTenant } from '../src/wholesalers/registry.js';
-import { createWholesalerStatusFeed, type WholesalerStatusChange } from '../src/wholesalers/status-feed.js';
-import { createUpstream } from '../src/wholesalers/upstream.js';
+import type { WholesalerStatusChange } from '../src/wholesalers/status-feed.js';
 import { buildTestApp } from './app.js';
 import type { TestDatabase } from './db.js';
 
@@ -152,7 +150,7 @@ export function TEST_CATALOGUE(mocks: Mocks, closedPortUrl: string): CatalogueEn
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  // Closed newest first: the app, the transports, the mocks.
+  // Closed newest first: the app and what the wiring opened (transports, webhooks), then the mocks.
   const started: { close(): Promise<unknown> }[] = [];
   try {
     const mocks: Mocks = {
@@ -169,35 +167,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       RATE_LIMIT_LIVE_POINTS: '10000',
       ...options.env,
     };
-    const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', ...env });
-    const addressPolicy = createAddressPolicy(config.network);
-    const statusChanges: WholesalerStatusChange[] = [];
-    const wholesalerStatus = createWholesalerStatusFeed();
-    wholesalerStatus.subscribe((change) => statusChanges.push(change));
-    const upstream = createUpstream({
-      config,
-      db: options.database.db,
-      catalogue,
-      sandboxUrl: () => mocks.sandbox.url,
-      ...(options.clock === undefined ? {} : { clock: options.clock }),
-      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
-      onBreakerChange: wholesalerStatus.publish,
-      addressPolicy,
-      ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
-    });
-    started.unshift(upstream);
-    const { app, deps } = await buildTestApp(options.database, {
+    // The server's wiring (src/wiring.ts) builds the transports, webhooks and app around the mocks.
+    const { app, deps, close } = await buildTestApp(options.database, {
       env,
-      upstream: upstream.deps,
-      wholesalerStatus,
-      addressPolicy,
+      catalogue,
+      sandboxUrl: mocks.sandbox.url,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
       ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     });
-    started.unshift(app);
+    started.unshift({ close });
+    const statusChanges: WholesalerStatusChange[] = [];
+    deps.wholesalerStatus.subscribe((change) => statusChanges.push(change));
 
     const createKey = (mode: KeyMode, accountId?: string) => newKey(options.database, mode, accountId);
     const test = await createKey('test');

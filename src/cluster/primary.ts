@@ -3,15 +3,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { VERSION } from '../core/version.js';
 import { systemClock } from '../lib/clock.js';
-import { optionsFromSettings } from '../mock/options.js';
-import { type MockWholesaler, startMockWholesaler } from '../mock/server.js';
-import { persistentWorld } from '../mock/world-store.js';
 import { serveClusterRateLimits } from '../ratelimit/cluster.js';
 import { resolveRateLimitStore } from '../ratelimit/create.js';
-import { openDatabase } from '../store/database.js';
-import { createFirstKeyOnce } from '../store/first-key.js';
-import { migrateToLatest } from '../store/migrate.js';
-import { sandboxTenantDocuments } from '../store/sandbox-state.js';
+import { openGatewayDatabase, prepareDatabase, startSandbox } from '../wiring.js';
 import { createMetricsGatherer } from './metrics-relay.js';
 import { WORKER_SLOT_ENV } from './role.js';
 import { ANNOUNCER_SLOT } from './status-relay.js';
@@ -41,29 +35,20 @@ export interface PrimaryOptions {
  */
 export async function runPrimary(options: PrimaryOptions): Promise<number> {
   const { config, logger } = options;
-  const database = await openDatabase(config.database.url);
+  // The same steps as a single process's start (src/wiring.ts), done once for all workers.
+  const database = await openGatewayDatabase(config, logger);
   let firstKey: { accountId: string; secret: string } | undefined;
-  let sandbox: MockWholesaler | undefined;
+  let sandbox: { url: string; close?: () => Promise<void> };
   try {
-    const applied = await migrateToLatest(database);
-    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
-    if (config.apiKeys.createFirstKey) firstKey = await createFirstKeyOnce(database, systemClock);
+    firstKey = await prepareDatabase(config, database, { clock: systemClock, logger });
     // The one sandbox every worker calls keeps its state in the gateway's database (docs/sandbox.md).
-    if (config.wholesalers.sandboxUrl === undefined) {
-      sandbox = await startMockWholesaler({
-        ...optionsFromSettings(config.mock),
-        host: '127.0.0.1',
-        port: 0,
-        clock: systemClock,
-        world: persistentWorld(sandboxTenantDocuments(database.db, systemClock)),
-      });
-    }
+    sandbox = await startSandbox(config, { clock: systemClock, database });
   } catch (error) {
     await database.close().catch(() => {});
     throw error;
   }
   if (resolveRateLimitStore(config, { dialect: database.dialect }) === 'memory') serveClusterRateLimits();
-  const sandboxUrl = sandbox?.url ?? config.wholesalers.sandboxUrl!.replace(/\/+$/, '');
+  const sandboxUrl = sandbox.url;
   const workerEnv = { ...options.env, SANDBOX_URL: sandboxUrl, CREATE_FIRST_KEY: 'false' };
 
   const supervisor = superviseWorkers({
@@ -120,7 +105,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
   await sandbox
-    ?.close()
+    .close?.()
     .catch((err: unknown) => logger.warn({ err }, 'closing the sandbox wholesaler failed'));
   await database.close().catch((err: unknown) => logger.warn({ err }, 'closing the database failed'));
   logger.info({ code }, 'stopped');

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
+import { schedulePeriodicJobs } from '../lib/periodic.js';
 import type { MonitoredEndpoint } from '../webhooks/monitor.js';
 import type { StatusFeed } from '../webhooks/status-events.js';
 import { newScope, subscribe } from '../webhooks/test-support/fixtures.js';
@@ -66,11 +67,14 @@ describe('status relay: a worker other than the announcer', () => {
         upstream: { ...watchOptions({}).upstream, endpointsInUse: () => [endpoint('phoenix')] },
       }),
     );
+    const jobs = schedulePeriodicJobs(watch.jobs, { warn() {} });
+    jobs.start();
     const change: StatusChange = { wholesaler: 'phoenix', mode: 'live', accountId: null, status: 'down' };
     feed.publish(change);
     expect(sent).toEqual([{ channel: CHANNEL, type: 'status-change', change }]);
     vi.advanceTimersByTime(1_000);
     expect(sent[1]).toEqual({ channel: CHANNEL, type: 'endpoints-in-use', endpoints: [endpoint('phoenix')] });
+    await jobs.stop();
     await watch.stop();
     feed.publish(change);
     vi.advanceTimersByTime(5_000);
@@ -131,6 +135,8 @@ describeEachDialect('status relay: the announcer', (getDatabase) => {
         },
       }),
     );
+    const jobs = schedulePeriodicJobs(watch.jobs, { warn() {} });
+    jobs.start();
     relay.receive({
       channel: CHANNEL,
       type: 'endpoints-in-use',
@@ -146,6 +152,7 @@ describeEachDialect('status relay: the announcer', (getDatabase) => {
     expect(await round()).toEqual(['gehe', 'phoenix']);
     clock.advance(3_001);
     expect(await round()).toEqual(['phoenix']);
+    await jobs.stop();
     await watch.stop();
   }, 15_000);
 });

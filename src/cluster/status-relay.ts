@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import type { MonitoredEndpoint } from '../webhooks/monitor.js';
 import type { StatusFeed } from '../webhooks/status-events.js';
-import { type WholesalerWatchOptions, watchWholesalerStatus } from '../webhooks/wholesaler-watch.js';
+import { type WatchStatus, watchWholesalerStatus } from '../webhooks/wholesaler-watch.js';
 import { CHANNEL, type PrimaryMessage, type StatusMessage } from './messages.js';
 
 /**
@@ -16,10 +16,8 @@ import { CHANNEL, type PrimaryMessage, type StatusMessage } from './messages.js'
 
 export const ANNOUNCER_SLOT = 1;
 
-type WatchStatus = (options: WholesalerWatchOptions) => { stop(): Promise<void> };
-
 export interface StatusRelay {
-  /** `StartServerOptions.watchStatus`. */
+  /** `StartServerOptions.watchStatus` (the wiring's `watchStatus`). */
   watchStatus: WatchStatus;
   /** Another worker's forwarded message (only the announcer gets them). */
   receive(message: PrimaryMessage & StatusMessage): void;
@@ -40,23 +38,25 @@ function forwarder(send: (message: StatusMessage) => void): StatusRelay {
       const unsubscribe = options.feed.subscribe((change) =>
         send({ channel: CHANNEL, type: 'status-change', change }),
       );
-      const timer =
-        options.probeIntervalMs > 0
-          ? setInterval(
-              () =>
-                send({
-                  channel: CHANNEL,
-                  type: 'endpoints-in-use',
-                  endpoints: options.upstream.endpointsInUse(),
-                }),
-              options.probeIntervalMs,
-            )
-          : undefined;
-      timer?.unref();
       return {
+        // Scheduled with the process's other periodic jobs (src/jobs.ts), every probe interval.
+        jobs:
+          options.probeIntervalMs > 0
+            ? [
+                {
+                  name: 'forwarding the endpoints in use',
+                  intervalMs: options.probeIntervalMs,
+                  run: () =>
+                    send({
+                      channel: CHANNEL,
+                      type: 'endpoints-in-use',
+                      endpoints: options.upstream.endpointsInUse(),
+                    }),
+                },
+              ]
+            : [],
         async stop() {
           unsubscribe();
-          clearInterval(timer);
         },
       };
     },

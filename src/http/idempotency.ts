@@ -7,7 +7,6 @@ import {
   completeIdempotencyKey,
   extendIdempotencyLock,
   type IdempotencyScope,
-  purgeExpiredIdempotencyKeys,
   releaseIdempotencyKey,
   reopenIdempotencyKey,
 } from '../store/idempotency.js';
@@ -37,8 +36,9 @@ import type { GatewayApp } from './types.js';
  *
  * Locks: the claim holds a lock of `lockTimeoutMs`, renewed by a heartbeat while the handler runs; a
  * crashed process stops renewing, so its key is taken over by the next identical request once the lock
- * expires (`attempt` > 1 then: reconcile before acting). Records expire after 24 hours; a timer purges
- * them and a claim that meets an expired record deletes it.
+ * expires (`attempt` > 1 then: reconcile before acting). Records expire after 24 hours; a periodic job
+ * purges them (IDEMPOTENCY_PURGE_INTERVAL_MS, src/jobs.ts) and a claim that meets an expired record
+ * deletes it.
  */
 
 declare module 'fastify' {
@@ -66,8 +66,6 @@ export interface IdempotencyDeps {
   clock: Clock;
   /** How long a claim holds without a heartbeat, i.e. how soon a crashed process's key can be taken over. */
   lockTimeoutMs: number;
-  /** How often expired records are purged; default 10 minutes. */
-  purgeIntervalMs?: number;
 }
 
 interface Holding {
@@ -204,17 +202,6 @@ export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void
     clearInterval(holding.heartbeat);
     await reopenIdempotencyKey(db, holding.scope, holding.lockToken).catch(() => {});
   });
-
-  const purge = setInterval(
-    () => {
-      purgeExpiredIdempotencyKeys(db, clock).catch((err: unknown) =>
-        app.log.warn({ err }, 'purging expired idempotency keys failed'),
-      );
-    },
-    deps.purgeIntervalMs ?? 10 * 60_000,
-  );
-  purge.unref();
-  app.addHook('onClose', async () => clearInterval(purge));
 }
 
 function replay(

@@ -38,33 +38,32 @@ export interface ProbeObservation {
 }
 
 export interface WholesalerMonitor {
-  /** Probes every endpoint in use once now and reports each result (also what the interval does). */
+  /**
+   * Probes every endpoint in use once now and reports each result: one round, the periodic job
+   * `wholesaler probe round` (src/jobs.ts). A call while a round runs joins it.
+   */
   check(): Promise<ProbeObservation[]>;
-  start(): void;
-  stop(): Promise<void>;
 }
 
 export interface WholesalerMonitorOptions {
   probe: EndpointProbe;
   /** The endpoints in use right now (those called in the last hour), asked before every round. */
   endpointsInUse: () => MonitoredEndpoint[] | Promise<MonitoredEndpoint[]>;
-  intervalMs: number;
   /**
    * Called with every result. The monitor keeps no state: the status announcer holds the one state per
    * wholesaler, mode and account (shared with the circuit breakers) and announces only changes.
    */
   onResult: (observation: ProbeObservation) => void | Promise<void>;
-  /** A failing `onResult` or `endpointsInUse`; the round goes on. */
+  /** A failing `onResult`; the round goes on. (A failing `endpointsInUse` fails the round.) */
   onError?: (error: unknown) => void;
 }
 
 /**
- * Probes the endpoints in use with a credential-free request, one round per interval. An MSV3 server
+ * Probes the endpoints in use with a credential-free request, one round per call. An MSV3 server
  * that answers at all below 500 (401 to the anonymous request, typically) or with a SOAP fault is up; a
  * refused connection, a timeout or a proxy's 5xx page is down.
  */
 export function createWholesalerMonitor(options: WholesalerMonitorOptions): WholesalerMonitor {
-  let timer: NodeJS.Timeout | undefined;
   let round: Promise<ProbeObservation[]> | undefined;
   const onError = options.onError ?? (() => {});
 
@@ -99,19 +98,7 @@ export function createWholesalerMonitor(options: WholesalerMonitorOptions): Whol
     return round;
   }
 
-  return {
-    check,
-    start() {
-      if (timer !== undefined) return;
-      timer = setInterval(() => void check().catch(onError), options.intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      clearInterval(timer);
-      timer = undefined;
-      await round?.catch(() => {});
-    },
-  };
+  return { check };
 }
 
 function describe(result: ProbeOutcome): string {

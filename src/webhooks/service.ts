@@ -73,7 +73,6 @@ export function createWebhooks(options: CreateWebhooksOptions): Webhooks {
       perSubscription: settings.concurrencyPerSubscription,
       pollIntervalMs: settings.pollIntervalMs,
       leaseMs: settings.leaseMs,
-      retentionMs: settings.retentionDays * 86_400_000,
     },
   );
   let closing: Promise<void> | undefined;

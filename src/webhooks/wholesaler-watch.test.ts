@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
+import { schedulePeriodicJobs } from '../lib/periodic.js';
 import { createAccount } from '../store/accounts.js';
 import { deleteCustomWholesaler, upsertCustomWholesaler } from '../store/custom-wholesalers.js';
 import { createWholesalerStatusFeed } from '../wholesalers/status-feed.js';
@@ -67,6 +68,9 @@ describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (get
       },
       probeIntervalMs: 20,
     });
+    // Scheduled as the server schedules it (src/jobs.ts).
+    const jobs = schedulePeriodicJobs(watch.jobs, { warn() {} });
+    jobs.start();
     const roundsDone = async (count: number) => {
       const deadline = Date.now() + 10_000;
       while (rounds < count) {
@@ -88,6 +92,7 @@ describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (get
         new Set(['phoenix', `custom/${account.id}/custom-sued-def456`]),
       );
     } finally {
+      await jobs.stop();
       await watch.stop();
     }
   });

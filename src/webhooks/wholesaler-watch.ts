@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.js';
+import type { PeriodicJob } from '../lib/periodic.js';
 import { findCustomWholesaler } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
 import { TEST_SUFFIX } from '../wholesalers/registry.js';
@@ -29,27 +30,41 @@ export interface WholesalerWatchOptions {
   probeIntervalMs: number;
 }
 
+/** A running watch: its periodic jobs are scheduled by the caller (src/jobs.ts), not by the watch. */
+export interface WholesalerWatch {
+  /** The probe rounds (none when the probes are off); the caller schedules them and stops them first. */
+  jobs: PeriodicJob[];
+  /** Stops listening to the breakers. */
+  stop(): Promise<void>;
+}
+
+/** `watchWholesalerStatus`, or the cluster's relay of it (src/cluster/status-relay.ts). */
+export type WatchStatus = (options: WholesalerWatchOptions) => WholesalerWatch;
+
 /**
  * `wholesaler.status_changed` from both sources: the circuit breakers (real calls) and a credential-free
- * probe of the endpoints called in the last hour, every `probeIntervalMs`. One announcer holds one state
- * per wholesaler, mode and account for both, so an event goes out only on a real change.
+ * probe of the endpoints called in the last hour, every `probeIntervalMs` (the job in `jobs`). One
+ * announcer holds one state per wholesaler, mode and account for both, so an event goes out only on a
+ * real change.
  */
-export function watchWholesalerStatus(options: WholesalerWatchOptions): { stop(): Promise<void> } {
+export function watchWholesalerStatus(options: WholesalerWatchOptions): WholesalerWatch {
   const { logger, upstream } = options;
   const announcer = createStatusAnnouncer(options);
   const unsubscribe = announceBreakerChanges(options.feed, announcer);
   const monitor = createWholesalerMonitor({
     probe: upstream.probe,
     endpointsInUse: () => withoutDeletedCustom(options.db, upstream.endpointsInUse()),
-    intervalMs: options.probeIntervalMs,
     onResult: announceProbeResult(announcer, (endpoint) => upstream.breakerState(endpoint)),
     onError: (err) => logger.warn({ err }, 'wholesaler probe round failed'),
   });
-  if (options.probeIntervalMs > 0) monitor.start();
   return {
+    // A failed round is logged as `wholesaler probe round failed`, as a failed report within one.
+    jobs:
+      options.probeIntervalMs > 0
+        ? [{ name: 'wholesaler probe round', intervalMs: options.probeIntervalMs, run: monitor.check }]
+        : [],
     async stop() {
       unsubscribe();
-      await monitor.stop();
     },
   };
 }

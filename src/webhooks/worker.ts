@@ -1,11 +1,6 @@
 import { randomToken } from '../lib/ids.js';
 import type { Dialect } from '../store/database.js';
-import {
-  claimDueDeliveries,
-  type DeliveryJob,
-  pruneWebhookHistory,
-  releaseDeliveries,
-} from '../store/webhook-outbox.js';
+import { claimDueDeliveries, type DeliveryJob, releaseDeliveries } from '../store/webhook-outbox.js';
 import { createBatcher } from './batch.js';
 import {
   type AttemptReport,
@@ -27,8 +22,6 @@ export interface WorkerOptions {
   pollIntervalMs: number;
   /** How long a claim reserves a delivery; a crashed worker's deliveries are taken over after it. */
   leaseMs: number;
-  /** Delete delivered and given-up history older than this (checked hourly); 0 keeps everything. */
-  retentionMs?: number;
 }
 
 export interface WorkerLogger {
@@ -63,7 +56,6 @@ export interface WebhookWorker {
   readonly running: boolean;
 }
 
-const PRUNE_INTERVAL_MS = 3_600_000;
 const RECORD_RETRY_FIRST_MS = 100;
 const RECORD_RETRY_MAX_MS = 5_000;
 
@@ -97,7 +89,6 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
   let wakeUp: (() => void) | undefined;
   let woken = false;
   let unlisten: (() => Promise<void>) | undefined;
-  let pruneTimer: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
   /** Fires when stop() is called: ends the waits between retries of a failed record. */
   let stopRequested = new AbortController();
@@ -231,17 +222,9 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
     });
   }
 
-  async function prune(): Promise<void> {
-    if (!options.retentionMs) return;
-    await pruneWebhookHistory(deps.db, deps.clock.now() - options.retentionMs).catch((err: unknown) =>
-      deps.logger.warn({ err }, 'pruning webhook history failed'),
-    );
-  }
-
   async function stopWorker(timeoutMs: number): Promise<void> {
     running = false;
     stopRequested.abort();
-    clearInterval(pruneTimer);
     signal();
     await loop;
     await unlisten?.().catch(() => {});
@@ -281,10 +264,6 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
         .catch((err: unknown) =>
           deps.logger.warn({ err }, 'webhook notifications unavailable; polling only'),
         );
-      if (options.retentionMs) {
-        pruneTimer = setInterval(() => void prune(), PRUNE_INTERVAL_MS);
-        pruneTimer.unref();
-      }
     },
     wake: signal,
     stop(stopOptions) {
