@@ -187,7 +187,9 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
   it(`checks format and checksum before touching the database (${dialect})`, async () => {
     const database = await createTestDatabase(dialect);
     const { app } = await buildTestApp(database);
-    const typo = generateApiKey('test').slice(0, -1).concat('0');
+    const key = generateApiKey('test');
+    // One character changed (never to itself, which would leave a valid key): the checksum no longer fits.
+    const typo = key.slice(0, -1).concat(key.endsWith('0') ? '1' : '0');
     await database.close(); // any lookup would now fail, answered with 503
     const malformed = await app.inject({ url: '/v1/wholesalers', headers: { 'x-api-key': typo } });
     const wellFormed = await app.inject({
