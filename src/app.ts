@@ -79,8 +79,11 @@ export async function buildApp(
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
-    // fast-json-stringify with a faster path that writes the same bytes (http/serializer.ts).
-    schemaController: { compilersFactory: { buildSerializer } },
+    // fast-json-stringify with a faster path that writes the same bytes (http/serializer.ts);
+    // FAST_PATH_SERIALIZER=false leaves fast-json-stringify alone, for benchmarks.
+    ...(deps.config.fastPaths.serializer
+      ? { schemaController: { compilersFactory: { buildSerializer } } }
+      : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.on('connect', refuseConnect(app.log));
   app.setValidatorCompiler(validatorCompiler);

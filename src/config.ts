@@ -399,6 +399,22 @@ const ConfigSchema = Type.Object({
       }),
     ),
   }),
+  // Benchmark and diagnostic switches: each turns one speed-up off so that `bench:gateway` can measure
+  // what it saves in one run (docs/performance.md "Fast paths, measured"). Leave them on in production.
+  fastPaths: Type.Object({
+    decoding: Type.Boolean({
+      env: 'FAST_PATH_DECODING',
+      default: true,
+      description:
+        'Benchmark/diagnostic setting: `false` decodes every wholesaler answer with the general decoder, without the fast path for answers in their plain form.',
+    }),
+    serializer: Type.Boolean({
+      env: 'FAST_PATH_SERIALIZER',
+      default: true,
+      description:
+        "Benchmark/diagnostic setting: `false` serialises every JSON answer with Fastify's fast-json-stringify alone, without the generated serializer.",
+    }),
+  }),
   // The standard OpenTelemetry variables, read here and handed to the SDK explicitly (docs/tracing.md).
   tracing: Type.Object({
     endpoint: Type.Optional(

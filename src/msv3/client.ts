@@ -63,8 +63,15 @@ export interface Msv3Client {
   ): Promise<CallResult<Res>>;
 }
 
-/** The one place where codec and transport meet: encode → transport → decode. */
-export function createMsv3Client(transport: Transport): Msv3Client {
+/**
+ * The one place where codec and transport meet: encode → transport → decode. `plainDecoding: false`
+ * turns the decoders' fast path off (FAST_PATH_DECODING, for benchmarks).
+ */
+export function createMsv3Client(
+  transport: Transport,
+  options: { plainDecoding?: boolean } = {},
+): Msv3Client {
+  const decodeOptions = { plain: options.plainDecoding !== false };
   return {
     async call(operation, endpoint, credentials, request, signal) {
       const { version } = endpoint;
@@ -80,7 +87,7 @@ export function createMsv3Client(transport: Transport): Msv3Client {
           ...(endpoint.account === undefined ? {} : { account: endpoint.account }),
           ...(signal === undefined ? {} : { signal }),
         },
-        (xml) => operation.decodeResponse(xml),
+        (xml) => operation.decodeResponse(xml, undefined, decodeOptions),
       );
     },
   };

@@ -158,6 +158,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     );
   }
   const usage = createEndpointUsage({ clock: options.clock ?? systemClock });
+  const clientOptions = { plainDecoding: config.fastPaths.decoding };
   return {
     deps: {
       registry: createWholesalerRegistry({
@@ -166,8 +167,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         sandboxUrl: options.sandboxUrl,
         targets,
       }),
-      client: recordingUse(createMsv3Client(trusted), usage, targets),
-      customClient: recordingUse(createMsv3Client(custom), usage, targets),
+      client: recordingUse(createMsv3Client(trusted, clientOptions), usage, targets),
+      customClient: recordingUse(createMsv3Client(custom, clientOptions), usage, targets),
       clientSoftwareId,
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },

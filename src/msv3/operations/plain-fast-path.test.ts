@@ -422,3 +422,19 @@ describe('bestellen fast path', () => {
     }
   });
 });
+
+describe('decodeResponse without the fast path (FAST_PATH_DECODING=false)', () => {
+  it('leaves the answer to the general decoder when asked to', () => {
+    // A fast path that answers something else shows which path decided.
+    const marked = defineOperation({
+      ...verfuegbarkeitAnfragenCodec,
+      readResponsePlain: () => 'from the fast path' as never,
+    });
+    const [answer] = fc.sample(availabilityResponse(2), { numRuns: 1, seed: 12 });
+    const xml = verfuegbarkeitAnfragen.encodeResponse(2, answer);
+    expect(marked.decodeResponse(xml, 2)).toStrictEqual({ kind: 'ok', value: 'from the fast path' });
+    const general = marked.decodeResponse(xml, 2, { plain: false });
+    expect(general.kind).toBe('ok');
+    expect(general).toStrictEqual(subjects[0]!.general.decodeResponse(xml, 2));
+  });
+});

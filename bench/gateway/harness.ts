@@ -1,0 +1,310 @@
+/**
+ * What the gateway benchmarks share (bench/gateway/run.ts, bench/gateway/fast-paths.ts): starting the
+ * canned upstream, the baseline and the gateway as their own processes, loading them with wrk and
+ * reading a process's CPU time from /proc. Everything stays on 127.0.0.1; `stopAll` ends every process
+ * started here.
+ */
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = process.cwd();
+const HERE = dirname(fileURLToPath(import.meta.url));
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+export const CLI = join(ROOT, 'dist', 'cli.js');
+export const START_NODE_FLAGS = startScriptNodeFlags();
+export const LOG_LEVEL = 'info';
+/** The gateway's default UPSTREAM_MAX_CONCURRENCY. */
+export const UPSTREAM_CONNECTIONS = 16;
+
+export interface Gateway {
+  child: ChildProcess;
+  url: string;
+  key: string;
+}
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  errors_connect: number;
+  errors_read: number;
+  errors_write: number;
+  errors_status: number;
+  errors_timeout: number;
+  p50_us: number;
+  p90_us: number;
+  p99_us: number;
+  mean_us: number;
+  max_us: number;
+}
+
+const children: ChildProcess[] = [];
+
+export interface RunResult {
+  load_average: number;
+  requests_per_second: number;
+  p50_us: number;
+  p90_us: number;
+  p99_us: number;
+  mean_us: number;
+  /** CPU time (user + system) of the server process per request, µs; null without /proc. */
+  server_cpu_us_per_request: number | null;
+}
+
+/** One wrk run of `seconds` against `url` (after a short pause), with the server's CPU time per request. */
+export async function measure(
+  label: string,
+  pid: number,
+  url: string,
+  script: string,
+  seconds: number,
+  connections: number,
+): Promise<RunResult> {
+  await sleep(500);
+  const load = Math.round(loadavg()[0]! * 100) / 100;
+  const cpuBefore = processCpuUs(pid);
+  const result = await wrk(url, script, seconds, connections);
+  const cpuAfter = processCpuUs(pid);
+  const errors =
+    result.errors_connect +
+    result.errors_read +
+    result.errors_write +
+    result.errors_status +
+    result.errors_timeout;
+  if (errors > 0) throw new Error(`${label}: wrk reported errors ${JSON.stringify(result)}`);
+  return {
+    load_average: load,
+    requests_per_second: Math.round(result.requests / (result.duration_us / 1e6)),
+    p50_us: result.p50_us,
+    p90_us: result.p90_us,
+    p99_us: result.p99_us,
+    mean_us: Math.round(result.mean_us),
+    server_cpu_us_per_request:
+      cpuBefore === null || cpuAfter === null ? null : Math.round((cpuAfter - cpuBefore) / result.requests),
+  };
+}
+
+export interface Forked {
+  child: ChildProcess;
+  port: number;
+  bytes?: number;
+  when(key: string): Promise<Record<string, unknown>>;
+}
+
+export async function forkChild(name: 'upstream' | 'baseline', args: string[]): Promise<Forked> {
+  const child = fork(join(HERE, `${name}${EXT}`), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
+  const when = (key: string) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name}: no "${key}" within 30 s`)), 30_000);
+      const onMessage = (message: Record<string, unknown>) => {
+        if (!(key in message)) return;
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        resolve(message);
+      };
+      child.on('message', onMessage);
+    });
+  const ready = await when('ready');
+  return { child, port: ready.port as number, bytes: ready.bytes as number | undefined, when };
+}
+
+/**
+ * Starts the gateway as `npm start` does, in its own process, with its own SQLite database in `folder`,
+ * a catalogue whose wholesaler `bench` has `upstreamBase` as its live server and a live key made with
+ * `keys create`. `env` adds settings (FAST_PATH_…); `nodeFlags` adds node flags (`--cpu-prof`).
+ */
+export async function startGateway(
+  folder: string,
+  upstreamBase: string,
+  options: { env?: Record<string, string>; nodeFlags?: string[] } = {},
+): Promise<Gateway> {
+  mkdirSync(folder, { recursive: true });
+  const catalogue = join(folder, 'catalogue.json');
+  writeFileSync(
+    catalogue,
+    JSON.stringify({
+      wholesalers: [{ id: 'bench', name: 'Canned upstream', version: 2, live: { baseUrl: upstreamBase } }],
+    }),
+  );
+  // A clean environment: only what the benchmark sets (no REDIS_URL, CONFIG_FILE, … from the shell).
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: `sqlite:${join(folder, 'gateway.db')}`,
+    WHOLESALER_CATALOGUE: catalogue,
+    LOG_LEVEL,
+    RATE_LIMIT_LIVE_POINTS: '1000000',
+    RATE_LIMIT_TEST_POINTS: '1000000',
+    ...options.env,
+  };
+  const created = execFileSync(
+    process.execPath,
+    [CLI, 'keys', 'create', '--name', 'bench', '--mode', 'live', '--json'],
+    { env, encoding: 'utf8' },
+  );
+  const key = (JSON.parse(created) as { key: string }).key;
+  const child = spawn(process.execPath, [...START_NODE_FLAGS, ...(options.nodeFlags ?? []), CLI, 'serve'], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${text}`)), 30_000);
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      text += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${text}`)));
+  });
+  return { child, url, key };
+}
+
+export function boundedSetting(name: string, fallback: number, min: number, max: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new Error(`${name} must be a whole number from ${min} to ${max}`);
+  return value;
+}
+
+/** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so the benchmark runs what it runs. */
+function startScriptNodeFlags(): string[] {
+  const scripts = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
+  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts.start ?? '');
+  if (match === null)
+    throw new Error(`package.json's start script is not "node [flags] dist/cli.js serve": ${scripts.start}`);
+  return match[1]!.split(' ').filter(Boolean);
+}
+
+export async function stopGateway(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(20_000)]);
+}
+
+export function stopAll(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
+}
+
+export async function post(url: string, headers: Record<string, string>, body: string): Promise<string> {
+  const response = await fetch(url, { method: 'POST', headers, body });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
+  return text;
+}
+
+export function writeWrkScript(
+  folder: string,
+  name: string,
+  headers: Record<string, string>,
+  body: string,
+): string {
+  const lua = (text: string) => `[==[${text}]==]`;
+  const file = join(folder, `${name}.lua`);
+  writeFileSync(
+    file,
+    [
+      'wrk.method = "POST"',
+      `wrk.body = ${lua(body)}`,
+      ...Object.entries(headers).map(([name, value]) => `wrk.headers[ ${lua(name)} ] = ${lua(value)}`),
+      'done = function(summary, latency, requests)',
+      '  local e = summary.errors',
+      '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d}\\n\',',
+      '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
+      '    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean, latency.max))',
+      'end',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+export async function wrk(
+  url: string,
+  script: string,
+  seconds: number,
+  connections: number,
+): Promise<WrkResult> {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, url];
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    let text = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    const timer = setTimeout(() => child.kill(), (seconds + 30) * 1000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(text);
+      else reject(new Error(`wrk exited with ${code}:\n${text}`));
+    });
+  });
+  const line = output.split('\n').find((l) => l.startsWith('WRK_RESULT '));
+  if (line === undefined) throw new Error(`no WRK_RESULT in wrk output:\n${output}`);
+  return JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
+}
+
+export function checkWrk(): void {
+  if (wrkVersion() === null)
+    throw new Error('wrk is not installed (Debian/Ubuntu: apt-get install wrk; macOS: brew install wrk)');
+}
+
+export function wrkVersion(): string | null {
+  try {
+    execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: 'pipe' });
+    return null; // unreachable: wrk --version exits 1
+  } catch (error) {
+    const out = (error as { stdout?: string; code?: string }).stdout;
+    if ((error as { code?: string }).code === 'ENOENT') return null;
+    return out?.split('\n')[0]?.trim() ?? 'wrk';
+  }
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of a process in µs, from /proc (Linux); null elsewhere. */
+function processCpuUs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields after the command: state is [0], utime is field 14 overall → [11], stime → [12].
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+  } catch {
+    return null;
+  }
+}
+
+/** The middle value (the upper of the two middle ones for an even count, as the earlier results). */
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export function medians(runs: RunResult[]): RunResult {
+  const keys = Object.keys(runs[0]!) as (keyof RunResult)[];
+  return Object.fromEntries(
+    keys.map((k) => {
+      const values = runs.map((r) => r[k]);
+      return [k, values.some((v) => v === null) ? null : median(values as number[])];
+    }),
+  ) as unknown as RunResult;
+}
