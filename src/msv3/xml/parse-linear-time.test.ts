@@ -192,7 +192,7 @@ describe('parse time is linear in the input, whatever it holds', () => {
     });
     await fc.assert(
       fc.asyncProperty(shape, async (s) => {
-        expectLinear(
+        await expectLinear(
           'text',
           s,
           s.piece.length,
