@@ -28,7 +28,12 @@ import {
 import { type Database, openDatabase, sqliteFile } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import type { Tables } from './store/schema.js';
-import { LISTEN_OPTIONS, LISTEN_SUMMARY, LISTEN_USAGE, runListenCommand } from './webhooks/listen-command.js';
+import {
+  LISTEN_OPTIONS,
+  LISTEN_SUMMARY,
+  LISTEN_USAGE,
+  runListenCommand,
+} from './webhooks/events/listen-command.js';
 
 /** Where a command reads its environment and writes its output (the real process, or a test). */
 export interface CliIo {

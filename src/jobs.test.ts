@@ -7,7 +7,7 @@ import { manualClock } from './lib/clock.js';
 import type { PeriodicJob } from './lib/periodic.js';
 import { createAccount } from './store/accounts.js';
 import { claimIdempotencyKey } from './store/idempotency.js';
-import { recordEvent } from './webhooks/events.js';
+import { recordEvent } from './webhooks/events/record.js';
 
 const DAY_MS = 86_400_000;
 

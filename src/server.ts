@@ -7,7 +7,7 @@ import type { Clock } from './lib/clock.js';
 import { createLogger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
-import type { WatchStatus } from './webhooks/wholesaler-watch.js';
+import type { WatchStatus } from './wholesalers/status/watch.js';
 import { buildDependencies, type Closable, type ShutdownTiming, shutdownTiming } from './wiring.js';
 
 export interface StartServerOptions {

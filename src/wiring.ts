@@ -20,9 +20,9 @@ import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sandboxTenantDocuments } from './store/sandbox-state.js';
 import { createWebhooks } from './webhooks/service.js';
-import { type WatchStatus, watchWholesalerStatus } from './webhooks/wholesaler-watch.js';
 import { type CatalogueEntry, DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
-import { createWholesalerStatusFeed } from './wholesalers/status-feed.js';
+import { createWholesalerStatusFeed } from './wholesalers/status/feed.js';
+import { type WatchStatus, watchWholesalerStatus } from './wholesalers/status/watch.js';
 import { createUpstream } from './wholesalers/upstream.js';
 
 /** Something opened at start-up and closed at shutdown (or when start-up fails), newest first. */

@@ -13,7 +13,7 @@ import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { type CatalogueEntry, parseCatalogue } from '../src/wholesalers/catalogue.js';
 import { sandboxTenant } from '../src/wholesalers/registry.js';
-import type { WholesalerStatusChange } from '../src/wholesalers/status-feed.js';
+import type { WholesalerStatusChange } from '../src/wholesalers/status/feed.js';
 import { buildTestApp } from './app.js';
 import type { TestDatabase } from './db.js';
 

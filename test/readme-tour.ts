@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { LISTEN_OPTIONS, runListenCommand } from '../src/webhooks/listen-command.js';
+import { LISTEN_OPTIONS, runListenCommand } from '../src/webhooks/events/listen-command.js';
 
 /**
  * The README's "First ten minutes" section as something a test can run (test/readme-tour.test.ts).

@@ -36,7 +36,7 @@ describe('README and docs/', () => {
 
   it('links every docs page from the README or the docs index', () => {
     const index = doc('README.md');
-    for (const name of readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md'))) {
+    for (const name of readdirSync(new URL('../docs', import.meta.url)).filter((f) => f.endsWith('.md'))) {
       if (name === 'README.md') expect(readme).toContain('](docs/README.md)');
       else expect(index, name).toContain(`](${name})`);
     }

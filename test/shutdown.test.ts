@@ -13,7 +13,7 @@ import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
-import { recordEvent } from '../src/webhooks/events.js';
+import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice, subscribe } from '../src/webhooks/test-support/fixtures.js';
 import { startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
 

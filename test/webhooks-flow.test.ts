@@ -16,7 +16,7 @@ import { SCENARIO_PZNS } from '../src/mock/index.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startServer } from '../src/server.js';
 import { openDatabase } from '../src/store/database.js';
-import { recordEvent } from '../src/webhooks/events.js';
+import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice } from '../src/webhooks/test-support/fixtures.js';
 import { type Receiver, startReceiver } from '../src/webhooks/test-support/receiver.js';
 import { verifyWebhook, type WebhookEvent } from '../src/webhooks/verify.js';

@@ -8,7 +8,7 @@ import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
-import { recordEvent } from '../src/webhooks/events.js';
+import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice } from '../src/webhooks/test-support/fixtures.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
 import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js';

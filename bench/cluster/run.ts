@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { systemClock } from '../../src/lib/clock.js';
 import { type MockWholesaler, startMockWholesaler } from '../../src/mock/index.js';
-import { gatewayOrderId } from '../../src/services/orders-ids.js';
+import { gatewayOrderId } from '../../src/services/orders/ids.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { type Database, openDatabase } from '../../src/store/database.js';

@@ -26,12 +26,12 @@ import { createAccount } from '../../src/store/accounts.js';
 import { type Database, type Dialect, openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { countPendingDeliveries } from '../../src/store/webhook-outbox.js';
-import { NOTIFY_CHANNEL, recordEvent } from '../../src/webhooks/events.js';
-import { createWebhookHttpClient } from '../../src/webhooks/http-client.js';
-import { listenForNotifications } from '../../src/webhooks/pg-listen.js';
-import { createSubscription } from '../../src/webhooks/subscriptions.js';
+import { createWebhookHttpClient } from '../../src/webhooks/delivery/http-client.js';
+import { listenForNotifications } from '../../src/webhooks/delivery/pg-listen.js';
+import { createWebhookWorker } from '../../src/webhooks/delivery/worker.js';
+import { NOTIFY_CHANNEL, recordEvent } from '../../src/webhooks/events/record.js';
+import { createSubscription } from '../../src/webhooks/subscriptions/service.js';
 import { anyWholesaler, sampleNotice } from '../../src/webhooks/test-support/fixtures.js';
-import { createWebhookWorker } from '../../src/webhooks/worker.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(HERE, '..', 'results', 'webhooks.json');

@@ -1,5 +1,5 @@
-import type { MonitoredEndpoint } from '../webhooks/monitor.js';
-import type { StatusFeed } from '../webhooks/status-events.js';
+import type { StatusFeed } from '../wholesalers/status/announcer.js';
+import type { MonitoredEndpoint } from '../wholesalers/status/monitor.js';
 
 /**
  * What the primary and its workers tell each other over node:cluster's IPC channel (the rate limiter's

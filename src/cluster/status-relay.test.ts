@@ -3,10 +3,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
 import { schedulePeriodicJobs } from '../lib/periodic.js';
-import type { MonitoredEndpoint } from '../webhooks/monitor.js';
-import type { StatusFeed } from '../webhooks/status-events.js';
 import { newScope, subscribe } from '../webhooks/test-support/fixtures.js';
-import type { WholesalerWatchOptions } from '../webhooks/wholesaler-watch.js';
+import type { StatusFeed } from '../wholesalers/status/announcer.js';
+import type { MonitoredEndpoint } from '../wholesalers/status/monitor.js';
+import type { WholesalerWatchOptions } from '../wholesalers/status/watch.js';
 import { CHANNEL, type StatusChange, type StatusMessage } from './messages.js';
 import { ANNOUNCER_SLOT, statusRelayFor } from './status-relay.js';
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.js';
-import type { MonitoredEndpoint } from '../webhooks/monitor.js';
-import type { StatusFeed } from '../webhooks/status-events.js';
-import { type WatchStatus, watchWholesalerStatus } from '../webhooks/wholesaler-watch.js';
+import type { StatusFeed } from '../wholesalers/status/announcer.js';
+import type { MonitoredEndpoint } from '../wholesalers/status/monitor.js';
+import { type WatchStatus, watchWholesalerStatus } from '../wholesalers/status/watch.js';
 import { CHANNEL, type PrimaryMessage, type StatusMessage } from './messages.js';
 
 /**

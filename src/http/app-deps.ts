@@ -8,7 +8,7 @@ import type { RateLimiter } from '../ratelimit/rate-limiter.js';
 import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Database } from '../store/database.js';
 import type { Webhooks } from '../webhooks/service.js';
-import type { WholesalerStatusFeed } from '../wholesalers/status-feed.js';
+import type { WholesalerStatusFeed } from '../wholesalers/status/feed.js';
 import type { GatewayApp } from './types.js';
 
 /**

@@ -3,7 +3,7 @@ import { ApiError, isApiError } from '../core/errors.js';
 import { dokumentAbfragen } from '../msv3/operations/dokument-abfragen.js';
 import { findSeenNoticeByDocument } from '../store/delivery-notices.js';
 import type { Tables } from '../store/schema.js';
-import { type CustomerRequest, customerScopeOf } from './deliveries.js';
+import { type CustomerRequest, customerScopeOf } from './deliveries/notices.js';
 import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**

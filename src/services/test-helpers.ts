@@ -11,12 +11,12 @@ import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
 import { lieferavisAbfrageNeu } from '../msv3/operations/lieferavis-abfrage-neu.js';
 import { findOrderById, type StoredOrder } from '../store/orders.js';
 import type { ResolvedWholesaler } from '../wholesalers/registry.js';
-import type { WholesalerStatusChange } from '../wholesalers/status-feed.js';
-import { type DeliveryDeps, rememberNotices } from './deliveries.js';
-import { type DeliveryNoticeJson, toDeliveryNoticeJson } from './deliveries-json.js';
-import type { OrderDeps } from './orders-state.js';
-import { orderStatus } from './orders-status.js';
-import type { OrderStatusResult } from './orders-status-json.js';
+import type { WholesalerStatusChange } from '../wholesalers/status/feed.js';
+import { type DeliveryDeps, rememberNotices } from './deliveries/notices.js';
+import { type DeliveryNoticeJson, toDeliveryNoticeJson } from './deliveries/view.js';
+import type { OrderDeps } from './orders/state.js';
+import { orderStatus } from './orders/status.js';
+import type { OrderStatusResult } from './orders/status-view.js';
 
 /**
  * Test helpers (docs/sandbox.md "Test helpers"): make the sandbox do now what otherwise takes a night or

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
-import { deliveryNoticeFixture } from '../services/test-support/deliveries-fixtures.js';
+import { deliveryNoticeFixture } from '../services/deliveries/test-support/fixtures.js';
 import { createAccount } from './accounts.js';
 import {
   type CustomerScope,

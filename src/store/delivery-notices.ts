@@ -9,7 +9,7 @@ import type { Tables } from './schema.js';
 /**
  * The delivery notices one pharmacy has seen through this gateway. Every read and write is scoped to
  * account, mode, wholesaler and MSV3 customer; callers must have had the wholesaler accept that
- * customer's credentials in the same request before they read (see `services/deliveries-history.ts`).
+ * customer's credentials in the same request before they read (see `services/deliveries/history.ts`).
  */
 
 export interface CustomerScope {

@@ -1,7 +1,7 @@
 import type { KeyMode } from '../core/key-mode.js';
 
 /**
- * Where a placed order stands (see `services/orders-placement.ts`):
+ * Where a placed order stands (see `services/orders/placement.ts`):
  * `sending` – stored before `bestellen` goes out; `confirmed` / `queued_night_mode` / `rejected` – the
  * wholesaler's answer; `unknown` – sent, but the answer was lost and reconciliation has not settled it;
  * `not_placed` – the call failed before the wholesaler could act (safe to send again with the same Id).

@@ -4,12 +4,12 @@ import type { Clock } from '../lib/clock.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Database } from '../store/database.js';
 import { countPendingDeliveries } from '../store/webhook-outbox.js';
-import type { DeliverDeps } from './deliver.js';
-import { NOTIFY_CHANNEL } from './events.js';
-import { createWebhookHttpClient } from './http-client.js';
-import { createWebhookMetrics } from './metrics.js';
-import { listenForNotifications } from './pg-listen.js';
-import { createWebhookWorker, type WebhookWorker, type WorkerLogger } from './worker.js';
+import type { DeliverDeps } from './delivery/deliver.js';
+import { createWebhookHttpClient } from './delivery/http-client.js';
+import { createWebhookMetrics } from './delivery/metrics.js';
+import { listenForNotifications } from './delivery/pg-listen.js';
+import { createWebhookWorker, type WebhookWorker, type WorkerLogger } from './delivery/worker.js';
+import { NOTIFY_CHANNEL } from './events/record.js';
 
 /** What the HTTP routes and the services need of webhooks; `AppDeps.webhooks`. */
 export interface Webhooks {

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateSigningSecret, maskSigningSecret, standardWebhooksKey } from './secrets.js';
 import { deliveryHeaders, msv3Signature, standardSignature } from './sign.js';
+import { generateSigningSecret, maskSigningSecret, standardWebhooksKey } from './subscriptions/secrets.js';
 
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 if (!hasOpenssl)

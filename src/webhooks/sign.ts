@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { standardWebhooksKey } from './secrets.js';
+import { standardWebhooksKey } from './subscriptions/secrets.js';
 
 /** `sha256=<hex>`: HMAC-SHA256 of the raw body, keyed with the signing secret string (UTF-8). */
 export function msv3Signature(body: string | Buffer, secret: string): string {

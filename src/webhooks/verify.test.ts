@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { generateSigningSecret } from './secrets.js';
 import { deliveryHeaders } from './sign.js';
+import { generateSigningSecret } from './subscriptions/secrets.js';
 import { verifyWebhook, type WebhookVerificationError } from './verify.js';
 
 const NOW = Date.UTC(2026, 0, 5, 9, 0, 0);

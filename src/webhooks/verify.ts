@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { standardWebhooksKey } from './secrets.js';
+import { standardWebhooksKey } from './subscriptions/secrets.js';
 
 /** The body of every webhook delivery. */
 export interface WebhookEvent<Data = unknown> {

@@ -3,8 +3,8 @@ import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { type Gateway, startGateway, type TestKey } from '../../test/gateway.js';
 import { systemClock } from '../lib/clock.js';
 import { SCENARIO_PZNS } from '../mock/index.js';
-import { announceBreakerChanges, createStatusAnnouncer } from '../webhooks/status-events.js';
 import { subscribe } from '../webhooks/test-support/fixtures.js';
+import { announceBreakerChanges, createStatusAnnouncer } from './status/announcer.js';
 
 const THRESHOLD = 3;
 const IN_STOCK = '04114918';

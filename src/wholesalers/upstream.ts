@@ -18,8 +18,8 @@ import type { Tracing } from '../observability/tracing.js';
 import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
 import type { CatalogueEntry } from './catalogue.js';
-import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './endpoint-usage.js';
 import { createWholesalerRegistry } from './registry.js';
+import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './status/endpoint-usage.js';
 import { createTargetDirectory, type Target, type TargetDirectory } from './target.js';
 
 /**

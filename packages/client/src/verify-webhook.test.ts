@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { generateSigningSecret } from '../../../src/webhooks/secrets.js';
 import { deliveryHeaders } from '../../../src/webhooks/sign.js';
+import { generateSigningSecret } from '../../../src/webhooks/subscriptions/secrets.js';
 import { verifyWebhook as verifyOnServer } from '../../../src/webhooks/verify.js';
 import { type VerifyWebhookOptions, verifyWebhook, type WebhookVerificationError } from './verify-webhook.js';
 

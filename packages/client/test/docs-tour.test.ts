@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
 import { type Gateway, startGateway } from '../../../test/gateway.js';
 
 const run = promisify(execFile);
-const ROOT = new URL('../../../', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
 const CLIENT_SOURCE = new URL('../src/index.ts', import.meta.url).pathname;
 const SECTION = '## The same with the TypeScript client';
 

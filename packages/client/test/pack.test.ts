@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSigningSecret } from '../../../src/webhooks/secrets.js';
 import { deliveryHeaders } from '../../../src/webhooks/sign.js';
+import { generateSigningSecret } from '../../../src/webhooks/subscriptions/secrets.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { checkAvailability } from '../../services/availability.js';
-import { checkBulkAvailability } from '../../services/availability-bulk.js';
+import { checkBulkAvailability } from '../../services/availability/bulk.js';
+import { checkAvailability } from '../../services/availability/single.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { testConnection } from '../../services/connection-test.js';
+import { testConnection } from '../../services/wholesalers/connection-test.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';

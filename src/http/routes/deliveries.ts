@@ -1,13 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { ErrorKind } from '../../core/errors.js';
+import { deliveryHistory } from '../../services/deliveries/history.js';
 import {
   type CustomerRequest,
   confirmDeliveries,
   type DeliveryDeps,
   listNewDeliveries,
-} from '../../services/deliveries.js';
-import { deliveryHistory } from '../../services/deliveries-history.js';
-import { recordEvent } from '../../webhooks/events.js';
+} from '../../services/deliveries/notices.js';
+import { recordEvent } from '../../webhooks/events/record.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
 import { SCENARIO_PASSWORDS, SCENARIO_PZNS } from '../../mock/index.js';
-import { gatewayOrderId } from '../../services/orders-ids.js';
+import { gatewayOrderId } from '../../services/orders/ids.js';
 import { insertOrderIfAbsent } from '../../store/orders.js';
 
 const PLAIN = '04114918';

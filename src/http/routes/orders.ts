@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { isApiError } from '../../core/errors.js';
-import { dryRunOrder } from '../../services/orders-dry-run.js';
-import { placeOrder } from '../../services/orders-placement.js';
-import type { OrderDeps } from '../../services/orders-state.js';
-import { orderStatus } from '../../services/orders-status.js';
+import { dryRunOrder } from '../../services/orders/dry-run.js';
+import { placeOrder } from '../../services/orders/placement.js';
+import type { OrderDeps } from '../../services/orders/state.js';
+import { orderStatus } from '../../services/orders/status.js';
 import { noticeSandboxOrderDeliveries } from '../../services/test-helpers.js';
 import type { AppDeps } from '../app-deps.js';
 import { setIdempotencyOutcome } from '../idempotency.js';

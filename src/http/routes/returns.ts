@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import type { OrderKeyScope } from '../../services/orders-ids.js';
-import { announceReturn, enquireReturn } from '../../services/returns.js';
-import { requestTakeBackOffer } from '../../services/returns-offers.js';
+import type { OrderKeyScope } from '../../services/orders/ids.js';
+import { announceReturn, enquireReturn } from '../../services/returns/announce.js';
+import { requestTakeBackOffer } from '../../services/returns/offers.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway, type TestKey } from '../../../test/gateway.js';
 import { SCENARIO_PZNS } from '../../mock/index.js';
-import { announceBreakerChanges, createStatusAnnouncer } from '../../webhooks/status-events.js';
 import { type Receiver, startReceiver } from '../../webhooks/test-support/receiver.js';
 import { verifyWebhook, type WebhookEvent } from '../../webhooks/verify.js';
+import { announceBreakerChanges, createStatusAnnouncer } from '../../wholesalers/status/announcer.js';
 
 /**
  * The test helpers through real HTTP, the real sandbox mock and a real database: each helper does what
@@ -28,7 +28,7 @@ describeEachDialect('test helpers', (getDatabase) => {
       // Night orders wait for the helper, not for a timer.
       mockOptions: { sandbox: { nightOrderDelayMs: 3_600_000 } },
     });
-    // As server.ts wires it (webhooks/wholesaler-watch.ts): the one announcer hears the status feed.
+    // As server.ts wires it (wholesalers/status/watch.ts): the one announcer hears the status feed.
     const announcer = createStatusAnnouncer({
       db: gw.database.db,
       clock: gw.deps.clock,

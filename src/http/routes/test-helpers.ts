@@ -6,7 +6,7 @@ import {
   setSandboxStatus,
   type TestHelperDeps,
 } from '../../services/test-helpers.js';
-import { recordEvent } from '../../webhooks/events.js';
+import { recordEvent } from '../../webhooks/events/record.js';
 import type { AppDeps } from '../app-deps.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { OrderStatusParamsSchema } from '../schemas/orders.js';

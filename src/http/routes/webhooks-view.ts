@@ -1,8 +1,8 @@
 import type { Static } from 'typebox';
 import type { AttemptRecord, DeliveryRecord } from '../../store/webhook-delivery-log.js';
 import type { WebhookSubscription } from '../../store/webhook-subscriptions.js';
-import type { AttemptReport } from '../../webhooks/deliver.js';
-import { maskSigningSecret } from '../../webhooks/secrets.js';
+import type { AttemptReport } from '../../webhooks/delivery/deliver.js';
+import { maskSigningSecret } from '../../webhooks/subscriptions/secrets.js';
 import type {
   AttemptResultSchema,
   AttemptSchema,

@@ -4,7 +4,7 @@ import { describeEachDialect } from '../../../test/db.js';
 import type { HostLookup } from '../../lib/address-policy.js';
 import { manualClock } from '../../lib/clock.js';
 import { createApiKey } from '../../store/api-keys.js';
-import { recordEvent } from '../../webhooks/events.js';
+import { recordEvent } from '../../webhooks/events/record.js';
 import { sampleNotice } from '../../webhooks/test-support/fixtures.js';
 import { type Receiver, startReceiver } from '../../webhooks/test-support/receiver.js';
 import { verifyWebhook } from '../../webhooks/verify.js';

@@ -10,7 +10,7 @@ import {
   retryDelivery,
   rotateSecret,
   sendTestEvent,
-} from '../../webhooks/subscriptions.js';
+} from '../../webhooks/subscriptions/service.js';
 import type { AppDeps } from '../app-deps.js';
 import { routeErrors } from '../route-errors.js';
 import {
@@ -26,7 +26,7 @@ import {
   WebhookSchema,
 } from '../schemas/webhooks.js';
 import type { GatewayApp } from '../types.js';
-import { attemptResultJson, deliveryJson, webhookJson } from './webhooks-json.js';
+import { attemptResultJson, deliveryJson, webhookJson } from './webhooks-view.js';
 
 const tags = ['webhooks'];
 const scopeOf = (request: FastifyRequest): Tenant => ({

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/custom-wholesalers.js';
+import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/wholesalers/custom.js';
 import type { AppDeps } from '../app-deps.js';
 import { routeErrors } from '../route-errors.js';
 import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';

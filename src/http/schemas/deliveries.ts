@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ORDER_TYPES } from '../../services/deliveries-json.js';
+import { ORDER_TYPES } from '../../services/deliveries/view.js';
 import { NullableString, WholesalerIdSchema } from './common.js';
 import { BARCODE_PATTERN } from './patterns.js';
 import { CalendarDate } from './strings.js';

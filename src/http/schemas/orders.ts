@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders-ids.js';
-import { DELIVERY_PREFERENCES, MAX_ORDER_ITEMS } from '../../services/orders-request.js';
+import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders/ids.js';
+import { DELIVERY_PREFERENCES, MAX_ORDER_ITEMS } from '../../services/orders/request.js';
 import {
   DeliveryPortionSchema,
   NullableString,

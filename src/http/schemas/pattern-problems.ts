@@ -1,4 +1,4 @@
-import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders-ids.js';
+import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders/ids.js';
 import { PZN_PATTERN } from './common.js';
 import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
 import { EVENT_ID_PATTERN } from './events.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { RETURN_REASONS, RETURN_VERDICTS, type ReturnReason } from '../../services/returns-json.js';
+import { RETURN_REASONS, RETURN_VERDICTS, type ReturnReason } from '../../services/returns/view.js';
 import { NullableString, PznSchema, WholesalerIdSchema } from './common.js';
 import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
 import { CalendarDate, XmlText } from './strings.js';

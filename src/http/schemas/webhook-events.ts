@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { EVENT_TYPES } from '../../core/event-types.js';
-import type { WholesalerStatusData } from '../../webhooks/events.js';
+import type { WholesalerStatusData } from '../../webhooks/events/record.js';
 import { DELIVERY_NOTICE_EXAMPLE, DeliveryNoticeSchema } from './deliveries.js';
 import { ORDER_STATUS_EXAMPLE, OrderStatusSchema } from './orders.js';
 

@@ -1,21 +1,21 @@
-import type { Tenant } from '../core/caller.js';
-import { ApiError } from '../core/errors.js';
-import { newUuid } from '../lib/ids.js';
-import type { Credentials } from '../msv3/credentials.js';
-import { maxQuantity, normalisePzn } from '../msv3/model.js';
+import type { Tenant } from '../../core/caller.js';
+import { ApiError } from '../../core/errors.js';
+import { newUuid } from '../../lib/ids.js';
+import type { Credentials } from '../../msv3/credentials.js';
+import { maxQuantity, normalisePzn } from '../../msv3/model.js';
 import {
   type AvailabilityArticle,
   type Bedarf,
   verfuegbarkeitAnfragen,
-} from '../msv3/operations/verfuegbarkeit-anfragen.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
+} from '../../msv3/operations/verfuegbarkeit-anfragen.js';
+import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
 import {
   type DeliveryPortion,
   type SubstitutionInfo,
   toDeliveryPortion,
   toSubstitution,
-} from './delivery-parts.js';
-import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
+} from '../delivery-parts.js';
+import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
 
 /**
  * POST /v1/availability → `verfuegbarkeitAnfragen` (docs/msv3.md "Availability").

@@ -1,16 +1,16 @@
-import { ApiError } from '../core/errors.js';
-import { lieferavisAbfrageHist } from '../msv3/operations/lieferavis-abfrage-hist.js';
-import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
-import { listSeenNotices, UnknownCursorError } from '../store/delivery-notices.js';
+import { ApiError } from '../../core/errors.js';
+import { lieferavisAbfrageHist } from '../../msv3/operations/lieferavis-abfrage-hist.js';
+import { verbindungTesten } from '../../msv3/operations/verbindung-testen.js';
+import { listSeenNotices, UnknownCursorError } from '../../store/delivery-notices.js';
+import { assertSupports, callWholesaler } from '../wholesaler-call.js';
 import {
   type CustomerRequest,
   customerScopeOf,
   type DeliveryDeps,
   rememberNotices,
   resolveWholesaler,
-} from './deliveries.js';
-import { type DeliveryHistoryEntryJson, toDeliveryHistoryEntryJson } from './deliveries-json.js';
-import { assertSupports, callWholesaler } from './wholesaler-call.js';
+} from './notices.js';
+import { type DeliveryHistoryEntryJson, toDeliveryHistoryEntryJson } from './view.js';
 
 /**
  * `GET /v1/deliveries/history` (docs/msv3.md "Delivery history"). MSV3 can only look up one notice by

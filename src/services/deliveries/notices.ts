@@ -1,22 +1,22 @@
 import type { Kysely } from 'kysely';
-import type { Tenant } from '../core/caller.js';
-import type { Clock } from '../lib/clock.js';
-import type { Credentials } from '../msv3/credentials.js';
-import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
-import { lieferavisAbfrageNeu } from '../msv3/operations/lieferavis-abfrage-neu.js';
-import { lieferavisBestaetigen } from '../msv3/operations/lieferavis-bestaetigen.js';
+import type { Tenant } from '../../core/caller.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Credentials } from '../../msv3/credentials.js';
+import type { DeliveryNotice } from '../../msv3/operations/lieferavis.js';
+import { lieferavisAbfrageNeu } from '../../msv3/operations/lieferavis-abfrage-neu.js';
+import { lieferavisBestaetigen } from '../../msv3/operations/lieferavis-bestaetigen.js';
 import {
   type CustomerScope,
   customerHash,
   markNoticesConfirmed,
   type StoredNotice,
   saveSeenNotices,
-} from '../store/delivery-notices.js';
-import type { Tables } from '../store/schema.js';
-import type { EventInput } from '../webhooks/events.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
-import { type DeliveryNoticeJson, hasShortages, toDeliveryNoticeJson } from './deliveries-json.js';
-import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
+} from '../../store/delivery-notices.js';
+import type { Tables } from '../../store/schema.js';
+import type { EventInput } from '../../webhooks/events/record.js';
+import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
+import { type DeliveryNoticeJson, hasShortages, toDeliveryNoticeJson } from './view.js';
 
 /** Delivery notices (docs/msv3.md "Delivery notices"): read the new ones, confirm them. */
 
@@ -29,7 +29,7 @@ export interface DeliveryDeps {
 }
 
 /**
- * Writes one webhook event into the outbox inside `trx` (`webhooks/events.ts` `recordEvent` with its
+ * Writes one webhook event into the outbox inside `trx` (`webhooks/events/record.ts` `recordEvent` with its
  * deps bound), so the event commits exactly when the notice it reports does.
  */
 type DeliveryEventRecorder = (

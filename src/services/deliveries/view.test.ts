@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hasShortages, toDeliveryHistoryEntryJson, toDeliveryNoticeJson } from './deliveries-json.js';
-import { deliveryNoticeFixture } from './test-support/deliveries-fixtures.js';
+import { deliveryNoticeFixture } from './test-support/fixtures.js';
+import { hasShortages, toDeliveryHistoryEntryJson, toDeliveryNoticeJson } from './view.js';
 
 describe('toDeliveryNoticeJson', () => {
   it('maps the fields of docs/msv3.md "Delivery notices": delivery-note number, barcode, order type, document date', () => {

@@ -1,12 +1,12 @@
-import { toLocalDateTime } from '../lib/local-date-time.js';
-import type { Auftragsart } from '../msv3/model.js';
+import { toLocalDateTime } from '../../lib/local-date-time.js';
+import type { Auftragsart } from '../../msv3/model.js';
 import type {
   DeliveredPortion,
   DeliveryNotice,
   DeliveryNoticeLine,
   Shortage,
-} from '../msv3/operations/lieferavis.js';
-import type { StoredNotice } from '../store/delivery-notices.js';
+} from '../../msv3/operations/lieferavis.js';
+import type { StoredNotice } from '../../store/delivery-notices.js';
 
 /**
  * Delivery notices as the API shows them (docs/msv3.md "Delivery notices", plus additive MSV3 detail).

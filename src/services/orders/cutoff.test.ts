@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { germanWallTime } from '../lib/local-date-time.js';
+import { germanWallTime } from '../../lib/local-date-time.js';
 import type {
   ContractDataResponse,
   OrderWindow,
   SpecialDay,
-} from '../msv3/operations/vertragsdaten-abfragen.js';
-import { cutoffOutlook } from './orders-cutoff.js';
+} from '../../msv3/operations/vertragsdaten-abfragen.js';
+import { cutoffOutlook } from './cutoff.js';
 
 /** Monday 5 January 2026 (winter: Berlin is UTC+1). */
 const at = (localTime: string, date = '2026-01-05') => Date.parse(`${date}T${localTime}+01:00`);

@@ -1,5 +1,5 @@
-import { germanWallTime } from '../lib/local-date-time.js';
-import type { ContractDataResponse, VertragsdatenTag } from '../msv3/operations/vertragsdaten-abfragen.js';
+import { germanWallTime } from '../../lib/local-date-time.js';
+import type { ContractDataResponse, VertragsdatenTag } from '../../msv3/operations/vertragsdaten-abfragen.js';
 
 /**
  * The next order cut-off from the contract data (docs/msv3.md "Order windows and cut-offs"): weekly

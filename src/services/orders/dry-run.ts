@@ -1,23 +1,18 @@
-import { newUuid } from '../lib/ids.js';
-import type { Credentials } from '../msv3/credentials.js';
-import type { BestellungTyp, Pzn } from '../msv3/model.js';
-import { bestellen } from '../msv3/operations/bestellen.js';
+import { newUuid } from '../../lib/ids.js';
+import type { Credentials } from '../../msv3/credentials.js';
+import type { BestellungTyp, Pzn } from '../../msv3/model.js';
+import { bestellen } from '../../msv3/operations/bestellen.js';
 import {
   type AvailabilityArticle,
   verfuegbarkeitAnfragen,
-} from '../msv3/operations/verfuegbarkeit-anfragen.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
-import { fetchContractData } from './contracts.js';
-import { type CutoffOutlook, cutoffOutlook, type NextCutoff } from './orders-cutoff.js';
-import { type OrderItemResult, type OrderResult, orderItem } from './orders-json.js';
-import {
-  type DeliveryPreference,
-  type OrderItemInput,
-  type OrderLine,
-  orderLines,
-} from './orders-request.js';
-import type { OrderDeps } from './orders-state.js';
-import { assertSupports, callWholesaler } from './wholesaler-call.js';
+} from '../../msv3/operations/verfuegbarkeit-anfragen.js';
+import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { fetchContractData } from '../contracts.js';
+import { assertSupports, callWholesaler } from '../wholesaler-call.js';
+import { type CutoffOutlook, cutoffOutlook, type NextCutoff } from './cutoff.js';
+import { type DeliveryPreference, type OrderItemInput, type OrderLine, orderLines } from './request.js';
+import type { OrderDeps } from './state.js';
+import { type OrderItemResult, type OrderResult, orderItem } from './view.js';
 
 /**
  * POST /v1/orders?dry_run=true: validates without placing (MSV3 has no validate-only order, docs/msv3.md

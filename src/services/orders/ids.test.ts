@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { UUID_PATTERN } from '../msv3/model.js';
+import { UUID_PATTERN } from '../../msv3/model.js';
 import {
   bestellungIdFor,
   GATEWAY_ORDER_ID_PATTERN,
   gatewayOrderId,
   subOrderIdFor,
   supportIdFor,
-} from './orders-ids.js';
+} from './ids.js';
 
 const scope = {
   accountId: 'acct_1',

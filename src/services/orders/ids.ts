@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Caller } from '../core/caller.js';
-import { newUuid } from '../lib/ids.js';
+import type { Caller } from '../../core/caller.js';
+import { newUuid } from '../../lib/ids.js';
 
 /**
  * The ids of an order. Everything the wholesaler sees is derived from the Bestellung Id, and the

@@ -1,21 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { beforeEach, expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { ApiError } from '../core/errors.js';
-import { manualClock } from '../lib/clock.js';
-import type { Msv3Client } from '../msv3/client.js';
-import { createCredentials } from '../msv3/credentials.js';
-import type { OrderRequest, OrderResponse, SubOrderAnswer } from '../msv3/operations/bestellen.js';
-import type { OrderStatusRequest, OrderStatusResponse } from '../msv3/operations/bestellstatus-abfragen.js';
-import type { Msv3Operation } from '../msv3/operations/operation.js';
-import type { CallResult } from '../msv3/transport.js';
-import { type UpstreamError, upstreamError } from '../msv3/upstream-error.js';
-import { createAccount } from '../store/accounts.js';
-import { findOrderById } from '../store/orders.js';
-import type { ResolvedWholesaler, WholesalerRegistry } from '../wholesalers/registry.js';
-import { bestellungIdFor, gatewayOrderId } from './orders-ids.js';
-import { placeOrder } from './orders-placement.js';
-import type { OrderDeps } from './orders-state.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { ApiError } from '../../core/errors.js';
+import { manualClock } from '../../lib/clock.js';
+import type { Msv3Client } from '../../msv3/client.js';
+import { createCredentials } from '../../msv3/credentials.js';
+import type { OrderRequest, OrderResponse, SubOrderAnswer } from '../../msv3/operations/bestellen.js';
+import type {
+  OrderStatusRequest,
+  OrderStatusResponse,
+} from '../../msv3/operations/bestellstatus-abfragen.js';
+import type { Msv3Operation } from '../../msv3/operations/operation.js';
+import type { CallResult } from '../../msv3/transport.js';
+import { type UpstreamError, upstreamError } from '../../msv3/upstream-error.js';
+import { createAccount } from '../../store/accounts.js';
+import { findOrderById } from '../../store/orders.js';
+import type { ResolvedWholesaler, WholesalerRegistry } from '../../wholesalers/registry.js';
+import { bestellungIdFor, gatewayOrderId } from './ids.js';
+import { placeOrder } from './placement.js';
+import type { OrderDeps } from './state.js';
 
 /**
  * The placement state machine against a scripted wholesaler: every SOAP call is answered by the next

@@ -1,30 +1,30 @@
-import type { Caller } from '../core/caller.js';
-import { ApiError, isApiError } from '../core/errors.js';
-import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
-import type { Credentials } from '../msv3/credentials.js';
-import { bestellen, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
-import { bestellstatusAbfragen } from '../msv3/operations/bestellstatus-abfragen.js';
-import type { UpstreamError } from '../msv3/upstream-error.js';
-import { insertOrderIfAbsent, type StoredOrder } from '../store/orders.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
-import { bestellungIdFor, gatewayOrderId } from './orders-ids.js';
-import { type OrderResult, orderItems, orderLabelOf, rejectionOf } from './orders-json.js';
+import type { Caller } from '../../core/caller.js';
+import { ApiError, isApiError } from '../../core/errors.js';
+import { sanitizeUntrustedText } from '../../lib/untrusted-text.js';
+import type { Credentials } from '../../msv3/credentials.js';
+import { bestellen, type SubOrderAnswer } from '../../msv3/operations/bestellen.js';
+import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
+import type { UpstreamError } from '../../msv3/upstream-error.js';
+import { insertOrderIfAbsent, type StoredOrder } from '../../store/orders.js';
+import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { apiErrorFromUpstream } from '../upstream-errors.js';
+import { assertSupports, callWholesalerRaw } from '../wholesaler-call.js';
+import { bestellungIdFor, gatewayOrderId } from './ids.js';
 import {
   type OrderItemInput,
   orderLines,
   type StoredOrderRequest,
   storedOrderRequest,
   toMsv3OrderRequest,
-} from './orders-request.js';
-import { type OrderDeps, saveOrderChange, statusOfState } from './orders-state.js';
-import { apiErrorFromUpstream } from './upstream-errors.js';
-import { assertSupports, callWholesalerRaw } from './wholesaler-call.js';
+} from './request.js';
+import { type OrderDeps, saveOrderChange, statusOfState } from './state.js';
+import { type OrderResult, orderItems, orderLabelOf, rejectionOf } from './view.js';
 
 /**
  * POST /v1/orders → `bestellen`, placed at most once per request (docs/msv3.md "Orders", "Order answers",
  * "Order status").
  *
- * 1. The Bestellung Id is derived from the Idempotency-Key (see `orders-ids.ts`), else random.
+ * 1. The Bestellung Id is derived from the Idempotency-Key (see `orders/ids.ts`), else random.
  * 2. The order (gateway id, Bestellung Id, account, mode, wholesaler, customer, the exact request) is
  *    stored in state `sending` before anything is sent.
  * 3. `bestellen` goes out. Its answer settles the order: `confirmed`, `queued_night_mode` (NachtBetrieb), or

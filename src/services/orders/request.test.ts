@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../core/errors.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
-import { orderLines, storedOrderRequest, toMsv3OrderRequest } from './orders-request.js';
+import { ApiError } from '../../core/errors.js';
+import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { orderLines, storedOrderRequest, toMsv3OrderRequest } from './request.js';
 
 function wholesaler(version: 1 | 2): ResolvedWholesaler {
   return {

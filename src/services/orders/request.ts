@@ -1,8 +1,8 @@
-import { ApiError } from '../core/errors.js';
-import { type Liefervorgabe, maxQuantity, normalisePzn, type Pzn } from '../msv3/model.js';
-import type { OrderRequest } from '../msv3/operations/bestellen.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
-import { subOrderIdFor, supportIdFor } from './orders-ids.js';
+import { ApiError } from '../../core/errors.js';
+import { type Liefervorgabe, maxQuantity, normalisePzn, type Pzn } from '../../msv3/model.js';
+import type { OrderRequest } from '../../msv3/operations/bestellen.js';
+import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { subOrderIdFor, supportIdFor } from './ids.js';
 
 /**
  * From the JSON order to the one MSV3 sub-order (docs/msv3.md "Orders"):

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../lib/clock.js';
-import type { SubOrderAnswer } from '../msv3/operations/bestellen.js';
-import type { OrderState, StoredOrder } from '../store/orders.js';
-import { updateOrder } from '../store/orders.js';
-import type { Tables } from '../store/schema.js';
-import { recordEvent } from '../webhooks/events.js';
-import type { OrderStatusValue } from './orders-json.js';
-import { orderStatusJson } from './orders-status-json.js';
-import type { UpstreamDeps } from './wholesaler-call.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
+import type { OrderState, StoredOrder } from '../../store/orders.js';
+import { updateOrder } from '../../store/orders.js';
+import type { Tables } from '../../store/schema.js';
+import { recordEvent } from '../../webhooks/events/record.js';
+import type { UpstreamDeps } from '../wholesaler-call.js';
+import { orderStatusJson } from './status-view.js';
+import type { OrderStatusValue } from './view.js';
 
 /** What the order services need. */
 export interface OrderDeps {

@@ -1,14 +1,8 @@
-import type { SubOrderAnswer } from '../msv3/operations/bestellen.js';
-import type { OrderState, StoredOrder } from '../store/orders.js';
-import type { DeliveryPortion, SubstitutionInfo } from './delivery-parts.js';
-import {
-  type OrderStatusValue,
-  orderItems,
-  orderLabelOf,
-  type Rejection,
-  rejectionOf,
-} from './orders-json.js';
-import type { DeliveryPreference, StoredOrderRequest } from './orders-request.js';
+import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
+import type { OrderState, StoredOrder } from '../../store/orders.js';
+import type { DeliveryPortion, SubstitutionInfo } from '../delivery-parts.js';
+import type { DeliveryPreference, StoredOrderRequest } from './request.js';
+import { type OrderStatusValue, orderItems, orderLabelOf, type Rejection, rejectionOf } from './view.js';
 
 /**
  * A stored order as `GET /v1/orders/{order_id}/status` shows it (docs/msv3.md "Order status", plus additive

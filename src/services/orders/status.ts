@@ -1,14 +1,14 @@
-import { ApiError } from '../core/errors.js';
-import type { KeyMode } from '../core/key-mode.js';
-import type { Credentials } from '../msv3/credentials.js';
-import type { SubOrderAnswer } from '../msv3/operations/bestellen.js';
-import { bestellstatusAbfragen } from '../msv3/operations/bestellstatus-abfragen.js';
-import { findOwnOrder, type OrderState } from '../store/orders.js';
-import { ORDER_STATUS, rejectionOf } from './orders-json.js';
-import type { StoredOrderRequest } from './orders-request.js';
-import { type OrderDeps, saveOrderChange } from './orders-state.js';
-import { type OrderStatusResult, orderStatusJson } from './orders-status-json.js';
-import { callWholesaler } from './wholesaler-call.js';
+import { ApiError } from '../../core/errors.js';
+import type { KeyMode } from '../../core/key-mode.js';
+import type { Credentials } from '../../msv3/credentials.js';
+import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
+import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
+import { findOwnOrder, type OrderState } from '../../store/orders.js';
+import { callWholesaler } from '../wholesaler-call.js';
+import type { StoredOrderRequest } from './request.js';
+import { type OrderDeps, saveOrderChange } from './state.js';
+import { type OrderStatusResult, orderStatusJson } from './status-view.js';
+import { ORDER_STATUS, rejectionOf } from './view.js';
 
 /**
  * GET /v1/orders/{order_id}/status → `bestellstatusAbfragen` with the order's Bestellung Id (docs/msv3.md

@@ -1,20 +1,24 @@
-import type { BestellungTyp, Msv3FaultInfo } from '../msv3/model.js';
-import type { OrderPart, Substitution } from '../msv3/operations/anteile.js';
-import { matchOrderAnswer, type PositionAnswer, type SubOrderAnswer } from '../msv3/operations/bestellen.js';
-import type { Bestellstatus } from '../msv3/operations/bestellstatus-abfragen.js';
-import type { AvailabilityPart } from '../msv3/operations/verfuegbarkeit-anfragen.js';
+import type { BestellungTyp, Msv3FaultInfo } from '../../msv3/model.js';
+import type { OrderPart, Substitution } from '../../msv3/operations/anteile.js';
+import {
+  matchOrderAnswer,
+  type PositionAnswer,
+  type SubOrderAnswer,
+} from '../../msv3/operations/bestellen.js';
+import type { Bestellstatus } from '../../msv3/operations/bestellstatus-abfragen.js';
+import type { AvailabilityPart } from '../../msv3/operations/verfuegbarkeit-anfragen.js';
 import {
   type DeliveryPortion,
   type SubstitutionInfo,
   toDeliveryPortion,
   toSubstitution,
-} from './delivery-parts.js';
+} from '../delivery-parts.js';
 import {
   type DeliveryPreference,
   type OrderLine,
   type StoredOrderRequest,
   toMsv3OrderRequest,
-} from './orders-request.js';
+} from './request.js';
 
 /**
  * Order answers as JSON (docs/msv3.md "Orders", "Order status", plus additive fields). Answers are matched to

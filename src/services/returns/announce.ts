@@ -1,12 +1,14 @@
-import { ApiError } from '../core/errors.js';
-import { retourenavisAnfragen } from '../msv3/operations/retourenavis-anfragen.js';
+import { ApiError } from '../../core/errors.js';
+import { retourenavisAnfragen } from '../../msv3/operations/retourenavis-anfragen.js';
 import {
   type ReturnAnnouncement,
   retourenavisAnkuendigen,
-} from '../msv3/operations/retourenavis-ankuendigen.js';
-import type { CustomerRequest } from './deliveries.js';
-import type { OrderKeyScope } from './orders-ids.js';
-import { requestIdFor } from './returns-ids.js';
+} from '../../msv3/operations/retourenavis-ankuendigen.js';
+import type { CustomerRequest } from '../deliveries/notices.js';
+import type { OrderKeyScope } from '../orders/ids.js';
+import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
+import { requestIdFor } from './ids.js';
+import { type BindingRequest, callBindingReturnOperation, returnOutcomeUnknown } from './outcome.js';
 import {
   type AssessedReturnItemJson,
   type ReturnItemInput,
@@ -15,9 +17,7 @@ import {
   toAssessedReturnItem,
   toReturnPortion,
   toReturnPositions,
-} from './returns-json.js';
-import { type BindingRequest, callBindingReturnOperation, returnOutcomeUnknown } from './returns-outcome.js';
-import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
+} from './view.js';
 
 /**
  * Returns (v2 only): `POST /v1/returns` is the non-binding enquiry (`retourenavisAnfragen`, a verdict
@@ -26,7 +26,7 @@ import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
  * `RetoureSupportID` (`support_id`, a number to quote on the phone) are derived from the
  * Idempotency-Key when there is one, so a retry sends the same announcement, not a second one. When
  * the answer to an announcement is lost after sending, the key stays open for that retry
- * (`returns-outcome.ts`); the enquiry books nothing, so a failed one simply releases its key.
+ * (`returns/outcome.ts`); the enquiry books nothing, so a failed one simply releases its key.
  */
 
 export interface ReturnEnquiryJson {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UUID_PATTERN } from '../msv3/model.js';
-import { requestIdFor } from './returns-ids.js';
+import { UUID_PATTERN } from '../../msv3/model.js';
+import { requestIdFor } from './ids.js';
 
 const scope = {
   accountId: 'acct_1',

@@ -1,11 +1,11 @@
-import { ApiError } from '../core/errors.js';
-import { maxQuantity, normalisePzn } from '../msv3/model.js';
-import { ruecknahmeangebotAnfordern } from '../msv3/operations/ruecknahmeangebot-anfordern.js';
-import type { CustomerRequest } from './deliveries.js';
-import type { OrderKeyScope } from './orders-ids.js';
-import { requestIdFor } from './returns-ids.js';
-import { callBindingReturnOperation } from './returns-outcome.js';
-import type { UpstreamDeps } from './wholesaler-call.js';
+import { ApiError } from '../../core/errors.js';
+import { maxQuantity, normalisePzn } from '../../msv3/model.js';
+import { ruecknahmeangebotAnfordern } from '../../msv3/operations/ruecknahmeangebot-anfordern.js';
+import type { CustomerRequest } from '../deliveries/notices.js';
+import type { OrderKeyScope } from '../orders/ids.js';
+import type { UpstreamDeps } from '../wholesaler-call.js';
+import { requestIdFor } from './ids.js';
+import { callBindingReturnOperation } from './outcome.js';
 
 /**
  * `POST /v1/returns/offers` → `ruecknahmeangebotAnfordern` (v1 and v2, docs/msv3.md "Take-back offers"): the
@@ -13,7 +13,7 @@ import type { UpstreamDeps } from './wholesaler-call.js';
  * id to quote later. MSV3 carries no price, credit or per-article verdict, so neither does the answer.
  * Only for customers whose contract includes take-back offers (`return_offers`); otherwise the
  * wholesaler's AuthorizationFault becomes 403 `wholesaler_function_not_agreed`. The wholesaler records
- * each offer by its id, so a lost answer is 504 `return_outcome_unknown` (`returns-outcome.ts`).
+ * each offer by its id, so a lost answer is 504 `return_outcome_unknown` (`returns/outcome.ts`).
  */
 
 export interface OfferItemInput {

@@ -1,10 +1,10 @@
-import { ApiError, type ApiErrorOptions } from '../core/errors.js';
-import type { Credentials } from '../msv3/credentials.js';
-import type { Msv3Operation } from '../msv3/operations/operation.js';
-import type { UpstreamError } from '../msv3/upstream-error.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
-import { apiErrorFromUpstream } from './upstream-errors.js';
-import { callWholesalerRaw, type UpstreamDeps } from './wholesaler-call.js';
+import { ApiError, type ApiErrorOptions } from '../../core/errors.js';
+import type { Credentials } from '../../msv3/credentials.js';
+import type { Msv3Operation } from '../../msv3/operations/operation.js';
+import type { UpstreamError } from '../../msv3/upstream-error.js';
+import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { apiErrorFromUpstream } from '../upstream-errors.js';
+import { callWholesalerRaw, type UpstreamDeps } from '../wholesaler-call.js';
 
 /** Failures after which the wholesaler's answer, whatever it was, did not reach the gateway in a usable form. */
 const ANSWER_LOST: ReadonlySet<UpstreamError['reason']> = new Set([
@@ -20,7 +20,7 @@ const ANSWER_LOST: ReadonlySet<UpstreamError['reason']> = new Set([
 export interface BindingRequest {
   /** e.g. `Return announcement`. */
   label: string;
-  /** The MSV3 id sent (derived from the Idempotency-Key when there is one, `returns-ids.ts`). */
+  /** The MSV3 id sent (derived from the Idempotency-Key when there is one, `returns/ids.ts`). */
   id: string;
   /** Whether the request holds an Idempotency-Key, i.e. whether a retry sends the same id. */
   withKey: boolean;
@@ -34,7 +34,7 @@ export interface BindingRequest {
  * have reached the wholesaler (`maybeDelivered`), the Idempotency-Key stays bound to it, so the retry with
  * the key sends the same id and gets the wholesaler's answer instead of a second booking:
  * - an answer that was lost or could not be read (timeout, dropped connection, undecodable or too large)
- *   is 504 `return_outcome_unknown`, and so is an announcement answered without a result (`returns.ts`);
+ *   is 504 `return_outcome_unknown`, and so is an announcement answered without a result (`returns/announce.ts`);
  * - an error the wholesaler answered with (SOAP fault, HTTP 5xx) keeps its usual kind (e.g. 502
  *   `wholesaler_fault` with the wholesaler's texts), as for orders, with `keepsIdempotencyKey`.
  * A failure before anything was sent is mapped as usual, and releases the key.

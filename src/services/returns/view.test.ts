@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { RETOURE_GRUENDE, RETOUREN_ANTEIL_TYPEN } from '../msv3/operations/retourenavis.js';
+import { RETOURE_GRUENDE, RETOUREN_ANTEIL_TYPEN } from '../../msv3/operations/retourenavis.js';
 import {
   RETURN_REASONS,
   RETURN_VERDICTS,
   toAssessedReturnItem,
   toReturnPortion,
   toReturnPositions,
-} from './returns-json.js';
+} from './view.js';
 
 describe('return reasons', () => {
   it('map every return reason of docs/msv3.md "Returns" to a distinct RetoureGrund, covering all of them', () => {

@@ -1,12 +1,12 @@
-import { toLocalDateTime } from '../lib/local-date-time.js';
-import { normalisePzn } from '../msv3/model.js';
+import { toLocalDateTime } from '../../lib/local-date-time.js';
+import { normalisePzn } from '../../msv3/model.js';
 import type {
   AssessedReturnPosition,
   RetoureGrund,
   RetourenAnteilTyp,
   ReturnPosition,
-} from '../msv3/operations/retourenavis.js';
-import type { ReturnPortion } from '../msv3/operations/retourenavis-ankuendigen.js';
+} from '../../msv3/operations/retourenavis.js';
+import type { ReturnPortion } from '../../msv3/operations/retourenavis-ankuendigen.js';
 
 /**
  * Returns as the API shows them (docs/msv3.md "Returns", "Return announcements"). Request item `n`

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { customWholesalerId, slugOf } from './custom-wholesalers.js';
+import { customWholesalerId, slugOf } from './custom.js';
 
 describe('custom wholesaler ids', () => {
   it('slugs the name: lower case, umlauts spelt out, accents dropped, at most 24 characters', () => {

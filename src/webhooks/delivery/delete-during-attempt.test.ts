@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { deleteSubscription } from '../store/webhook-subscriptions.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { deleteSubscription } from '../../store/webhook-subscriptions.js';
+import { subscribe } from '../test-support/fixtures.js';
+import { createHarness, type Harness } from '../test-support/harness.js';
+import { type Receiver, startReceiver } from '../test-support/receiver.js';
 import type { AttemptReport } from './deliver.js';
-import { subscribe } from './test-support/fixtures.js';
-import { createHarness, type Harness } from './test-support/harness.js';
-import { type Receiver, startReceiver } from './test-support/receiver.js';
 
 describeEachDialect('deleting a subscription during an attempt', (_getDatabase, dialect) => {
   let h: Harness;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../lib/clock.js';
-import { dialectOf } from '../store/dialect.js';
-import type { Tables } from '../store/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { dialectOf } from '../../store/dialect.js';
+import type { Tables } from '../../store/schema.js';
 import {
   completeDelivered,
   completeDelivery,
@@ -11,17 +11,17 @@ import {
   lockLiveDeliveries,
   pauseDeliveries,
   pauseIfInactive,
-} from '../store/webhook-outbox.js';
+} from '../../store/webhook-outbox.js';
 import {
   disableSubscription,
   markSubscriptionFailing,
   markSubscriptionHealthy,
-} from '../store/webhook-subscriptions.js';
-import { newAttemptId } from './events.js';
+} from '../../store/webhook-subscriptions.js';
+import { newAttemptId } from '../events/record.js';
+import { deliveryHeaders } from '../sign.js';
 import type { SendResult, WebhookHttpClient } from './http-client.js';
 import type { WebhookMetrics } from './metrics.js';
 import { DISABLE_AFTER_FAILING_MS, nextRetryDelayMs } from './schedule.js';
-import { deliveryHeaders } from './sign.js';
 
 export type AttemptTrigger = 'schedule' | 'manual' | 'test';
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy, type HostLookup } from '../lib/address-policy.js';
+import { createAddressPolicy, type HostLookup } from '../../lib/address-policy.js';
+import { type Receiver, startReceiver } from '../test-support/receiver.js';
 import { createWebhookHttpClient, type WebhookHttpClientOptions } from './http-client.js';
-import { type Receiver, startReceiver } from './test-support/receiver.js';
 
 const request = (url: string, live = false) => ({
   url,

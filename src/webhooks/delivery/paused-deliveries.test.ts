@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { createAddressPolicy } from '../lib/address-policy.js';
-import { changeSubscription } from './subscriptions.js';
-import { createHarness, type Harness } from './test-support/harness.js';
-import { startReceiver } from './test-support/receiver.js';
-import { verifyWebhook } from './verify.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { createAddressPolicy } from '../../lib/address-policy.js';
+import { changeSubscription } from '../subscriptions/service.js';
+import { createHarness, type Harness } from '../test-support/harness.js';
+import { startReceiver } from '../test-support/receiver.js';
+import { verifyWebhook } from '../verify.js';
 
 const HOUR = 3_600_000;
 

@@ -3,7 +3,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postgresUrl, warnSkipped } from '../../test/db.js';
+import { postgresUrl, warnSkipped } from '../../../test/db.js';
 import { listenForNotifications } from './pg-listen.js';
 
 describe('listenForNotifications [postgres]', () => {

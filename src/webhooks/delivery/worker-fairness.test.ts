@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { recordEvent } from './events.js';
-import { sampleNotice, subscribe } from './test-support/fixtures.js';
-import { createHarness, type Harness } from './test-support/harness.js';
-import { type Receiver, startReceiver } from './test-support/receiver.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { recordEvent } from '../events/record.js';
+import { sampleNotice, subscribe } from '../test-support/fixtures.js';
+import { createHarness, type Harness } from '../test-support/harness.js';
+import { type Receiver, startReceiver } from '../test-support/receiver.js';
 
 describeEachDialect('webhook worker fairness', (_getDatabase, dialect) => {
   let h: Harness;

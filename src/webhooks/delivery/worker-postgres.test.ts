@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { NOTIFY_CHANNEL } from './events.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { NOTIFY_CHANNEL } from '../events/record.js';
+import { createHarness, type Harness, silentLogger } from '../test-support/harness.js';
 import { listenForNotifications } from './pg-listen.js';
-import { createHarness, type Harness, silentLogger } from './test-support/harness.js';
 
 describeEachDialect(
   'two webhook workers on one PostgreSQL database',

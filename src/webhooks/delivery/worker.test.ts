@@ -1,16 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { createAddressPolicy } from '../lib/address-policy.js';
-import { isForeignKeyViolation } from '../store/dialect.js';
-import { findSubscription } from '../store/webhook-subscriptions.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { createAddressPolicy } from '../../lib/address-policy.js';
+import { isForeignKeyViolation } from '../../store/dialect.js';
+import { findSubscription } from '../../store/webhook-subscriptions.js';
+import { recordPing } from '../events/record.js';
+import { changeSubscription } from '../subscriptions/service.js';
+import { createHarness, type Harness } from '../test-support/harness.js';
+import { verifyWebhook } from '../verify.js';
 import { DISABLED_FAILING, DISABLED_GONE } from './deliver.js';
-import { recordPing } from './events.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './schedule.js';
-import { changeSubscription } from './subscriptions.js';
-import { createHarness, type Harness } from './test-support/harness.js';
-import { verifyWebhook } from './verify.js';
 
 const DAY = 86_400_000;
 

@@ -1,6 +1,6 @@
-import { randomToken } from '../lib/ids.js';
-import type { Dialect } from '../store/database.js';
-import { claimDueDeliveries, type DeliveryJob, releaseDeliveries } from '../store/webhook-outbox.js';
+import { randomToken } from '../../lib/ids.js';
+import type { Dialect } from '../../store/database.js';
+import { claimDueDeliveries, type DeliveryJob, releaseDeliveries } from '../../store/webhook-outbox.js';
 import { createBatcher } from './batch.js';
 import {
   type AttemptReport,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../cli.js';
+import { runCli } from '../../cli.js';
 import { runListenCommand } from './listen-command.js';
 
 /** `msv3-gateway listen`: its help, its options, and what it prints at start. */

@@ -1,12 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { EVENT_TYPES, type EventType, isEventType } from '../core/event-types.js';
-import { VERSION } from '../core/version.js';
-import { type OptionValues, textOption, UsageProblem } from '../lib/cli-options.js';
+import { EVENT_TYPES, type EventType, isEventType } from '../../core/event-types.js';
+import { VERSION } from '../../core/version.js';
+import { type OptionValues, textOption, UsageProblem } from '../../lib/cli-options.js';
+import { generateSigningSecret } from '../subscriptions/secrets.js';
 import { followEvents, type ListenDeps, type ListenOptions } from './listen.js';
-import { generateSigningSecret } from './secrets.js';
 
 /**
- * `msv3-gateway listen`: the command line of the local forwarder (`listen.ts`): reads and checks the
+ * `msv3-gateway listen`: the command line of the local forwarder (`events/listen.ts`): reads and checks the
  * options, generates the signing secret, prints it, and follows the feed until SIGINT or SIGTERM.
  */
 

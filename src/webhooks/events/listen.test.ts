@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { EventType } from '../core/event-types.js';
+import type { EventType } from '../../core/event-types.js';
+import { deliveryHeaders } from '../sign.js';
+import { generateSigningSecret } from '../subscriptions/secrets.js';
+import { verifyWebhook } from '../verify.js';
 import { followEvents, type ListenDeps, type ListenOptions } from './listen.js';
-import { generateSigningSecret } from './secrets.js';
-import { deliveryHeaders } from './sign.js';
-import { verifyWebhook } from './verify.js';
 
 /**
  * The follow/forward loop of `msv3-gateway listen` against a fake events feed and a fake receiver, with

@@ -1,7 +1,7 @@
-import type { EventType } from '../core/event-types.js';
-import { newDeliveryId } from './events.js';
-import { parseRetryAfter } from './schedule.js';
-import { deliveryHeaders } from './sign.js';
+import type { EventType } from '../../core/event-types.js';
+import { parseRetryAfter } from '../delivery/schedule.js';
+import { deliveryHeaders } from '../sign.js';
+import { newDeliveryId } from './record.js';
 
 /**
  * `msv3-gateway listen` (issue 13, "Local forwarding"): follows the events feed (`GET /v1/events`) of

@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { manualClock } from '../lib/clock.js';
-import { recordEvent, recordWholesalerStatusChange } from './events.js';
-import { newScope, sampleNotice, subscribe } from './test-support/fixtures.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { manualClock } from '../../lib/clock.js';
+import { newScope, sampleNotice, subscribe } from '../test-support/fixtures.js';
+import { recordEvent, recordWholesalerStatusChange } from './record.js';
 
 const URL = 'http://127.0.0.1:9/hooks';
 

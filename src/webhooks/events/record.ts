@@ -1,13 +1,13 @@
 import { type Kysely, sql } from 'kysely';
-import type { DeliveredEventType, EventType } from '../core/event-types.js';
-import type { KeyMode } from '../core/key-mode.js';
-import type { Clock } from '../lib/clock.js';
-import { newEventId, randomToken, TOKEN_LENGTH } from '../lib/ids.js';
-import { dialectOf } from '../store/dialect.js';
-import type { Tables } from '../store/schema.js';
-import { insertEventWithDeliveries } from '../store/webhook-outbox.js';
-import { subscriptionsFor, type WebhookSubscription } from '../store/webhook-subscriptions.js';
-import type { WebhookEvent } from './verify.js';
+import type { DeliveredEventType, EventType } from '../../core/event-types.js';
+import type { KeyMode } from '../../core/key-mode.js';
+import type { Clock } from '../../lib/clock.js';
+import { newEventId, randomToken, TOKEN_LENGTH } from '../../lib/ids.js';
+import { dialectOf } from '../../store/dialect.js';
+import type { Tables } from '../../store/schema.js';
+import { insertEventWithDeliveries } from '../../store/webhook-outbox.js';
+import { subscriptionsFor, type WebhookSubscription } from '../../store/webhook-subscriptions.js';
+import type { WebhookEvent } from '../verify.js';
 
 /** The `data` of `wholesaler.status_changed` (its schema for the docs: src/http/schemas/webhook-events.ts). */
 export interface WholesalerStatusData {

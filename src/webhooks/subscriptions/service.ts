@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely';
-import type { Tenant } from '../core/caller.js';
-import { ApiError } from '../core/errors.js';
-import { EVENT_TYPES, EVERY, type EventSelector, isEventType } from '../core/event-types.js';
-import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
-import type { Clock } from '../lib/clock.js';
-import { newWebhookId, randomToken } from '../lib/ids.js';
-import { isForeignKeyViolation } from '../store/dialect.js';
-import type { Tables } from '../store/schema.js';
-import { findDelivery } from '../store/webhook-delivery-log.js';
-import { claimDelivery, pauseDeliveries, resumeDeliveries } from '../store/webhook-outbox.js';
+import type { Tenant } from '../../core/caller.js';
+import { ApiError } from '../../core/errors.js';
+import { EVENT_TYPES, EVERY, type EventSelector, isEventType } from '../../core/event-types.js';
+import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../../lib/address-policy.js';
+import type { Clock } from '../../lib/clock.js';
+import { newWebhookId, randomToken } from '../../lib/ids.js';
+import { isForeignKeyViolation } from '../../store/dialect.js';
+import type { Tables } from '../../store/schema.js';
+import { findDelivery } from '../../store/webhook-delivery-log.js';
+import { claimDelivery, pauseDeliveries, resumeDeliveries } from '../../store/webhook-outbox.js';
 import {
   countSubscriptions,
   findSubscription,
@@ -16,9 +16,9 @@ import {
   type SubscriptionChanges,
   updateSubscription,
   type WebhookSubscription,
-} from '../store/webhook-subscriptions.js';
-import { type AttemptReport, attemptDelivery, type DeliverDeps } from './deliver.js';
-import { notifyWorkers, recordPing } from './events.js';
+} from '../../store/webhook-subscriptions.js';
+import { type AttemptReport, attemptDelivery, type DeliverDeps } from '../delivery/deliver.js';
+import { notifyWorkers, recordPing } from '../events/record.js';
 import { generateSigningSecret } from './secrets.js';
 
 const MAX_SUBSCRIPTIONS = 50;

@@ -6,7 +6,7 @@ import { createAddressPolicy } from '../../lib/address-policy.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { createAccount } from '../../store/accounts.js';
 import type { Tables } from '../../store/schema.js';
-import { createSubscription } from '../subscriptions.js';
+import { createSubscription } from '../subscriptions/service.js';
 
 export async function newScope(db: Kysely<Tables>, mode: KeyMode = 'test'): Promise<Tenant> {
   const account = await createAccount(db, systemClock, { name: 'Apotheke am Markt' });

@@ -4,11 +4,11 @@ import { createAddressPolicy } from '../../lib/address-policy.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Dialect } from '../../store/database.js';
 import type { WebhookSubscription } from '../../store/webhook-subscriptions.js';
-import type { DeliverDeps } from '../deliver.js';
-import { NOTIFY_CHANNEL, recordEvent } from '../events.js';
-import { createWebhookHttpClient } from '../http-client.js';
-import { listenForNotifications } from '../pg-listen.js';
-import { createWebhookWorker, type WorkerDeps, type WorkerOptions } from '../worker.js';
+import type { DeliverDeps } from '../delivery/deliver.js';
+import { createWebhookHttpClient } from '../delivery/http-client.js';
+import { listenForNotifications } from '../delivery/pg-listen.js';
+import { createWebhookWorker, type WorkerDeps, type WorkerOptions } from '../delivery/worker.js';
+import { NOTIFY_CHANNEL, recordEvent } from '../events/record.js';
 import { newScope, sampleNotice, subscribe } from './fixtures.js';
 import { type Receiver, startReceiver } from './receiver.js';
 

@@ -1,15 +1,15 @@
 import { expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { manualClock } from '../lib/clock.js';
-import type { MonitoredEndpoint } from './monitor.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { manualClock } from '../../lib/clock.js';
+import { newScope, subscribe } from '../../webhooks/test-support/fixtures.js';
 import {
   announceBreakerChanges,
   announceProbeResult,
   createStatusAnnouncer,
   type StatusFeed,
   type StatusReport,
-} from './status-events.js';
-import { newScope, subscribe } from './test-support/fixtures.js';
+} from './announcer.js';
+import type { MonitoredEndpoint } from './monitor.js';
 
 describeEachDialect('wholesaler status announcements', (getDatabase) => {
   it('turn breaker transitions into one wholesaler.status_changed event per real change', async () => {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { KeyMode } from '../core/key-mode.js';
-import type { Clock } from '../lib/clock.js';
-import type { Tables } from '../store/schema.js';
-import { recordWholesalerStatusChange } from './events.js';
+import type { KeyMode } from '../../core/key-mode.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Tables } from '../../store/schema.js';
+import { recordWholesalerStatusChange } from '../../webhooks/events/record.js';
 import type { MonitoredEndpoint, ProbeObservation } from './monitor.js';
 
 export interface StatusReport {
@@ -59,7 +59,7 @@ export function createStatusAnnouncer(deps: StatusAnnouncerDeps): StatusAnnounce
   };
 }
 
-/** The shape of `WholesalerStatusFeed` (src/wholesalers/status-feed.ts) this module needs. */
+/** The shape of `WholesalerStatusFeed` (src/wholesalers/status/feed.ts) this module needs. */
 export interface StatusFeed {
   subscribe(
     listener: (change: {

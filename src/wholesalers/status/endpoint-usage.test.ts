@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock } from '../lib/clock.js';
+import { manualClock } from '../../lib/clock.js';
+import type { Target } from '../target.js';
 import { createEndpointUsage, IN_USE_WINDOW_MS } from './endpoint-usage.js';
-import type { Target } from './target.js';
 
 const sandbox = {
   target: 'sandbox/acct_2/phoenix',

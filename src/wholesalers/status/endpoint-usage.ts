@@ -1,8 +1,8 @@
-import type { KeyMode } from '../core/key-mode.js';
-import type { Clock } from '../lib/clock.js';
-import { type Msv3Endpoint, serviceUrl } from '../msv3/client.js';
-import type { Msv3Version } from '../msv3/envelope.js';
-import { modeOf, type Target } from './target.js';
+import type { KeyMode } from '../../core/key-mode.js';
+import type { Clock } from '../../lib/clock.js';
+import { type Msv3Endpoint, serviceUrl } from '../../msv3/client.js';
+import type { Msv3Version } from '../../msv3/envelope.js';
+import { modeOf, type Target } from '../target.js';
 
 /**
  * Which wholesaler endpoints the gateway called recently, so the status monitor probes only those (it

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createWholesalerStatusFeed, type WholesalerStatusChange } from './status-feed.js';
-import type { Target } from './target.js';
+import type { Target } from '../target.js';
+import { createWholesalerStatusFeed, type WholesalerStatusChange } from './feed.js';
 
 describe('wholesaler status feed', () => {
   it('turns breaker transitions into up/down/recovering events and survives a failing listener', () => {

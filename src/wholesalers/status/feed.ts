@@ -1,6 +1,6 @@
-import type { KeyMode } from '../core/key-mode.js';
-import type { BreakerChange, BreakerState } from '../msv3/transport.js';
-import { modeOf, type Route, type Target } from './target.js';
+import type { KeyMode } from '../../core/key-mode.js';
+import type { BreakerChange, BreakerState } from '../../msv3/transport.js';
+import { modeOf, type Route, type Target } from '../target.js';
 
 /**
  * Wholesaler up/down changes, as seen by the circuit breakers of the transports. The server feeds every

@@ -1,5 +1,5 @@
-import type { KeyMode } from '../core/key-mode.js';
-import type { Msv3Version } from '../msv3/envelope.js';
+import type { KeyMode } from '../../core/key-mode.js';
+import type { Msv3Version } from '../../msv3/envelope.js';
 
 /** An endpoint the gateway currently calls, as the monitor probes it (`Upstream.endpointsInUse`). */
 export interface MonitoredEndpoint {

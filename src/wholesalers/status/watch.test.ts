@@ -1,12 +1,12 @@
 import { expect, it } from 'vitest';
-import { describeEachDialect } from '../../test/db.js';
-import { manualClock } from '../lib/clock.js';
-import { schedulePeriodicJobs } from '../lib/periodic.js';
-import { createAccount } from '../store/accounts.js';
-import { deleteCustomWholesaler, upsertCustomWholesaler } from '../store/custom-wholesalers.js';
-import { createWholesalerStatusFeed } from '../wholesalers/status-feed.js';
+import { describeEachDialect } from '../../../test/db.js';
+import { manualClock } from '../../lib/clock.js';
+import { schedulePeriodicJobs } from '../../lib/periodic.js';
+import { createAccount } from '../../store/accounts.js';
+import { deleteCustomWholesaler, upsertCustomWholesaler } from '../../store/custom-wholesalers.js';
+import { createWholesalerStatusFeed } from './feed.js';
 import type { MonitoredEndpoint } from './monitor.js';
-import { watchWholesalerStatus } from './wholesaler-watch.js';
+import { watchWholesalerStatus } from './watch.js';
 
 describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (getDatabase) => {
   it('stops probing a custom wholesaler by the round after its deletion, and keeps probing the others', async () => {

@@ -1,16 +1,16 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../lib/clock.js';
-import type { PeriodicJob } from '../lib/periodic.js';
-import { findCustomWholesaler } from '../store/custom-wholesalers.js';
-import type { Tables } from '../store/schema.js';
-import { TEST_SUFFIX } from '../wholesalers/registry.js';
-import { createWholesalerMonitor, type EndpointProbe, type MonitoredEndpoint } from './monitor.js';
+import type { Clock } from '../../lib/clock.js';
+import type { PeriodicJob } from '../../lib/periodic.js';
+import { findCustomWholesaler } from '../../store/custom-wholesalers.js';
+import type { Tables } from '../../store/schema.js';
+import { TEST_SUFFIX } from '../registry.js';
 import {
   announceBreakerChanges,
   announceProbeResult,
   createStatusAnnouncer,
   type StatusFeed,
-} from './status-events.js';
+} from './announcer.js';
+import { createWholesalerMonitor, type EndpointProbe, type MonitoredEndpoint } from './monitor.js';
 
 export interface WholesalerWatchOptions {
   db: Kysely<Tables>;

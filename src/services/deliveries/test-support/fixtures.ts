@@ -1,4 +1,4 @@
-import type { DeliveryNotice } from '../../msv3/operations/lieferavis.js';
+import type { DeliveryNotice } from '../../../msv3/operations/lieferavis.js';
 
 /**
  * Delivery notices for tests: a complete one by default (two lines for the same PZN, a batch, a
