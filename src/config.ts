@@ -194,7 +194,7 @@ const ConfigSchema = Type.Object({
       default: 64,
       minimum: 0,
       description:
-        'Calls that may wait for a free slot to one wholesaler endpoint (all accounts together); one more is refused at once with 503 gateway_busy and a Retry-After from the queue ahead.',
+        'Calls that may wait for a free slot to one wholesaler endpoint (all accounts together); one more is refused with 503 gateway_busy (held up to UPSTREAM_REFUSAL_HOLD_MS) and a Retry-After from the queue ahead.',
     }),
     maxQueueWaitMs: Type.Integer({
       env: 'UPSTREAM_MAX_QUEUE_WAIT_MS',
@@ -202,7 +202,7 @@ const ConfigSchema = Type.Object({
       minimum: 1,
       maximum: 600_000,
       description:
-        'Longest wait for a free slot to a wholesaler endpoint; a call whose estimated wait (queue ahead / UPSTREAM_MAX_CONCURRENCY × mean call time) is longer is refused at once, one still waiting then is refused, both with 503 gateway_busy.',
+        'Longest wait for a free slot to a wholesaler endpoint; a call whose estimated wait (queue ahead / UPSTREAM_MAX_CONCURRENCY × mean call time) is longer is refused (held up to UPSTREAM_REFUSAL_HOLD_MS), one still waiting then is refused, both with 503 gateway_busy.',
     }),
     maxRefusalHoldMs: Type.Integer({
       env: 'UPSTREAM_REFUSAL_HOLD_MS',
