@@ -269,3 +269,35 @@ describe('the stored document', () => {
     }
   });
 });
+
+describe('a store that is away', () => {
+  it('answers whether a tenant is down from what it saw last (up when never seen), instead of failing', async () => {
+    let away = false;
+    const stored = new Map<string, { version: number; document: string }>();
+    const documents: TenantDocuments = {
+      async read(tenant) {
+        if (away) throw new Error('connection refused');
+        return stored.get(tenant);
+      },
+      async write(tenant, document, expectedVersion) {
+        if (away) throw new Error('connection refused');
+        const version = (stored.get(tenant)?.version ?? 0) + 1;
+        if (expectedVersion !== version - 1) return undefined;
+        stored.set(tenant, { version, document });
+        return version;
+      },
+    };
+    const world = persistentWorld(documents, { retryDelayMs: 1 });
+    away = true;
+    await expect(world.isDown('sandbox/never-seen')).resolves.toBe(false);
+    away = false;
+    await world.update('sandbox/a', 'write', async (tenant) => {
+      tenant.down = true;
+      return { changed: true };
+    });
+    expect(await world.isDown('sandbox/a')).toBe(true);
+    away = true;
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the cached answer's lifetime
+    await expect(world.isDown('sandbox/a')).resolves.toBe(true);
+  });
+});

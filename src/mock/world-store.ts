@@ -139,7 +139,14 @@ export function persistentWorld(
       if (cached !== undefined && checkedAt !== undefined && performance.now() - checkedAt < DOWN_CHECK_MS) {
         return cached.state.down;
       }
-      const loaded = await inTurn(name, () => load(name));
+      let loaded: Awaited<ReturnType<typeof load>>;
+      try {
+        loaded = await inTurn(name, () => load(name));
+      } catch {
+        // The store is away: keep the state last seen (up when never seen), so the calls that need no
+        // stored state (availability, contract data) still work, as they did before the switch existed.
+        return cached?.state.down === true;
+      }
       downCheckedAt.set(name, performance.now());
       return loaded.state.down;
     },
