@@ -16,6 +16,9 @@ const COMMON = {
 
 export default defineConfig({
   test: {
+    // Two files at a time, also on a 2-core machine (vitest's default there is one): most files wait
+    // on sockets and child processes rather than on the CPU.
+    maxWorkers: 2,
     reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {

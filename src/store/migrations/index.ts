@@ -7,6 +7,7 @@ import * as deliveryNotices from './005_delivery_notices.js';
 import * as webhookLeases from './006_webhook_leases.js';
 import * as webhookEventsFeed from './007_webhook_events_feed.js';
 import * as sandboxTenants from './008_sandbox_tenants.js';
+import * as rateLimits from './009_rate_limits.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -23,4 +24,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '006_webhook_leases': webhookLeases,
   '007_webhook_events_feed': webhookEventsFeed,
   '008_sandbox_tenants': sandboxTenants,
+  '009_rate_limits': rateLimits,
 };
