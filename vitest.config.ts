@@ -26,6 +26,7 @@ export default defineConfig({
           ...COMMON,
           name: 'shared',
           isolate: false,
+          setupFiles: ['./test/shared-worker-guard.ts'],
           include: [
             'src/**/*.test.ts',
             'test/**/*.test.ts',
