@@ -22,6 +22,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
+import { stopAll, stopGateway } from '../common/processes.js';
+import { writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import {
   boundedSetting,
   forkChild,
@@ -33,11 +35,6 @@ import {
   type RunResult,
   START_NODE_FLAGS,
   startGateway,
-  stopAll,
-  stopGateway,
-  writeWrkScript,
-  wrk,
-  wrkVersion,
 } from './harness.js';
 
 const RESULTS = join(process.cwd(), 'bench', 'results', 'gateway-fast-paths.json');

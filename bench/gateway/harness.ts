@@ -5,16 +5,16 @@
  * started here.
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { CLI, processCpuUs, startScriptNodeFlags, track, untilListening } from '../common/processes.js';
+import { wrk } from '../common/wrk.js';
 
-const ROOT = process.cwd();
 const HERE = dirname(fileURLToPath(import.meta.url));
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-export const CLI = join(ROOT, 'dist', 'cli.js');
 export const START_NODE_FLAGS = startScriptNodeFlags();
 export const LOG_LEVEL = 'info';
 /** The gateway's default UPSTREAM_MAX_CONCURRENCY. */
@@ -25,23 +25,6 @@ export interface Gateway {
   url: string;
   key: string;
 }
-
-interface WrkResult {
-  requests: number;
-  duration_us: number;
-  errors_connect: number;
-  errors_read: number;
-  errors_write: number;
-  errors_status: number;
-  errors_timeout: number;
-  p50_us: number;
-  p90_us: number;
-  p99_us: number;
-  mean_us: number;
-  max_us: number;
-}
-
-const children: ChildProcess[] = [];
 
 export interface RunResult {
   load_average: number;
@@ -96,7 +79,7 @@ export interface Forked {
 
 export async function forkChild(name: 'upstream' | 'baseline', args: string[]): Promise<Forked> {
   const child = fork(join(HERE, `${name}${EXT}`), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.push(child);
+  track(child);
   const when = (key: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name}: no "${key}" within 30 s`)), 30_000);
@@ -153,21 +136,8 @@ export async function startGateway(
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  children.push(child);
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${text}`)), 30_000);
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      text += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${text}`)));
-  });
+  track(child);
+  const url = await untilListening(child, 'gateway', 30_000);
   return { child, url, key };
 }
 
@@ -178,122 +148,11 @@ export function boundedSetting(name: string, fallback: number, min: number, max:
   return value;
 }
 
-/** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so the benchmark runs what it runs. */
-function startScriptNodeFlags(): string[] {
-  const scripts = (
-    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  ).scripts;
-  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts.start ?? '');
-  if (match === null)
-    throw new Error(`package.json's start script is not "node [flags] dist/cli.js serve": ${scripts.start}`);
-  return match[1]!.split(' ').filter(Boolean);
-}
-
-export async function stopGateway(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(20_000)]);
-}
-
-export function stopAll(): void {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
-}
-
 export async function post(url: string, headers: Record<string, string>, body: string): Promise<string> {
   const response = await fetch(url, { method: 'POST', headers, body });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
   return text;
-}
-
-export function writeWrkScript(
-  folder: string,
-  name: string,
-  headers: Record<string, string>,
-  body: string,
-): string {
-  const lua = (text: string) => `[==[${text}]==]`;
-  const file = join(folder, `${name}.lua`);
-  writeFileSync(
-    file,
-    [
-      'wrk.method = "POST"',
-      `wrk.body = ${lua(body)}`,
-      ...Object.entries(headers).map(([name, value]) => `wrk.headers[ ${lua(name)} ] = ${lua(value)}`),
-      'done = function(summary, latency, requests)',
-      '  local e = summary.errors',
-      '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d}\\n\',',
-      '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
-      '    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean, latency.max))',
-      'end',
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
-
-export async function wrk(
-  url: string,
-  script: string,
-  seconds: number,
-  connections: number,
-): Promise<WrkResult> {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, url];
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    let text = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    const timer = setTimeout(() => child.kill(), (seconds + 30) * 1000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(text);
-      else reject(new Error(`wrk exited with ${code}:\n${text}`));
-    });
-  });
-  const line = output.split('\n').find((l) => l.startsWith('WRK_RESULT '));
-  if (line === undefined) throw new Error(`no WRK_RESULT in wrk output:\n${output}`);
-  return JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
-}
-
-export function checkWrk(): void {
-  if (wrkVersion() === null)
-    throw new Error('wrk is not installed (Debian/Ubuntu: apt-get install wrk; macOS: brew install wrk)');
-}
-
-export function wrkVersion(): string | null {
-  try {
-    execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: 'pipe' });
-    return null; // unreachable: wrk --version exits 1
-  } catch (error) {
-    const out = (error as { stdout?: string; code?: string }).stdout;
-    if ((error as { code?: string }).code === 'ENOENT') return null;
-    return out?.split('\n')[0]?.trim() ?? 'wrk';
-  }
-}
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** utime + stime of a process in µs, from /proc (Linux); null elsewhere. */
-function processCpuUs(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields after the command: state is [0], utime is field 14 overall → [11], stime → [12].
-    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
-  } catch {
-    return null;
-  }
 }
 
 /** The middle value (the upper of the two middle ones for an even count, as the earlier results). */

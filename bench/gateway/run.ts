@@ -30,11 +30,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
+import { CLI, stopAll, stopGateway } from '../common/processes.js';
+import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import { measureFastPaths } from './fast-paths.js';
 import {
   boundedSetting,
-  CLI,
-  checkWrk,
   forkChild,
   LOG_LEVEL,
   measure,
@@ -43,12 +43,7 @@ import {
   type RunResult,
   START_NODE_FLAGS,
   startGateway,
-  stopAll,
-  stopGateway,
   UPSTREAM_CONNECTIONS,
-  writeWrkScript,
-  wrk,
-  wrkVersion,
 } from './harness.js';
 
 const ROOT = process.cwd();

@@ -30,11 +30,11 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { va50Articles } from '../codec/envelopes.js';
+import { CLI, startScriptNodeFlags, stopAll, track, untilListening } from '../common/processes.js';
 import { type AccountFigures, percentile, type RetryPolicy, runLoad } from './clients.js';
 
 const ROOT = process.cwd();
 const HERE = dirname(fileURLToPath(import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli.js');
 const ARGS = new Set(process.argv.slice(2));
 const SHORT = ARGS.has('--short') || process.env.BENCH_SHORT === '1';
 const MEMORY = ARGS.has('--memory');
@@ -84,7 +84,6 @@ function scenarios(): Scenario[] {
     : picked.map((s) => ({ ...s, name: `${s.name}-as-${clients}`, clients: Number(clients) }));
 }
 
-const children: ChildProcess[] = [];
 let running:
   | {
       wholesaler: { child: ChildProcess; port: number };
@@ -328,7 +327,7 @@ async function startWholesaler(callMs: number): Promise<{ child: ChildProcess; p
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  children.push(child);
+  track(child);
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('wholesaler: not ready within 60 s')), 60_000);
     child.on('message', (message: { port?: number }) => {
@@ -411,43 +410,17 @@ async function startGateway(
     // BENCH_GATEWAY_LOG: the gateway's log lines to that file instead of /dev/null.
     stdio: ['ignore', logTo === undefined ? 'ignore' : openSync(logTo, 'a'), 'pipe'],
   });
-  children.push(child);
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${text}`)), 120_000);
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      text += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${text}`)));
-  });
+  track(child);
+  const url = await untilListening(child, 'gateway', 120_000);
   return { child, url, keys };
 }
 
 /** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so the benchmark runs what it runs. */
-function startScriptNodeFlags(): string[] {
-  const scripts = (
-    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  ).scripts;
-  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts.start ?? '');
-  if (match === null) throw new Error(`package.json's start script is not "node [flags] dist/cli.js serve"`);
-  return match[1]!.split(' ').filter(Boolean);
-}
-
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await Promise.race([exited, sleep(20_000)]);
-}
-
-function stopAll(): void {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
 }
 
 /** The gateway's event-loop lag since it started (prom-client's default metrics on /metrics, loopback). */

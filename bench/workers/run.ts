@@ -21,11 +21,20 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { va50Articles } from '../codec/envelopes.js';
+import {
+  CLI,
+  processCpuUs,
+  startScriptNodeFlags,
+  stopAll,
+  stopGateway,
+  track,
+  untilListening,
+} from '../common/processes.js';
+import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 
 const ROOT = process.cwd();
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(ROOT, 'bench', 'results', 'workers.json');
-const CLI = join(ROOT, 'dist', 'cli.js');
 const RUNS = Math.min(Number(process.env.BENCH_RUNS ?? 3), 9);
 const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? 10), 60);
 const WARMUP_SECONDS = 5;
@@ -47,11 +56,10 @@ interface RunResult {
   primary_cpu_us_per_request: number | null;
 }
 
-const children: ChildProcess[] = [];
-
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-  const wrkVersion = checkWrk();
+  checkWrk();
+  const wrkUsed = wrkVersion();
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-workers-'));
   const watchdog = setTimeout(() => {
     console.error(`[bench] watchdog: still running after ${WATCHDOG_MS / 60_000} min; stopping`);
@@ -95,7 +103,7 @@ async function main(): Promise<void> {
       scripts[variant] = writeWrkScript(folder, `workers-${variant}`, headers(gateway.key), body);
     }
     const load = (variant: Variant, seconds: number) =>
-      wrk(`${gateways[variant].url}/v1/availability`, scripts[variant], seconds);
+      wrk(`${gateways[variant].url}/v1/availability`, scripts[variant], seconds, CONNECTIONS);
 
     console.log(`[bench] warm-up: ${WARMUP_SECONDS} s each`);
     for (const variant of VARIANTS) await load(variant, WARMUP_SECONDS);
@@ -137,7 +145,7 @@ async function main(): Promise<void> {
       benchmark: 'WORKERS=1 vs WORKERS=2: POST /v1/availability, 50 items (bench/workers/run.ts)',
       command: 'npm run bench:workers',
       date: new Date().toISOString(),
-      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, wrk: wrkVersion },
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, wrk: wrkUsed },
       setup: {
         load: `wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${RUNS} runs after a ${WARMUP_SECONDS} s warm-up each, gateways alternating, medians`,
         gateways: `node ${startScriptNodeFlags().join(' ')} dist/cli.js serve with WORKERS=1 and WORKERS=2, side by side; SQLite; live key; RATE_LIMIT_LIVE_POINTS=1000000 (memory store: in-process for 1, the primary over IPC for 2); LOG_LEVEL=info to /dev/null`,
@@ -175,7 +183,7 @@ async function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  children.push(child);
+  track(child);
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('upstream: not ready within 60 s')), 60_000);
     child.on('message', (message: { port?: number }) => {
@@ -222,145 +230,26 @@ async function startGateway(
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  children.push(child);
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`WORKERS=${workers} did not start:\n${text}`)), 120_000);
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      text += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`WORKERS=${workers} exited with ${code}:\n${text}`)));
-  });
+  track(child);
+  const url = await untilListening(child, `WORKERS=${workers}`, 120_000);
   return { child, url, key };
 }
-
-/** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so the benchmark runs what it runs. */
-function startScriptNodeFlags(): string[] {
-  const scripts = (
-    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  ).scripts;
-  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts.start ?? '');
-  if (match === null) throw new Error(`package.json's start script is not "node [flags] dist/cli.js serve"`);
-  return match[1]!.split(' ').filter(Boolean);
-}
-
-async function stopGateway(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(20_000)]);
-}
-
-function stopAll(): void {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
-}
-
-interface WrkResult {
-  requests: number;
-  duration_us: number;
-  errors_connect: number;
-  errors_read: number;
-  errors_write: number;
-  errors_status: number;
-  errors_timeout: number;
-  p50_us: number;
-  p99_us: number;
-}
-
-function writeWrkScript(folder: string, name: string, headers: Record<string, string>, body: string): string {
-  const lua = (text: string) => `[==[${text}]==]`;
-  const file = join(folder, `${name}.lua`);
-  writeFileSync(
-    file,
-    [
-      'wrk.method = "POST"',
-      `wrk.body = ${lua(body)}`,
-      ...Object.entries(headers).map(([header, value]) => `wrk.headers[ ${lua(header)} ] = ${lua(value)}`),
-      'done = function(summary, latency, requests)',
-      '  local e = summary.errors',
-      '  io.write(string.format(\'WRK_RESULT {"requests":%d,"duration_us":%d,"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"p50_us":%d,"p99_us":%d}\\n\',',
-      '    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,',
-      '    latency:percentile(50), latency:percentile(99)))',
-      'end',
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
-
-async function wrk(url: string, script: string, seconds: number): Promise<WrkResult> {
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, url];
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    let text = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    const timer = setTimeout(() => child.kill(), (seconds + 30) * 1000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(text);
-      else reject(new Error(`wrk exited with ${code}:\n${text}`));
-    });
-  });
-  const line = output.split('\n').find((l) => l.startsWith('WRK_RESULT '));
-  if (line === undefined) throw new Error(`no WRK_RESULT in wrk output:\n${output}`);
-  return JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
-}
-
-/** wrk's version line; throws when wrk is missing. */
-function checkWrk(): string {
-  try {
-    execFileSync('wrk', ['--version'], { encoding: 'utf8', stdio: 'pipe' });
-    return 'wrk';
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT')
-      throw new Error('wrk is not installed (Debian/Ubuntu: apt-get install wrk; macOS: brew install wrk)');
-    return (error as { stdout?: string }).stdout?.split('\n')[0]?.trim() ?? 'wrk';
-  }
-}
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 /** utime + stime of a process and its children (a primary and its workers) in µs, from /proc; null elsewhere. */
 function treeCpuUs(pid: number): number | null {
   try {
     const own = processCpuUs(pid);
+    if (own === null) return null;
     const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
       .trim()
       .split(/\s+/)
       .filter(Boolean);
     return kids.reduce((sum, kid) => {
-      try {
-        return sum + processCpuUs(Number(kid));
-      } catch {
-        return sum; // a worker that just exited
-      }
+      return sum + (processCpuUs(Number(kid)) ?? 0); // 0: a worker that just exited
     }, own);
   } catch {
     return null;
   }
-}
-
-function processCpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields after the command: state is [0], utime is field 14 overall → [11], stime → [12].
-  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
 }
 
 function medians(runs: RunResult[]): RunResult {
