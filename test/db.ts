@@ -82,12 +82,39 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   if (url === undefined) throw new Error('TEST_DATABASE_URL is not set');
   const schema = `test_${randomBytes(6).toString('hex')}`;
   await adminQuery(url, `create schema ${schema}`);
-  const dropSchema = () => adminQuery(url, `drop schema ${schema} cascade`);
+  const dropSchema = () =>
+    whileHolding(url, 'exclusive', () => adminQuery(url, `drop schema ${schema} cascade`));
   const main = await openDatabase(url, { schema, maxConnections: 5 }).catch(async (error: unknown) => {
     await dropSchema().catch(() => {});
     throw error;
   });
-  return track(main, { url, schema }, dropSchema);
+  return whileHolding(url, 'shared', () => track(main, { url, schema }, dropSchema));
+}
+
+/**
+ * Kysely's migrator looks for its tables with a query over every schema of the database, which asks
+ * `has_schema_privilege` of each: a schema another test drops meanwhile then fails it (`schema "test_…"
+ * does not exist`). Migrations of test schemas hold this lock shared, drops exclusive, so they never
+ * overlap. An advisory lock of the server, on a connection of its own.
+ */
+const SCHEMA_LOCK = 7_304_611;
+
+async function whileHolding<T>(
+  url: string,
+  mode: 'shared' | 'exclusive',
+  work: () => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      mode === 'shared' ? 'select pg_advisory_lock_shared($1)' : 'select pg_advisory_lock($1)',
+      [SCHEMA_LOCK],
+    );
+    return await work();
+  } finally {
+    await client.end(); // ends the session, and with it the lock
+  }
 }
 
 /**

@@ -40,10 +40,11 @@ describeEachDialect('test helpers', (getDatabase) => {
     receiver = await startReceiver();
   });
   afterAll(async () => {
-    stopAnnouncing();
-    await gw.deps.webhooks.close({ timeoutMs: 1_000 });
-    await gw.close();
-    await receiver.close();
+    // After a failed start, close what was started.
+    stopAnnouncing?.();
+    await gw?.deps.webhooks.close({ timeoutMs: 1_000 });
+    await gw?.close();
+    await receiver?.close();
   });
 
   /** A new account with a subscription to every event of phoenix; its verified deliveries. */
