@@ -4,12 +4,12 @@
  * reading a process's CPU time from /proc. Everything stays on 127.0.0.1; `stopAll` ends every process
  * started here.
  */
-import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { CLI, processCpuUs, startScriptNodeFlags, track, untilListening } from '../common/processes.js';
 import { wrk } from '../common/wrk.js';
 
@@ -105,33 +105,18 @@ export async function startGateway(
   upstreamBase: string,
   options: { env?: Record<string, string>; nodeFlags?: string[] } = {},
 ): Promise<Gateway> {
-  mkdirSync(folder, { recursive: true });
-  const catalogue = join(folder, 'catalogue.json');
-  writeFileSync(
-    catalogue,
-    JSON.stringify({
-      wholesalers: [{ id: 'bench', name: 'Canned upstream', version: 2, live: { baseUrl: upstreamBase } }],
-    }),
-  );
-  // A clean environment: only what the benchmark sets (no REDIS_URL, CONFIG_FILE, … from the shell).
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATABASE_URL: `sqlite:${join(folder, 'gateway.db')}`,
-    WHOLESALER_CATALOGUE: catalogue,
-    LOG_LEVEL,
-    RATE_LIMIT_LIVE_POINTS: '1000000',
-    RATE_LIMIT_TEST_POINTS: '1000000',
-    ...options.env,
-  };
-  const created = execFileSync(
-    process.execPath,
-    [CLI, 'keys', 'create', '--name', 'bench', '--mode', 'live', '--json'],
-    { env, encoding: 'utf8' },
-  );
-  const key = (JSON.parse(created) as { key: string }).key;
+  const env = benchGatewayEnv({
+    folder,
+    upstream: { baseUrl: upstreamBase, name: 'Canned upstream' },
+    databaseFile: 'gateway.db',
+    settings: {
+      LOG_LEVEL,
+      RATE_LIMIT_LIVE_POINTS: '1000000',
+      RATE_LIMIT_TEST_POINTS: '1000000',
+      ...options.env,
+    },
+  });
+  const key = createLiveKey(env, 'bench');
   const child = spawn(process.execPath, [...START_NODE_FLAGS, ...(options.nodeFlags ?? []), CLI, 'serve'], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],

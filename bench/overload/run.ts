@@ -23,13 +23,14 @@
  * 10,000 wholesaler sockets in one gateway process: the scenario runs 9,980 clients (BENCH_MEMORY_CLIENTS).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/overload[-short|-memory].json.
  */
-import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { va50Articles } from '../codec/envelopes.js';
+import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { CLI, startScriptNodeFlags, stopAll, track, untilListening } from '../common/processes.js';
 import { type AccountFigures, percentile, type RetryPolicy, runLoad } from './clients.js';
 
@@ -363,38 +364,21 @@ async function startGateway(
   scenario: Scenario,
   wholesalerBase: string,
 ): Promise<{ child: ChildProcess; url: string; keys: string[] }> {
-  const catalogue = join(folder, 'catalogue.json');
-  writeFileSync(
-    catalogue,
-    JSON.stringify({
-      wholesalers: [{ id: 'bench', name: 'Slow wholesaler', version: 2, live: { baseUrl: wholesalerBase } }],
-    }),
-  );
-  // A clean environment: only what the benchmark sets (no REDIS_URL, CONFIG_FILE, … from the shell).
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATABASE_URL: `sqlite:${join(folder, `gateway-${scenario.name}.db`)}`,
-    WHOLESALER_CATALOGUE: catalogue,
-    LOG_LEVEL: 'info',
-    CREATE_FIRST_KEY: 'false',
-    RATE_LIMIT_LIVE_POINTS: '10000000',
-    // BENCH_REFUSAL_HOLD_MS: the gateway's UPSTREAM_REFUSAL_HOLD_MS (default: the gateway's default).
-    ...(process.env.BENCH_REFUSAL_HOLD_MS === undefined
-      ? {}
-      : { UPSTREAM_REFUSAL_HOLD_MS: process.env.BENCH_REFUSAL_HOLD_MS }),
-    ...scenario.env,
-  };
-  const keys = SHARES.map((share) => {
-    const created = execFileSync(
-      process.execPath,
-      [CLI, 'keys', 'create', '--name', share.name, '--mode', 'live', '--json'],
-      { env, encoding: 'utf8' },
-    );
-    return (JSON.parse(created) as { key: string }).key;
+  const env = benchGatewayEnv({
+    folder,
+    upstream: { baseUrl: wholesalerBase, name: 'Slow wholesaler' },
+    databaseFile: `gateway-${scenario.name}.db`,
+    settings: {
+      CREATE_FIRST_KEY: 'false',
+      RATE_LIMIT_LIVE_POINTS: '10000000',
+      // BENCH_REFUSAL_HOLD_MS: the gateway's UPSTREAM_REFUSAL_HOLD_MS (default: the gateway's default).
+      ...(process.env.BENCH_REFUSAL_HOLD_MS === undefined
+        ? {}
+        : { UPSTREAM_REFUSAL_HOLD_MS: process.env.BENCH_REFUSAL_HOLD_MS }),
+      ...scenario.env,
+    },
   });
+  const keys = SHARES.map((share) => createLiveKey(env, share.name));
   // BENCH_CPU_PROFILE_DIR: write a V8 CPU profile of the gateway there (node --cpu-prof).
   const profile = process.env.BENCH_CPU_PROFILE_DIR;
   const logTo = process.env.BENCH_GATEWAY_LOG;

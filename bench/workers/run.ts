@@ -14,13 +14,14 @@
  * from /proc) and the 1-minute load average at each run's start, since the figures depend on what else
  * the machine does. Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/workers.json.
  */
-import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { va50Articles } from '../codec/envelopes.js';
+import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import {
   CLI,
   processCpuUs,
@@ -200,32 +201,13 @@ async function startGateway(
   upstreamBase: string,
   workers: Variant,
 ): Promise<{ child: ChildProcess; url: string; key: string }> {
-  const catalogue = join(folder, 'catalogue.json');
-  writeFileSync(
-    catalogue,
-    JSON.stringify({
-      wholesalers: [{ id: 'bench', name: 'Canned upstream', version: 2, live: { baseUrl: upstreamBase } }],
-    }),
-  );
-  // A clean environment: only what the benchmark sets (no REDIS_URL, CONFIG_FILE, … from the shell).
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    WORKERS: String(workers),
-    DATABASE_URL: `sqlite:${join(folder, `gateway-${workers}.db`)}`,
-    WHOLESALER_CATALOGUE: catalogue,
-    LOG_LEVEL: 'info',
-    CREATE_FIRST_KEY: 'false',
-    RATE_LIMIT_LIVE_POINTS: '1000000',
-  };
-  const created = execFileSync(
-    process.execPath,
-    [CLI, 'keys', 'create', '--name', 'bench', '--mode', 'live', '--json'],
-    { env, encoding: 'utf8' },
-  );
-  const key = (JSON.parse(created) as { key: string }).key;
+  const env = benchGatewayEnv({
+    folder,
+    upstream: { baseUrl: upstreamBase, name: 'Canned upstream' },
+    databaseFile: `gateway-${workers}.db`,
+    settings: { WORKERS: String(workers), CREATE_FIRST_KEY: 'false', RATE_LIMIT_LIVE_POINTS: '1000000' },
+  });
+  const key = createLiveKey(env, 'bench');
   const child = spawn(process.execPath, [...startScriptNodeFlags(), CLI, 'serve'], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
