@@ -4,7 +4,7 @@ import type { Tenant } from '../core/caller.js';
 import { manualClock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
 import { createAccount } from './accounts.js';
-import { sampleSubscription } from './test-support/webhook-rows.js';
+import { sampleDeliveryRow, sampleSubscription } from './test-support/webhook-rows.js';
 import {
   countSubscriptions,
   deleteSubscription,
@@ -429,3 +429,57 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
     expect(await findSubscription(db, scope, bystander.id)).toEqual(bystander);
   });
 });
+
+describeEachDialect(
+  'subscriptions read for an event, and a delete meanwhile',
+  (getDatabase) => {
+    it('keeps the subscriptions it read until its transaction ends, so a delete cannot break its deliveries', async () => {
+      const database = getDatabase();
+      const clock = manualClock(T0);
+      const account = await createAccount(database.db, clock, { name: 'Apotheke' });
+      const scope: Tenant = { accountId: account.id, mode: 'test' };
+      const wholesaler = `wholesaler-${randomToken(6)}`;
+      const s = sampleSubscription(scope, T0, { wholesaler, events: ['delivery.received'] });
+      await insertSubscription(database.db, s);
+      const other = await database.openAnother();
+      let deleted: Promise<boolean> | undefined;
+      let settled = false;
+      await database.db.transaction().execute(async (trx) => {
+        const found = await subscriptionsFor(trx, {
+          accountId: scope.accountId,
+          mode: 'test',
+          wholesaler,
+          type: 'delivery.received',
+        });
+        expect(found.map((f) => f.id)).toEqual([s.id]);
+        // Another request deletes the subscription now; it must wait for this transaction.
+        deleted = deleteSubscription(other.db, scope, s.id);
+        void deleted.finally(() => {
+          settled = true;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(settled).toBe(false);
+        const eventId = `evt_${randomToken(22)}`;
+        await trx
+          .insertInto('webhook_events')
+          .values({
+            id: eventId,
+            account_id: scope.accountId,
+            mode: 'test',
+            type: 'delivery.received',
+            wholesaler,
+            customer_id: null,
+            payload: '{}',
+            created_at: T0,
+          })
+          .execute();
+        await trx
+          .insertInto('webhook_deliveries')
+          .values(sampleDeliveryRow(eventId, s, T0))
+          .execute();
+      });
+      expect(await deleted).toBe(true);
+    });
+  },
+  { only: 'postgres' },
+);

@@ -2,6 +2,7 @@ import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Tenant } from '../core/caller.js';
 import { EVERY, type EventSelector, type EventType } from '../core/event-types.js';
 import type { KeyMode } from '../core/key-mode.js';
+import { dialectOf } from './dialect.js';
 import type { Tables } from './schema.js';
 import type { WebhookSubscriptionsTable } from './webhook-tables.js';
 
@@ -145,6 +146,10 @@ export async function subscriptionsFor(
     .where('wholesaler', 'in', [filter.wholesaler, EVERY]);
   if (!filter.includeInactive) query = query.where('active', '=', 1);
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
+  // Called inside the transaction that then inserts a delivery per subscription: on PostgreSQL the rows
+  // read are locked against a concurrent DELETE until it commits (KEY SHARE: updates still go ahead),
+  // which would otherwise make that insert fail its foreign key (a 500). SQLite has one writer at a time.
+  if (dialectOf(db as Kysely<unknown>) === 'postgres') query = query.forKeyShare();
   const rows = await query.orderBy('id').execute();
   return rows.map(toSubscription).filter((s) => s.events.includes(filter.type) || s.events.includes(EVERY));
 }
