@@ -203,6 +203,30 @@ describe('deploy/msv3-gateway.service', () => {
   );
 });
 
+describe('npm run start:bounded-memory (docs/configuration.md)', () => {
+  const argv = pkg.scripts['start:bounded-memory']!.split(' ');
+  const flags = argv.slice(1, -2);
+
+  it('starts the same CLI as npm start, with node flags the documentation names', () => {
+    expect(argv.slice(-2)).toEqual(startArgv.slice(-2));
+    const documented = read('docs/configuration.md');
+    expect(documented).toContain(`\`${pkg.scripts['start:bounded-memory']}\``);
+  });
+
+  it('gives V8 a heap limit of about 384 MB, which node accepts', () => {
+    const printed = spawnSync(
+      process.execPath,
+      [...flags, '-e', 'console.log(require("node:v8").getHeapStatistics().heap_size_limit)'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(printed.stderr).toBe('');
+    const limitMb = Number(printed.stdout.trim()) / 2 ** 20;
+    // The old generation's limit plus the young generation's semi-spaces.
+    expect(limitMb).toBeGreaterThanOrEqual(384);
+    expect(limitMb).toBeLessThan(384 + 64);
+  });
+});
+
 /** `15s`, `20s`, `2min`, or bare seconds, as Docker Compose and systemd write durations. */
 function parseSeconds(text: string): number {
   const match = /^(\d+)(s|min|m)?$/.exec(text.trim());

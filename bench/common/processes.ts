@@ -31,14 +31,19 @@ export async function stopGateway(child: ChildProcess): Promise<void> {
   await Promise.race([exited, sleep(20_000)]);
 }
 
-/** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so a benchmark runs what it runs. */
-export function startScriptNodeFlags(): string[] {
+/**
+ * The node flags of a start script of package.json (`node <flags> dist/cli.js serve`): `start` (what
+ * `npm start` runs) by default, so a benchmark runs what operators run.
+ */
+export function startScriptNodeFlags(script = 'start'): string[] {
   const scripts = (
     JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   ).scripts;
-  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts.start ?? '');
+  const match = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(scripts[script] ?? '');
   if (match === null)
-    throw new Error(`package.json's start script is not "node [flags] dist/cli.js serve": ${scripts.start}`);
+    throw new Error(
+      `package.json's ${script} script is not "node [flags] dist/cli.js serve": ${scripts[script]}`,
+    );
   return match[1]!.split(' ').filter(Boolean);
 }
 

@@ -18,7 +18,9 @@
  * average.
  * `--short`: the two 2,000-client scenarios, 10 s each, on one gateway (a smoke test, about a minute).
  * `--memory`: 9,980 clients, a 5 s wholesaler, UPSTREAM_MAX_CONCURRENCY and UPSTREAM_MAX_QUEUE 10,000:
- * every call in flight at once; the gateway's peak RSS (VmRSS from /proc) is the figure (budget 512 MB).
+ * every call in flight at once; the gateway's peak RSS (VmRSS from /proc) is the figure (budget 512 MB),
+ * and per call the wholesaler held at its peak. Two runs: the gateway as `npm start` starts it, then as
+ * `npm run start:bounded-memory` does (docs/configuration.md, "Bounded memory").
  * File descriptors (`ulimit -n`, 20,000 here, not raisable in the container) do not allow 10,000 client and
  * 10,000 wholesaler sockets in one gateway process: the scenario runs 9,980 clients (BENCH_MEMORY_CLIENTS).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/overload[-short|-memory].json.
@@ -54,6 +56,8 @@ interface Scenario {
   retry: RetryPolicy;
   callMs: number;
   env: Record<string, string>;
+  /** The package.json script whose node flags start the gateway (`start` unless said). */
+  startScript?: string;
 }
 
 const DEFAULT_CONCURRENCY = 16;
@@ -68,7 +72,18 @@ function scenarios(): Scenario[] {
     // 10,000 client and 10,000 wholesaler sockets need more than 20,000 descriptors in the gateway;
     // `ulimit -n` is 20,000 here (the hard limit: not raisable in the container). 9,980 calls fit.
     const clients = Number(process.env.BENCH_MEMORY_CLIENTS ?? 9_980);
-    return [{ name: `memory-${clients}`, clients, retry: 'retry_after', callMs: 5_000, env: wide }];
+    // As `npm start` runs it, then as `npm run start:bounded-memory` does (docs/configuration.md).
+    return [
+      { name: `memory-${clients}`, clients, retry: 'retry_after', callMs: 5_000, env: wide },
+      {
+        name: `memory-${clients}-bounded`,
+        clients,
+        retry: 'retry_after',
+        callMs: 5_000,
+        env: wide,
+        startScript: 'start:bounded-memory',
+      },
+    ];
   }
   const all: Scenario[] = [
     { name: '2000-at-once', clients: 2_000, retry: 'at_once', callMs: 2_000, env: {} },
@@ -250,6 +265,7 @@ async function runScenario(
   const failures = merge(figures.map((f) => f.failures));
   const row = {
     scenario: scenario.name,
+    gateway_node_flags: gatewayFlags(scenario).join(' '),
     clients: scenario.clients,
     retry: scenario.retry,
     call_ms: scenario.callMs,
@@ -309,6 +325,9 @@ async function runScenario(
         ? null
         : round((100 * (cpuAfter - cpuBefore)) / (SECONDS * 1000), 1),
     gateway_peak_rss_mb: round(peakRssKb / 1024, 1),
+    // Per call the wholesaler held at its peak: both sockets of a call and its share of everything else.
+    gateway_peak_rss_kb_per_call_in_flight:
+      report.peakHolding === 0 ? null : Math.round(peakRssKb / report.peakHolding),
     gateway_memory_near_peak_mb: heapAtPeak,
     gateway_event_loop_lag_ms: lag,
     health_ms: { p50: Math.round(percentile(healthMs, 50)), p99: Math.round(percentile(healthMs, 99)) },
@@ -378,6 +397,11 @@ async function startGateway(
       ...scenario.env,
     },
   });
+  // BENCH_GATEWAY_ENV: `NAME=value …` added to the gateway's environment (MALLOC_ARENA_MAX=2, say).
+  for (const pair of process.env.BENCH_GATEWAY_ENV?.split(' ').filter(Boolean) ?? []) {
+    const at = pair.indexOf('=');
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
   const keys = SHARES.map((share) => createLiveKey(env, share.name));
   // BENCH_CPU_PROFILE_DIR: write a V8 CPU profile of the gateway there (node --cpu-prof).
   const profile = process.env.BENCH_CPU_PROFILE_DIR;
@@ -387,9 +411,7 @@ async function startGateway(
   const snapshots = process.env.BENCH_HEAP_SNAPSHOT_DIR;
   if (snapshots !== undefined)
     profiling.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`);
-  // BENCH_GATEWAY_NODE_FLAGS: node flags instead of those of the start script (a memory experiment).
-  const flags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(' ').filter(Boolean) ?? startScriptNodeFlags();
-  const child = spawn(process.execPath, [...flags, ...profiling, CLI, 'serve'], {
+  const child = spawn(process.execPath, [...gatewayFlags(scenario), ...profiling, CLI, 'serve'], {
     env,
     // BENCH_GATEWAY_LOG: the gateway's log lines to that file instead of /dev/null.
     stdio: ['ignore', logTo === undefined ? 'ignore' : openSync(logTo, 'a'), 'pipe'],
@@ -399,7 +421,17 @@ async function startGateway(
   return { child, url, keys };
 }
 
-/** The node flags of `npm start` (`node <flags> dist/cli.js serve`), so the benchmark runs what it runs. */
+/**
+ * The gateway's node flags: those of the scenario's start script, or BENCH_GATEWAY_NODE_FLAGS instead
+ * (a memory experiment: `BENCH_GATEWAY_NODE_FLAGS="--max-old-space-size=256"`).
+ */
+function gatewayFlags(scenario: Scenario): string[] {
+  return (
+    process.env.BENCH_GATEWAY_NODE_FLAGS?.split(' ').filter(Boolean) ??
+    startScriptNodeFlags(scenario.startScript)
+  );
+}
+
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
