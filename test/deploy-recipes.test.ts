@@ -213,17 +213,17 @@ describe('npm run start:bounded-memory (docs/configuration.md)', () => {
     expect(documented).toContain(`\`${pkg.scripts['start:bounded-memory']}\``);
   });
 
-  it('gives V8 a heap limit of about 384 MB, which node accepts', () => {
+  it('gives V8 the heap limit its flags say, so node accepts both', () => {
+    const flag = (name: string) => Number(new RegExp(`--${name}=(\\d+)`).exec(flags.join(' '))?.[1]);
     const printed = spawnSync(
       process.execPath,
       [...flags, '-e', 'console.log(require("node:v8").getHeapStatistics().heap_size_limit)'],
       { encoding: 'utf8', timeout: 30_000 },
     );
     expect(printed.stderr).toBe('');
-    const limitMb = Number(printed.stdout.trim()) / 2 ** 20;
-    // The old generation's limit plus the young generation's semi-spaces.
-    expect(limitMb).toBeGreaterThanOrEqual(384);
-    expect(limitMb).toBeLessThan(384 + 64);
+    // V8's limit: the old generation's plus the young generation's (three semi-spaces' worth).
+    const expectedMb = flag('max-old-space-size') + 3 * flag('max-semi-space-size');
+    expect(Number(printed.stdout.trim()) / 2 ** 20).toBe(expectedMb);
   });
 });
 

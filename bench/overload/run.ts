@@ -63,6 +63,11 @@ interface Scenario {
 const DEFAULT_CONCURRENCY = 16;
 
 function scenarios(): Scenario[] {
+  const all = candidates();
+  return ONLY === undefined ? all : all.filter((s) => s.name === ONLY || s.name.startsWith(`${ONLY}-as-`));
+}
+
+function candidates(): Scenario[] {
   if (MEMORY) {
     const wide = {
       UPSTREAM_MAX_CONCURRENCY: '10000',
@@ -92,12 +97,11 @@ function scenarios(): Scenario[] {
     { name: '5000-at-once', clients: 5_000, retry: 'at_once', callMs: 2_000, env: {} },
   ];
   const chosen = SHORT ? all.filter((s) => s.clients === 2_000) : all;
-  const picked = ONLY === undefined ? chosen : chosen.filter((s) => s.name === ONLY);
   // --clients=N: the chosen scenarios with N clients (a quick look, e.g. 16: no overload at all).
   const clients = process.argv.find((arg) => arg.startsWith('--clients='))?.slice('--clients='.length);
   return clients === undefined
-    ? picked
-    : picked.map((s) => ({ ...s, name: `${s.name}-as-${clients}`, clients: Number(clients) }));
+    ? chosen
+    : chosen.map((s) => ({ ...s, name: `${s.name}-as-${clients}`, clients: Number(clients) }));
 }
 
 let running:
