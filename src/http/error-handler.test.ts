@@ -70,6 +70,10 @@ const registerDeclaringRoute: RouteRegistration = (app) => {
       throw new ApiError(request.params.kind as ErrorKind, 'As asked.');
     },
   );
+  // No body schema, as the test helpers' POST routes: a body sent anyway is still parsed.
+  app.post('/test/declared-bodiless', { config: { errors: routeErrors(['order_not_found']) } }, async () => ({
+    done: true,
+  }));
 };
 
 describe('error responses', () => {
@@ -260,6 +264,25 @@ describe('error responses', () => {
     });
     expectError(response, 'webhook_not_found');
     expect(undeclared()).toMatchObject([{ error_kind: 'webhook_not_found', level: 50 }]);
+  });
+
+  it.each([
+    ['unsupported_media_type', 'text/plain', 'hello'],
+    ['malformed_json', 'application/json', '{"a":'],
+    ['payload_too_large', 'application/json', JSON.stringify({ filler: 'x'.repeat(4096) })],
+  ] as const)('declares %s for a POST route without a body schema', async (kind, type, payload) => {
+    logLines.length = 0;
+    const response = await app.inject({
+      method: 'POST',
+      url: '/test/declared-bodiless',
+      headers: { 'x-api-key': key, 'content-type': type },
+      payload,
+    });
+    expectError(response, kind);
+    const undeclared = logLines
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.msg === UNDECLARED_ERROR);
+    expect(undeclared).toEqual([]);
   });
 
   it('answers an unexpected exception with a generic 500 and logs the stack', async () => {

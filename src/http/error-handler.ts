@@ -48,7 +48,7 @@ export const UNDECLARED_ERROR = 'error kind not declared for this route (src/htt
 function isDeclared(request: FastifyRequest, kind: ErrorKind): boolean {
   const { config, schema } = request.routeOptions;
   if (config.errors === undefined) return true;
-  return allowedErrors(config.errors, routeShape(schema, config)).has(kind);
+  return allowedErrors(config.errors, routeShape(schema, config, request.method)).has(kind);
 }
 
 function routeNotFound(request: FastifyRequest): ApiError {

@@ -31,7 +31,7 @@ export function createOpenApiErrors(): {
       for (const method of methods) {
         routes.set(`${method.toLowerCase()} ${openApiPath(route.url)}`, {
           errors: route.config?.errors,
-          shape: routeShape(route.schema, route.config),
+          shape: routeShape(route.schema, route.config, method),
         });
       }
     },

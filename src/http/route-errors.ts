@@ -59,7 +59,10 @@ export const ANY_ROUTE_ERRORS: readonly ErrorKind[] = [
 export interface RouteShape {
   /** Needs an API key (every route but health, docs and metrics). */
   keyed: boolean;
-  /** Takes a JSON body. */
+  /**
+   * Parses a body: it has a body schema, or its method carries one (Fastify parses what a POST, PUT,
+   * PATCH or DELETE sends, schema or not, so such a body can be malformed, too large or not JSON).
+   */
   body: boolean;
   /** Has a body, query, path or header schema that can refuse a value. */
   validated: boolean;
@@ -67,15 +70,18 @@ export interface RouteShape {
   idempotent: boolean;
 }
 
-/** A route's shape from its options (see `impliedErrors`). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A route's shape from its options and method (see `impliedErrors`). */
 export function routeShape(
   schema: FastifySchema | undefined,
   config: { public?: boolean; idempotent?: boolean } | undefined,
+  method: string,
 ): RouteShape {
   return {
     keyed: config?.public !== true,
     idempotent: config?.idempotent === true,
-    body: schema?.body !== undefined,
+    body: schema?.body !== undefined || BODY_METHODS.has(method.toUpperCase()),
     validated: [schema?.body, schema?.querystring, schema?.params, schema?.headers].some(
       (s) => s !== undefined,
     ),

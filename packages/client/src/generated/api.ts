@@ -118,7 +118,7 @@ export interface Operations {
     };
     inputRequired: true;
     response: void;
-    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_not_found';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_not_found';
   };
   /** Check the MSV3 credentials against a wholesaler (verbindungTesten) */
   testConnection: {
@@ -962,7 +962,7 @@ export interface Operations {
     };
     inputRequired: true;
     response: void;
-    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'webhook_not_found';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'webhook_not_found';
   };
   /** Send a signed ping event now */
   testWebhook: {
@@ -985,7 +985,7 @@ export interface Operations {
       /** This attempt disabled the subscription (410 Gone). */
       subscription_disabled: boolean;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'webhook_not_found';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'webhook_not_found';
   };
   /** Delivery log */
   listWebhookDeliveries: {
@@ -1068,7 +1068,7 @@ export interface Operations {
       /** This attempt disabled the subscription (410 Gone). */
       subscription_disabled: boolean;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'resource_not_found' | 'service_unavailable' | 'webhook_not_found';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'resource_not_found' | 'service_unavailable' | 'unsupported_media_type' | 'webhook_not_found';
   };
   /** Roll the signing secret */
   rotateWebhookSecret: {
@@ -1096,7 +1096,7 @@ export interface Operations {
       /** When it last changed. */
       updated_at: string;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'webhook_not_found';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'webhook_not_found';
   };
   /** List events */
   listEvents: {
@@ -1736,7 +1736,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
   };
   /** Issue another delivery notice for a sandbox order */
   deliverSandboxOrder: {
@@ -1832,7 +1832,7 @@ export interface Operations {
       /** false when the sandbox wholesaler was in that state already: no event then. */
       changed: boolean;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_unreachable';
   };
   /** Bring a sandbox wholesaler up again */
   bringSandboxWholesalerUp: {
@@ -1847,7 +1847,7 @@ export interface Operations {
       /** false when the sandbox wholesaler was in that state already: no event then. */
       changed: boolean;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_unreachable';
   };
 }
 
