@@ -165,7 +165,8 @@ export const ERROR_CATALOGUE = {
   wholesaler_http_error: {
     code: '1502',
     status: 502,
-    description: 'The wholesaler answered with an HTTP error status.',
+    description:
+      "The wholesaler answered with an HTTP error status; for 408, 429 and 5xx, Retry-After says when to try again (the wholesaler's own, capped at 600 s, else 5 s).",
   },
   wholesaler_bad_response: {
     code: '1503',

@@ -143,7 +143,11 @@ export function errorsSentence(
   return parts.length === 0 ? `Errors: ${common.slice(4)}.` : `Errors: ${parts.join(', ')}, ${common}.`;
 }
 
-/** Kinds whose answers carry (or, for a conflict, may carry) Retry-After. */
+/**
+ * Kinds whose answers carry Retry-After, always or where retrying helps: a conflict about a delivery in
+ * progress, an unreachable wholesaler, its HTTP 408, 429 or 5xx, a timeout cut by shutdown, an open
+ * outcome.
+ */
 export const RETRY_AFTER_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'rate_limited',
   'gateway_busy',
@@ -152,4 +156,9 @@ export const RETRY_AFTER_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'wholesaler_throttled',
   'wholesaler_circuit_open',
   'service_unavailable',
+  'wholesaler_unreachable',
+  'wholesaler_http_error',
+  'wholesaler_timeout',
+  'order_outcome_unknown',
+  'return_outcome_unknown',
 ]);

@@ -12,6 +12,8 @@ export interface RawResponse {
   status: number;
   contentType?: string;
   challenge?: string;
+  /** The wholesaler's Retry-After header as it came (seconds or an HTTP date), at most 100 characters. */
+  retryAfter?: string;
   body: Buffer;
 }
 
@@ -39,6 +41,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private contentType?: string;
   private challenge?: string;
+  private retryAfter?: string;
   private readonly chunks: Buffer[] = [];
   private received = 0;
 
@@ -71,6 +74,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       const value = rawHeaders[i + 1]!.toString('latin1');
       if (name === 'content-type') this.contentType = value;
       else if (name === 'www-authenticate') this.challenge = value.slice(0, 200);
+      else if (name === 'retry-after') this.retryAfter = value.slice(0, 100);
       else if (name === 'content-length' && Number(value) > this.maxBytes) {
         this.abort(new ResponseTooLarge());
         return false;
@@ -95,6 +99,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       status: this.status,
       contentType: this.contentType,
       challenge: this.challenge,
+      retryAfter: this.retryAfter,
       // Usually one chunk (undici hands out views of socket reads, not reused buffers): no copy then.
       body: this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received),
     });

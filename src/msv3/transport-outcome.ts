@@ -1,4 +1,6 @@
 import { isAscii } from 'node:buffer';
+import type { Clock } from '../lib/clock.js';
+import { parseRetryAfter } from '../lib/retry-after.js';
 import type { Credentials } from './credentials.js';
 import type { DecodeResult, Msv3Fault } from './result.js';
 import type { RawFailure, RawOutcome, RawResponse } from './transport-exchange.js';
@@ -17,6 +19,8 @@ export interface CallContext {
   operation: string;
   /** Scrubbed from anything the wholesaler sent back before it goes into an error (it might echo them). */
   secrets: string[];
+  /** Reads an HTTP-date Retry-After against it. */
+  clock: Clock;
 }
 
 export interface TimeoutSettings {
@@ -97,6 +101,8 @@ export function interpretProbe(
 function httpStatusError(response: RawResponse, text: string, context: CallContext): UpstreamError {
   const contentType =
     response.contentType === undefined ? {} : { contentType: response.contentType.slice(0, 100) };
+  const retryAfterMs = parseRetryAfter(response.retryAfter, context.clock.now());
+  const retryAfter = retryAfterMs === undefined ? {} : { retryAfterMs };
   return upstreamError({
     reason: 'http_status',
     target: context.target,
@@ -106,6 +112,7 @@ function httpStatusError(response: RawResponse, text: string, context: CallConte
     status: response.status,
     bodySnippet: snippet(scrub(text, context.secrets)),
     ...contentType,
+    ...retryAfter,
   });
 }
 

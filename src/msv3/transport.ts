@@ -247,7 +247,12 @@ export function createTransport(
     const authorization = basicAuthorization(input.credentials);
     const contentType = remembered(contentTypes, input.action, soapContentType);
     const headers = { 'content-type': contentType, authorization };
-    const context: CallContext = { target, operation, secrets: secretsOf(input.credentials, authorization) };
+    const context: CallContext = {
+      target,
+      operation,
+      secrets: secretsOf(input.credentials, authorization),
+      clock,
+    };
     const fail = (fields: UpstreamErrorFields): CallResult<T> => ({
       ok: false,
       error: upstreamError(fields),
@@ -304,7 +309,7 @@ export function createTransport(
     const limits = { maxBytes: PROBE_MAX_BYTES, totalTimeoutMs: config.probeTimeoutMs };
     const contentType = remembered(contentTypes, input.request.action, soapContentType);
     const outcome = await send(url, { 'content-type': contentType }, input.request.body, limits);
-    const context: CallContext = { target: input.target, operation: 'probe', secrets: [] };
+    const context: CallContext = { target: input.target, operation: 'probe', secrets: [], clock };
     return { ...interpretProbe(outcome, context, config), latencyMs: performance.now() - started };
   }
 

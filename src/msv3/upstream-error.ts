@@ -57,6 +57,8 @@ interface HttpStatusError extends UpstreamErrorBase {
   contentType?: string;
   /** The start of the body, for support; truncated. */
   bodySnippet: string;
+  /** When the wholesaler's Retry-After header says to try again, from when it answered. */
+  retryAfterMs?: number;
 }
 
 interface CredentialsRejectedError extends UpstreamErrorBase {

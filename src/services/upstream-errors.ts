@@ -40,18 +40,23 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
         `The wholesaler ${wholesaler} did not answer in time (${error.phase} timeout after ${error.timeoutMs} ms, ${TIMEOUT_SETTINGS[error.phase]}).`,
         options,
       );
-    case 'http_status':
+    case 'http_status': {
+      // A status worth retrying (408, 429, 5xx) carries Retry-After: the wholesaler's own, within bounds.
+      const retryAfter = error.retryable ? httpRetryAfterSeconds(error.retryAfterMs) : undefined;
       return new ApiError(
         'wholesaler_http_error',
-        `The wholesaler ${wholesaler} answered HTTP ${error.status}.`,
+        `The wholesaler ${wholesaler} answered HTTP ${error.status}.` +
+          (retryAfter === undefined ? '' : ` Retry in ${retryAfter} s.`),
         {
           ...options,
+          ...(retryAfter === undefined ? {} : { retryAfter }),
           upstream: {
             http_status: error.status,
             technical_text: sanitizeUntrustedText(error.bodySnippet) || undefined,
           },
         },
       );
+    }
     case 'soap_fault':
       return faultError(error, wholesaler);
     case 'decode':
@@ -129,4 +134,14 @@ function faultError(error: Extract<UpstreamError, { reason: 'soap_fault' }>, who
     upstream,
     ...(kind === 'wholesaler_throttled' ? { retryAfter: 30 } : {}),
   });
+}
+
+/** Without a hint from the wholesaler, as for an unreachable one. */
+const DEFAULT_HTTP_RETRY_AFTER_SECONDS = 5;
+/** A wholesaler's hint beyond this (a day's maintenance, a bad header) is capped: clients ask again then. */
+const MAX_HTTP_RETRY_AFTER_SECONDS = 600;
+
+function httpRetryAfterSeconds(retryAfterMs: number | undefined): number {
+  if (retryAfterMs === undefined) return DEFAULT_HTTP_RETRY_AFTER_SECONDS;
+  return Math.min(MAX_HTTP_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(retryAfterMs / 1000)));
 }

@@ -1,7 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { type AddressPolicy, checkUrlShape, type HostLookup } from '../../lib/address-policy.js';
 import { type ConnectPolicy, createGuardedConnector } from '../../lib/guarded-connector.js';
-import { parseRetryAfter } from './schedule.js';
+import { parseRetryAfter } from '../../lib/retry-after.js';
 
 /** Why an attempt failed; stored in the attempt log and used as the metric label. */
 type FailureClass =

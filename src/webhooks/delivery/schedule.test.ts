@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_ATTEMPTS,
-  MAX_RETRY_AFTER_MS,
-  nextRetryDelayMs,
-  parseRetryAfter,
-  RETRY_DELAYS_MS,
-} from './schedule.js';
+import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, nextRetryDelayMs, RETRY_DELAYS_MS } from './schedule.js';
 
 const HOUR = 3_600_000;
 
@@ -40,14 +34,5 @@ describe('retry schedule', () => {
     expect(nextRetryDelayMs(1, { retryAfterMs: 60_000, random })).toBe(60_000);
     expect(nextRetryDelayMs(2, { retryAfterMs: 60_000, random })).toBe(5 * 60_000);
     expect(nextRetryDelayMs(1, { retryAfterMs: 30 * 24 * HOUR, random })).toBe(MAX_RETRY_AFTER_MS);
-  });
-
-  it('reads Retry-After as seconds or as an HTTP date', () => {
-    const now = Date.UTC(2026, 0, 5, 9, 0, 0);
-    expect(parseRetryAfter('120', now)).toBe(120_000);
-    expect(parseRetryAfter('Mon, 05 Jan 2026 09:01:00 GMT', now)).toBe(60_000);
-    expect(parseRetryAfter('Mon, 05 Jan 2026 08:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('soon', now)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now)).toBeUndefined();
   });
 });

@@ -36,12 +36,3 @@ export function nextRetryDelayMs(
   const requested = Math.min(options.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS);
   return Math.max(jittered, requested);
 }
-
-/** Retry-After as delay-seconds or an HTTP date, in milliseconds from `now`; undefined if unreadable. */
-export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}

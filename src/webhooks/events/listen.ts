@@ -1,5 +1,5 @@
 import type { EventType } from '../../core/event-types.js';
-import { parseRetryAfter } from '../delivery/schedule.js';
+import { parseRetryAfter } from '../../lib/retry-after.js';
 import { deliveryHeaders } from '../sign.js';
 import { newDeliveryId } from './record.js';
 
