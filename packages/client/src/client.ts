@@ -112,7 +112,7 @@ async function sendOperation(
 
     const error = await readError(response, idempotencyKey, attempt);
     const delay =
-      attempt <= policy.retries && retriesKind(error.kind, repeatable)
+      attempt <= policy.retries && retriesKind(error.kind, repeatable, error.retryAfterSeconds !== undefined)
         ? retryDelayMs(policy, attempt, error.retryAfterSeconds)
         : undefined;
     if (delay === undefined) throw error;

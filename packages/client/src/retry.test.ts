@@ -29,6 +29,9 @@ describe('retry rules', () => {
     expect(retriesKind('order_outcome_unknown', true)).toBe(true);
     expect(retriesKind('order_outcome_unknown', false)).toBe(false);
     expect(retriesKind('wholesaler_fault', true)).toBe(false);
+    expect(retriesKind('wholesaler_http_error', true, true)).toBe(true);
+    expect(retriesKind('wholesaler_http_error', true, false)).toBe(false);
+    expect(retriesKind('wholesaler_http_error', false, true)).toBe(false);
     expect(retriesKind('idempotency_key_reused', true)).toBe(false);
   });
 });
