@@ -18,6 +18,8 @@ export interface Endpoint {
   body?: Schema;
   /** It takes X-MSV3 credentials, so it calls a wholesaler (and may answer its 5xx kinds). */
   callsWholesaler: boolean;
+  /** The error kinds the document lists per status (its responses' examples, one per kind). */
+  errorKinds: Record<string, string[]>;
 }
 
 export interface FuzzContext {
@@ -37,6 +39,8 @@ export interface FuzzRequest {
   headers: Record<string, string | string[]>;
   body?: string | Buffer;
   endpoint: Endpoint;
+  /** With the endpoint's own method and path: its answer is one the document lists for the endpoint. */
+  asDocumented: boolean;
 }
 
 /** Every operation of the OpenAPI document (all methods and paths). */
@@ -61,10 +65,21 @@ export function endpointsOf(openapi: { paths: Record<string, Record<string, Sche
         parameters,
         ...(body === undefined ? {} : { body }),
         callsWholesaler: parameters.some((p) => p.name.toLowerCase() === 'x-msv3-username'),
+        errorKinds: documentedErrorKinds(operation.responses as Record<string, Schema> | undefined),
       });
     }
   }
   return endpoints;
+}
+
+function documentedErrorKinds(responses: Record<string, Schema> | undefined): Record<string, string[]> {
+  const kinds: Record<string, string[]> = {};
+  for (const [status, response] of Object.entries(responses ?? {})) {
+    if (Number(status) < 400) continue;
+    const content = response.content as Record<string, Schema> | undefined;
+    kinds[status] = Object.keys((content?.['application/json']?.examples as Schema | undefined) ?? {});
+  }
+  return kinds;
 }
 
 const WHOLESALERS = ['phoenix', 'phoenix_test', 'gehe', 'gehe_test', 'sanacorp', 'nobody', 'PHOENIX', ''];
@@ -411,6 +426,7 @@ export function fuzzRequest(endpoint: Endpoint, rng: Random, ctx: FuzzContext): 
   if (rng.chance(0.04))
     method = rng.pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE']);
   let path = endpoint.path.replace(/\{(\w+)\}/g, (_m, name: string) => pathValue(name, rng, ctx));
+  const ownPath = path;
   if (rng.chance(0.03))
     path = rng.pick([
       `${path}/extra`,
@@ -454,5 +470,6 @@ export function fuzzRequest(endpoint: Endpoint, rng: Random, ctx: FuzzContext): 
     headers,
     ...(body === undefined ? {} : { body }),
     endpoint,
+    asDocumented: method === endpoint.method && path === ownPath,
   };
 }

@@ -207,6 +207,11 @@ async function fuzzRequests(
           : undocumented5xxProblem(outcome.status, outcome.body, endpoint.callsWholesaler);
       if (undocumented !== undefined)
         problems.add(`5xx:${undocumented}`, `${label} → ${outcome.body.slice(0, 160)}`);
+      const unlisted = request.asDocumented
+        ? unlistedKind(outcome.status, outcome.body, endpoint)
+        : undefined;
+      if (unlisted !== undefined)
+        problems.add(`unlisted:${unlisted}`, `${label} → ${outcome.body.slice(0, 160)}`);
       const retry = retryAfterProblem(outcome.status, outcome.headers['retry-after']);
       if (retry !== undefined) problems.add(`retry:${retry}`, label);
       const leak = leakProblem(outcome.body, [fuzz.password, fuzz.keys.test, fuzz.keys.live]);
@@ -248,6 +253,12 @@ async function fuzzRequests(
       problems.examples.find((e) => e.startsWith('shape:')),
     ),
     row(
+      'fuzz: error kinds the document does not list',
+      `${problems.total('unlisted:')}${problems.total('unlisted:') > 0 ? ` (${problems.summary('unlisted:')})` : ''}`,
+      problems.total('unlisted:') === 0,
+      problems.examples.find((e) => e.startsWith('unlisted:')),
+    ),
+    row(
       'fuzz: Retry-After on 429/503',
       `${problems.total('retry:')} answers without it`,
       problems.total('retry:') === 0,
@@ -260,6 +271,23 @@ async function fuzzRequests(
       problems.examples.find((e) => e.startsWith('leak:')),
     ),
   ];
+}
+
+/**
+ * An error answer whose kind the OpenAPI document does not list for the operation at that status: the
+ * document (and the docs and client built from it) would mislead. Undefined when listed or not an error.
+ */
+function unlistedKind(status: number, body: string, endpoint: Endpoint): string | undefined {
+  if (status < 400) return undefined;
+  let kind: unknown;
+  try {
+    kind = (JSON.parse(body) as { error?: unknown }).error;
+  } catch {
+    return undefined; // errorShapeProblem reports it
+  }
+  // A path value such as `..` can leave the route (the URL is normalised): no operation answers then.
+  if (typeof kind !== 'string' || kind === 'route_not_found') return undefined;
+  return endpoint.errorKinds[String(status)]?.includes(kind) ? undefined : `${status} ${kind}`;
 }
 
 async function rawRequests(gateway: Gateway, apiKey: string, password: string): Promise<Row> {
