@@ -107,9 +107,15 @@ export async function stream(socket: Socket, total: number, chunk: Buffer): Prom
     const part = chunk.subarray(0, Math.min(chunk.length, total - sent));
     sent += part.length;
     if (!socket.write(part)) {
+      // Whichever comes first; the other listener goes, or every wait would leave one behind.
       await new Promise<void>((resolve) => {
-        socket.once('drain', resolve);
-        socket.once('close', resolve);
+        const done = () => {
+          socket.off('drain', done);
+          socket.off('close', done);
+          resolve();
+        };
+        socket.once('drain', done);
+        socket.once('close', done);
       });
     }
   }
