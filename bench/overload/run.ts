@@ -19,8 +19,9 @@
  * `--short`: the two 2,000-client scenarios, 10 s each, on one gateway (a smoke test, about a minute).
  * `--memory`: 9,980 clients, a 5 s wholesaler, UPSTREAM_MAX_CONCURRENCY and UPSTREAM_MAX_QUEUE 10,000:
  * every call in flight at once; the gateway's peak RSS (VmRSS from /proc) is the figure (budget 512 MB),
- * and per call the wholesaler held at its peak. Two runs: the gateway as `npm start` starts it, then as
- * `npm run start:bounded-memory` does (docs/configuration.md, "Bounded memory").
+ * and per call the wholesaler held at its peak. Three runs: the gateway as `npm start` starts it, then as
+ * `npm run start:bounded-memory` does (docs/configuration.md, "Bounded memory"), then the reference, the
+ * pass-through of bench/gateway/baseline.ts with `npm start`'s node flags.
  * File descriptors (`ulimit -n`, 20,000 here, not raisable in the container) do not allow 10,000 client and
  * 10,000 wholesaler sockets in one gateway process: the scenario runs 9,980 clients (BENCH_MEMORY_CLIENTS).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/overload[-short|-memory].json.
@@ -58,6 +59,11 @@ interface Scenario {
   env: Record<string, string>;
   /** The package.json script whose node flags start the gateway (`start` unless said). */
   startScript?: string;
+  /**
+   * Instead of the gateway, bench/gateway/baseline.ts: bare Fastify forwarding with undici, nothing
+   * else. What any Node server of that shape pays per call in flight, measured in the same run.
+   */
+  passThrough?: boolean;
 }
 
 const DEFAULT_CONCURRENCY = 16;
@@ -87,6 +93,14 @@ function candidates(): Scenario[] {
         callMs: 5_000,
         env: wide,
         startScript: 'start:bounded-memory',
+      },
+      {
+        name: `memory-${clients}-passthrough`,
+        clients,
+        retry: 'retry_after',
+        callMs: 5_000,
+        env: wide,
+        passThrough: true,
       },
     ];
   }
@@ -171,9 +185,12 @@ async function runScenario(
   // --short: the scenarios share one wholesaler and gateway (started once: the smoke test stays short).
   const reused = SHORT ? running : undefined;
   const wholesaler = reused?.wholesaler ?? (await startWholesaler(scenario.callMs));
+  const wholesalerBase = `http://127.0.0.1:${wholesaler.port}/msv3/v2.0`;
   const gateway =
     reused?.gateway ??
-    (await startGateway(folder, scenario, `http://127.0.0.1:${wholesaler.port}/msv3/v2.0`));
+    (scenario.passThrough
+      ? await startPassThrough(scenario, wholesalerBase)
+      : await startGateway(folder, scenario, wholesalerBase));
   if (SHORT) running = { wholesaler, gateway };
   const pid = gateway.child.pid!;
   // One call first: connections, JIT and the mean call time are warm, as in a running gateway.
@@ -423,6 +440,33 @@ async function startGateway(
   track(child);
   const url = await untilListening(child, 'gateway', 120_000);
   return { child, url, keys };
+}
+
+/** bench/gateway/baseline.ts with the start script's node flags, as many wholesaler connections as the gateway may use. */
+async function startPassThrough(
+  scenario: Scenario,
+  wholesalerBase: string,
+): Promise<{ child: ChildProcess; url: string; keys: string[] }> {
+  const connections = scenario.env.UPSTREAM_MAX_CONCURRENCY ?? String(DEFAULT_CONCURRENCY);
+  const child = fork(
+    join(ROOT, 'bench', 'gateway', 'baseline.ts'),
+    [`${wholesalerBase}/verfuegbarkeitAnfragen`, connections],
+    {
+      execArgv: [...gatewayFlags(scenario), '--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
+  track(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('pass-through: not ready within 60 s')), 60_000);
+    child.on('message', (message: { ready?: boolean; port?: number }) => {
+      if (message.ready !== true) return;
+      clearTimeout(timer);
+      resolve(message.port!);
+    });
+  });
+  // It checks no keys; the clients send them all the same.
+  return { child, url: `http://127.0.0.1:${port}`, keys: SHARES.map((share) => `unused_${share.name}`) };
 }
 
 /**
