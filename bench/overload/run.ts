@@ -376,15 +376,21 @@ async function startWholesaler(callMs: number): Promise<{ child: ChildProcess; p
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   track(child);
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('wholesaler: not ready within 60 s')), 60_000);
-    child.on('message', (message: { port?: number }) => {
+  return { child, port: await readyPort(child, 'wholesaler') };
+}
+
+/** The port a forked server reports over IPC once it listens (`{port}`, with or without `ready`). */
+function readyPort(child: ChildProcess, name: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: not ready within 60 s`)), 60_000);
+    const onMessage = (message: { port?: number }) => {
       if (message.port === undefined) return;
       clearTimeout(timer);
+      child.off('message', onMessage);
       resolve(message.port);
-    });
+    };
+    child.on('message', onMessage);
   });
-  return { child, port };
 }
 
 interface WholesalerReport {
@@ -425,11 +431,6 @@ async function startGateway(
       ...scenario.env,
     },
   });
-  // BENCH_GATEWAY_ENV: `NAME=value …` added to the gateway's environment (MALLOC_ARENA_MAX=2, say).
-  for (const pair of process.env.BENCH_GATEWAY_ENV?.split(' ').filter(Boolean) ?? []) {
-    const at = pair.indexOf('=');
-    env[pair.slice(0, at)] = pair.slice(at + 1);
-  }
   const keys = SHARES.map((share) => createLiveKey(env, share.name));
   // BENCH_CPU_PROFILE_DIR: write a V8 CPU profile of the gateway there (node --cpu-prof).
   const profile = process.env.BENCH_CPU_PROFILE_DIR;
@@ -464,14 +465,7 @@ async function startPassThrough(
     },
   );
   track(child);
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('pass-through: not ready within 60 s')), 60_000);
-    child.on('message', (message: { ready?: boolean; port?: number }) => {
-      if (message.ready !== true) return;
-      clearTimeout(timer);
-      resolve(message.port!);
-    });
-  });
+  const port = await readyPort(child, 'pass-through');
   // It checks no keys; the clients send them all the same.
   return { child, url: `http://127.0.0.1:${port}`, keys: SHARES.map((share) => `unused_${share.name}`) };
 }

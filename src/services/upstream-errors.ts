@@ -32,7 +32,7 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
         error.maybeDelivered
           ? `The connection to ${wholesaler} broke after the request was sent (${error.code}).`
           : `The wholesaler ${wholesaler} could not be reached (${error.code}).`,
-        { ...options, retryAfter: 5 },
+        { ...options, retryAfter: DEFAULT_RETRY_AFTER_SECONDS },
       );
     case 'timeout':
       return new ApiError(
@@ -42,7 +42,11 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
       );
     case 'http_status': {
       // A status worth retrying (408, 429, 5xx) carries Retry-After: the wholesaler's own, within bounds.
-      const retryAfter = error.retryable ? httpRetryAfterSeconds(error.retryAfterMs) : undefined;
+      const retryAfter = !error.retryable
+        ? undefined
+        : error.retryAfterMs === undefined
+          ? DEFAULT_RETRY_AFTER_SECONDS
+          : retryAfterSeconds(error.retryAfterMs, MAX_HTTP_RETRY_AFTER_SECONDS);
       return new ApiError(
         'wholesaler_http_error',
         `The wholesaler ${wholesaler} answered HTTP ${error.status}.` +
@@ -72,7 +76,7 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
         { ...options, upstream: { http_status: error.status } },
       );
     case 'circuit_open': {
-      const seconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+      const seconds = retryAfterSeconds(error.retryAfterMs);
       return new ApiError(
         'wholesaler_circuit_open',
         `Calls to ${wholesaler} are paused after repeated failures; retry in ${seconds} s.`,
@@ -80,7 +84,7 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
       );
     }
     case 'overloaded': {
-      const seconds = Math.min(60, Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+      const seconds = retryAfterSeconds(error.retryAfterMs, 60);
       return new ApiError(
         'gateway_busy',
         error.cause === 'wait_timeout'
@@ -136,12 +140,12 @@ function faultError(error: Extract<UpstreamError, { reason: 'soap_fault' }>, who
   });
 }
 
-/** Without a hint from the wholesaler, as for an unreachable one. */
-const DEFAULT_HTTP_RETRY_AFTER_SECONDS = 5;
+/** An unreachable wholesaler, or an HTTP error without a hint of its own: ask again in a few seconds. */
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
 /** A wholesaler's hint beyond this (a day's maintenance, a bad header) is capped: clients ask again then. */
 const MAX_HTTP_RETRY_AFTER_SECONDS = 600;
 
-function httpRetryAfterSeconds(retryAfterMs: number | undefined): number {
-  if (retryAfterMs === undefined) return DEFAULT_HTTP_RETRY_AFTER_SECONDS;
-  return Math.min(MAX_HTTP_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(retryAfterMs / 1000)));
+/** A wait in milliseconds as Retry-After: whole seconds, rounded up, at least 1, at most `maxSeconds`. */
+function retryAfterSeconds(ms: number, maxSeconds = Number.POSITIVE_INFINITY): number {
+  return Math.min(maxSeconds, Math.max(1, Math.ceil(ms / 1000)));
 }
