@@ -15,7 +15,9 @@ import { wrk } from '../common/wrk.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-export const START_NODE_FLAGS = startScriptNodeFlags();
+/** The package.json script whose node flags start the gateway: `start`, or BENCH_START_SCRIPT. */
+export const START_SCRIPT = process.env.BENCH_START_SCRIPT ?? 'start';
+export const START_NODE_FLAGS = startScriptNodeFlags(START_SCRIPT);
 export const LOG_LEVEL = 'info';
 /** The gateway's default UPSTREAM_MAX_CONCURRENCY. */
 export const UPSTREAM_CONNECTIONS = 16;

@@ -21,7 +21,9 @@
  *  - BENCH_UPSTREAM_DELAY_MS=<ms> (0 by default, at most 1000): the upstream waits that long before each
  *    answer, as a wholesaler's own processing would, so the servers are no longer CPU-bound;
  *  - BENCH_CONNECTIONS=<n> (32 by default, 1 to 256): wrk's connections; 1 shows what one call pays.
- * Such a run writes bench/results/gateway[-upstream-<ms>ms][-c<n>].json instead.
+ * BENCH_START_SCRIPT=start:bounded-memory starts the gateway with that script's node flags instead (what
+ * they cost per request; docs/configuration.md "Bounded memory").
+ * Such a run writes bench/results/gateway[-upstream-<ms>ms][-c<n>][-bounded-memory].json instead.
  * BENCH_CPU_PROF=<dir> starts the gateway with `--cpu-prof` (the profile is written when it stops).
  * BENCH_FAST_PATHS=1 measures instead what each speed-up that doubles logic saves (fast-paths.ts).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/gateway.json.
@@ -42,6 +44,7 @@ import {
   post,
   type RunResult,
   START_NODE_FLAGS,
+  START_SCRIPT,
   startGateway,
   UPSTREAM_CONNECTIONS,
 } from './harness.js';
@@ -49,7 +52,7 @@ import {
 const ROOT = process.cwd();
 const UPSTREAM_DELAY_MS = boundedSetting('BENCH_UPSTREAM_DELAY_MS', 0, 0, 1000);
 const CONNECTIONS = boundedSetting('BENCH_CONNECTIONS', 32, 1, 256);
-const SCENARIO = `${UPSTREAM_DELAY_MS === 0 ? '' : `-upstream-${UPSTREAM_DELAY_MS}ms`}${CONNECTIONS === 32 ? '' : `-c${CONNECTIONS}`}`;
+const SCENARIO = `${UPSTREAM_DELAY_MS === 0 ? '' : `-upstream-${UPSTREAM_DELAY_MS}ms`}${CONNECTIONS === 32 ? '' : `-c${CONNECTIONS}`}${START_SCRIPT === 'start' ? '' : `-${START_SCRIPT.replace(/^start:/, '')}`}`;
 const RESULTS = join(ROOT, 'bench', 'results', `gateway${SCENARIO}.json`);
 const RUNS = Math.min(Number(process.env.BENCH_RUNS ?? 3), 9);
 const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? 10), 60);
@@ -190,7 +193,7 @@ async function main(): Promise<void> {
         request: `${Buffer.byteLength(body)} B JSON, 50 items (the PZNs of the canned answer)`,
         response: `${Buffer.byteLength(answer)} B JSON (the gateway's answer; the baseline sends the same bytes)`,
         upstream: `node:http on 127.0.0.1 in its own process, ${upstream.bytes} B canned v2 verfuegbarkeitAnfragen answer, ${UPSTREAM_DELAY_MS === 0 ? 'at once' : `after ${UPSTREAM_DELAY_MS} ms`}`,
-        gateway: `node ${[...START_NODE_FLAGS, ''].join(' ')}dist/cli.js serve (as npm start), own process; SQLite; catalogue wholesaler "bench" live → canned upstream; live key; LOG_LEVEL=${LOG_LEVEL} to /dev/null; RATE_LIMIT_LIVE_POINTS=1000000 (memory limiter); defaults otherwise (UPSTREAM_MAX_CONCURRENCY ${UPSTREAM_CONNECTIONS})`,
+        gateway: `node ${[...START_NODE_FLAGS, ''].join(' ')}dist/cli.js serve (as npm ${START_SCRIPT === 'start' ? 'start' : `run ${START_SCRIPT}`}), own process; SQLite; catalogue wholesaler "bench" live → canned upstream; live key; LOG_LEVEL=${LOG_LEVEL} to /dev/null; RATE_LIMIT_LIVE_POINTS=1000000 (memory limiter); defaults otherwise (UPSTREAM_MAX_CONCURRENCY ${UPSTREAM_CONNECTIONS})`,
         baseline: `Fastify 5 (logger off) validating the same body schema (Ajv), undici Pool (${UPSTREAM_CONNECTIONS} connections) POSTing a fixed SOAP body, fixed JSON answer`,
         floor:
           'the baseline plus verfuegbarkeitAnfragen.decodeResponse of the SOAP answer (decode-only reference; same fixed JSON answer)',

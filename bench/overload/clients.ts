@@ -168,3 +168,104 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
+
+export interface WaveOptions {
+  url: string;
+  accounts: AccountLoad[];
+  body: string;
+  waves: number;
+  /** New connections a second while the clients connect (before the first wave). */
+  connectPerSecond: number;
+  /** Called once every client is connected, just before the first wave. */
+  onConnected?: () => void;
+}
+
+export interface WaveFigures {
+  /** Calls sent per wave (one per client). */
+  calls: number;
+  successes: number;
+  failures: Record<string, number>;
+  /** First request of the wave → its last answer, ms. */
+  waveMs: number;
+  /** Request → 200 answer, ms. */
+  latencies: number[];
+}
+
+/**
+ * Waves of calls (the memory scenario): every client first opens its keep-alive connection (a
+ * `GET /v1/health`, spread at `connectPerSecond`), then all clients send one `POST /v1/availability` at
+ * once and wait for its answer; the next wave starts once every call of the last one has its answer.
+ * What is measured is the most calls the gateway holds at one time, without the closed loop's need to
+ * turn 2,000 calls a second around on a shared two-core machine.
+ */
+export async function runWaves(options: WaveOptions): Promise<WaveFigures[]> {
+  const clients = options.accounts.flatMap((account) =>
+    Array.from({ length: account.clients }, () => ({
+      key: account.key,
+      connection: new Client(options.url, {
+        keepAliveTimeout: 120_000,
+        keepAliveMaxTimeout: 120_000,
+        headersTimeout: 120_000,
+        bodyTimeout: 120_000,
+        connectTimeout: 30_000,
+      }),
+    })),
+  );
+  const started = performance.now();
+  await Promise.all(
+    clients.map(async ({ connection }, index) => {
+      const delay = started + (index * 1000) / options.connectPerSecond - performance.now();
+      if (delay > 0) await sleep(delay);
+      const answer = await connection.request({ path: '/v1/health', method: 'GET' });
+      await answer.body.dump();
+    }),
+  );
+  options.onConnected?.();
+  const figures: WaveFigures[] = [];
+  for (let wave = 0; wave < options.waves; wave++) {
+    const figure: WaveFigures = {
+      calls: clients.length,
+      successes: 0,
+      failures: {},
+      waveMs: 0,
+      latencies: [],
+    };
+    const fired = performance.now();
+    await Promise.all(
+      clients.map(async ({ key, connection }) => {
+        const sent = performance.now();
+        try {
+          const answer = await connection.request({
+            path: '/v1/availability',
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-api-key': key,
+              'x-msv3-username': 'bench1',
+              'x-msv3-password': 'geheim',
+            },
+            body: options.body,
+          });
+          const text = await answer.body.text();
+          if (answer.statusCode === 200) {
+            figure.successes++;
+            figure.latencies.push(performance.now() - sent);
+            return;
+          }
+          let kind = `http_${answer.statusCode}`;
+          try {
+            kind = (JSON.parse(text) as { error?: string }).error ?? kind;
+          } catch {}
+          figure.failures[kind] = (figure.failures[kind] ?? 0) + 1;
+        } catch (error) {
+          const code = (error as { code?: string }).code ?? 'error';
+          figure.failures[code] = (figure.failures[code] ?? 0) + 1;
+        }
+      }),
+    );
+    figure.waveMs = performance.now() - fired;
+    figures.push(figure);
+  }
+  await Promise.all(clients.map(({ connection }) => connection.destroy()));
+  return figures;
+}
