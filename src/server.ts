@@ -1,9 +1,11 @@
+import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { VERSION } from './core/version.js';
 import type { GatewayApp } from './http/types.js';
 import type { Clock } from './lib/clock.js';
+import { heapBudgetWarning } from './lib/heap-budget.js';
 import { createLogger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -58,6 +60,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { config } = options;
   const print = options.print ?? (() => {});
   const logger = options.logger ?? createLogger({ level: config.log.level });
+  const heapWarning = heapBudgetWarning(config.upstream, getHeapStatistics().heap_size_limit);
+  if (heapWarning !== null) logger.warn(heapWarning);
   const { deps, sandboxUrl, firstKey, jobs, stopCalls, stopWebhooks, opened } = await buildDependencies(
     config,
     {

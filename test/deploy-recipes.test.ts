@@ -225,6 +225,25 @@ describe('npm run start:bounded-memory (docs/configuration.md)', () => {
     const expectedMb = flag('max-old-space-size') + 3 * flag('max-semi-space-size');
     expect(Number(printed.stdout.trim()) / 2 ** 20).toBe(expectedMb);
   });
+
+  it('documents a container command with the same flags, since NODE_OPTIONS loses to the image command', () => {
+    const heapLimitMb = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      Number(
+        spawnSync(
+          process.execPath,
+          [...args, '-e', 'console.log(require("node:v8").getHeapStatistics().heap_size_limit)'],
+          { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } },
+        ).stdout.trim(),
+      ) /
+      2 ** 20;
+    const documented = /`command: (\[.*?\])`/.exec(read('docs/configuration.md'))?.[1];
+    const command = JSON.parse(documented!) as string[];
+    expect(command.slice(-2)).toEqual(startArgv.slice(-2));
+    expect(command.slice(1, -2)).toEqual(flags);
+    // Why the documentation says to replace the command: the image's own flag wins over NODE_OPTIONS.
+    const imageFlags = startArgv.slice(1, -2);
+    expect(heapLimitMb(imageFlags, { NODE_OPTIONS: flags.join(' ') })).not.toBe(heapLimitMb(flags));
+  });
 });
 
 /** `15s`, `20s`, `2min`, or bare seconds, as Docker Compose and systemd write durations. */
