@@ -205,11 +205,10 @@ describe('msv3-gateway keys', () => {
 });
 
 describe('msv3-gateway as a process', () => {
-  const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
   const cli = join(process.cwd(), 'src', 'cli.ts');
 
-  function spawnCli(args: string[], env: NodeJS.ProcessEnv) {
-    const child = spawn(tsx, [cli, ...args], {
+  function spawnCli(args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []) {
+    const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', cli, ...args], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -272,39 +271,28 @@ describe('msv3-gateway as a process', () => {
 
   it('warns at start when the wholesaler calls it may hold outgrow its heap limit', async () => {
     // 128 MB of old space (V8's limit: 176 MB with the default semi-spaces) holds about 5,400 calls.
-    const child = spawn(process.execPath, ['--max-old-space-size=128', '--import', 'tsx', cli, 'serve'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        DATABASE_URL: `sqlite:${join(folder, 'heap-budget', 'gateway.db')}`,
-        UPSTREAM_MAX_CONCURRENCY: '8000',
-        UPSTREAM_MAX_QUEUE: '2000',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const env = {
+      PORT: '0',
+      DATABASE_URL: `sqlite:${join(folder, 'heap-budget', 'gateway.db')}`,
+      UPSTREAM_MAX_CONCURRENCY: '8000',
+      UPSTREAM_MAX_QUEUE: '2000',
+      LOG_LEVEL: 'info',
+    };
+    const proc = spawnCli(['serve'], env, ['--max-old-space-size=128']);
     try {
-      await waitFor(() => stderr, /listening on http:\/\/\S+/);
-      const record = stdout
+      await waitFor(proc.stderr, /listening on http:\/\/\S+/);
+      const record = proc
+        .stdout()
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as { level: number; msg: string })
         .find((entry) => entry.msg.startsWith('UPSTREAM_MAX_CONCURRENCY + UPSTREAM_MAX_QUEUE'));
       expect(record?.level).toBe(40);
       expect(record?.msg).toMatch(/let 10000 calls be in flight .* heap limit \(\d+ MB\) holds about \d+/);
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
     }
   }, 120_000);
 

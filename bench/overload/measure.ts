@@ -15,6 +15,33 @@ export interface Watched {
   health: { p50: number; p99: number };
 }
 
+/** The gateway's figures of one scenario, as both kinds of scenario report them. */
+export function gatewayFigures(
+  watched: Watched,
+  peakInFlight: number,
+  cpu: { before: number | null; after: number | null; seconds: number },
+) {
+  return {
+    gateway_cpu_percent:
+      cpu.before === null || cpu.after === null
+        ? null
+        : round((100 * (cpu.after - cpu.before)) / (cpu.seconds * 1000), 1),
+    gateway_peak_rss_mb: round(watched.peakRssKb / 1024, 1),
+    // Per call the wholesaler held at its peak: both sockets of a call and its share of everything else.
+    gateway_peak_rss_kb_per_call_in_flight:
+      peakInFlight === 0 ? null : Math.round(watched.peakRssKb / peakInFlight),
+    gateway_memory_near_peak_mb: watched.heapAtPeak,
+    // Mean of the /metrics scrapes during the run and their worst p99 (null for the pass-through).
+    gateway_event_loop_lag_ms: watched.lag,
+    health_ms: watched.health,
+  };
+}
+
+/** `loop lag mean/p99 …` of a printed summary line. */
+export function lagText(lag: Watched['lag']): string {
+  return `loop lag mean/p99 ${lag === null ? 'n/a' : `${lag.mean}/${lag.p99} ms`}`;
+}
+
 /**
  * Samples the gateway's RSS every 200 ms (and /metrics at each new peak) and probes `GET /v1/health`
  * every 250 ms until `finish` is called.

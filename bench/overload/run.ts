@@ -37,7 +37,7 @@ import { dirname, join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
 import { CLI, startScriptNodeFlags, stopAll } from '../common/processes.js';
 import { type AccountFigures, percentile, type RetryPolicy, runLoad, runWaves } from './clients.js';
-import { cpuMs, merge, round, sum, watchGateway } from './measure.js';
+import { cpuMs, gatewayFigures, lagText, merge, round, sum, watchGateway } from './measure.js';
 import {
   DEFAULT_CONCURRENCY,
   gatewayFlags,
@@ -308,25 +308,14 @@ async function runScenario(
         ),
       ),
     },
-    gateway_cpu_percent:
-      cpuBefore === null || cpuAfter === null
-        ? null
-        : round((100 * (cpuAfter - cpuBefore)) / (SECONDS * 1000), 1),
-    gateway_peak_rss_mb: round(watched.peakRssKb / 1024, 1),
-    // Per call the wholesaler held at its peak: both sockets of a call and its share of everything else.
-    gateway_peak_rss_kb_per_call_in_flight:
-      report.peakHolding === 0 ? null : Math.round(watched.peakRssKb / report.peakHolding),
-    gateway_memory_near_peak_mb: watched.heapAtPeak,
-    // Mean of the /metrics scrapes during the run and their worst p99 (null for the pass-through).
-    gateway_event_loop_lag_ms: watched.lag,
-    health_ms: watched.health,
+    ...gatewayFigures(watched, report.peakHolding, { before: cpuBefore, after: cpuAfter, seconds: SECONDS }),
   };
   console.log(
     `[bench] ${scenario.name}: ${successes} / ${Math.round(capacity)} (${row.goodput_percent} %), wholesaler busy ${row.wholesaler_busy_percent} % (gap ${row.wholesaler_mean_gap_ms} ms), ` +
       `shares ${row.accounts.map((a) => `${a.account} ${a.share_percent} %`).join(' / ')}, refusals ${row.refusals_total} ${JSON.stringify(refusals)}, ` +
       `failures ${JSON.stringify(failures)}, p50/p99 ${row.latency_200_ms.p50}/${row.latency_200_ms.p99} ms, ` +
       `call p50/p99 ${row.call_ms_first_attempt_to_200.p50}/${row.call_ms_first_attempt_to_200.p99} ms, ` +
-      `CPU ${row.gateway_cpu_percent} %, loop lag mean/p99 ${watched.lag === null ? 'n/a' : `${watched.lag.mean}/${watched.lag.p99} ms`}, health p50/p99 ${row.health_ms.p50}/${row.health_ms.p99} ms, RSS ${row.gateway_peak_rss_mb} MB, load ${loadAverage}→${row.load_average_at_end}`,
+      `CPU ${row.gateway_cpu_percent} %, ${lagText(watched.lag)}, health p50/p99 ${row.health_ms.p50}/${row.health_ms.p99} ms, RSS ${row.gateway_peak_rss_mb} MB, load ${loadAverage}→${row.load_average_at_end}`,
   );
   return row;
 }
@@ -393,22 +382,13 @@ async function runWaveScenario(
       p50: Math.round(percentile(latencies, 50)),
       p99: Math.round(percentile(latencies, 99)),
     },
-    gateway_cpu_percent:
-      cpuBefore === null || cpuAfter === null
-        ? null
-        : round((100 * (cpuAfter - cpuBefore)) / (elapsedS * 1000), 1),
-    gateway_peak_rss_mb: round(watched.peakRssKb / 1024, 1),
-    gateway_peak_rss_kb_per_call_in_flight:
-      report.peakHolding === 0 ? null : Math.round(watched.peakRssKb / report.peakHolding),
-    gateway_memory_near_peak_mb: watched.heapAtPeak,
-    gateway_event_loop_lag_ms: watched.lag,
-    health_ms: watched.health,
+    ...gatewayFigures(watched, report.peakHolding, { before: cpuBefore, after: cpuAfter, seconds: elapsedS }),
   };
   console.log(
     `[bench] ${scenario.name}: ${successes} / ${calls} answered 200 (${row.goodput_percent} %), failures ${JSON.stringify(row.failures)}, ` +
       `waves ${row.wave_s.join(' / ')} s, wholesaler peak ${report.peakHolding} calls, RSS ${row.gateway_peak_rss_mb} MB ` +
       `(${row.gateway_peak_rss_kb_per_call_in_flight} KB a call), p50/p99 ${row.latency_200_ms.p50}/${row.latency_200_ms.p99} ms, ` +
-      `CPU ${row.gateway_cpu_percent} %, loop lag mean/p99 ${watched.lag === null ? 'n/a' : `${watched.lag.mean}/${watched.lag.p99} ms`}, health p50/p99 ${watched.health.p50}/${watched.health.p99} ms, load ${loadAverage}→${row.load_average_at_end}`,
+      `CPU ${row.gateway_cpu_percent} %, ${lagText(watched.lag)}, health p50/p99 ${watched.health.p50}/${watched.health.p99} ms, load ${loadAverage}→${row.load_average_at_end}`,
   );
   return row;
 }
