@@ -33,7 +33,9 @@ export type NewOrder = Pick<
 
 /**
  * Stores the order in state `sending`, unless an order with this id exists already (a retry of the same
- * request): then that one is returned unchanged. Either way the caller gets what is stored.
+ * request): then that one is returned unchanged. Either way the caller gets what is stored. One statement
+ * when the order is new (`returning`): an insert that committed and a read that then failed would leave
+ * the caller unsure whether the row exists.
  */
 export async function insertOrderIfAbsent(
   db: Kysely<Tables>,
@@ -41,7 +43,7 @@ export async function insertOrderIfAbsent(
   order: NewOrder,
 ): Promise<{ order: StoredOrder; created: boolean }> {
   const now = clock.now();
-  const result = await db
+  const inserted = await db
     .insertInto('orders')
     .values({
       id: order.id,
@@ -58,10 +60,12 @@ export async function insertOrderIfAbsent(
       updated_at: now,
     })
     .onConflict((oc) => oc.column('id').doNothing())
+    .returningAll()
     .executeTakeFirst();
+  if (inserted !== undefined) return { order: toStoredOrder(inserted), created: true };
   const stored = await findOrderById(db, order.id);
   if (stored === undefined) throw new Error(`order ${order.id} vanished after insert`);
-  return { order: stored, created: Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 };
+  return { order: stored, created: false };
 }
 
 /** The order with this gateway id, whoever owns it; callers check ownership (`findOwnOrder`). */

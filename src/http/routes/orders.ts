@@ -69,21 +69,23 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
     async (request) => {
       const credentials = msv3Credentials(request, request.body.wholesaler);
       if (request.query.dry_run) return dryRunOrder(orderDeps, request.auth, credentials, request.body);
-      let stored = false;
+      let mayBeStored = false;
       try {
         const placed = await placeOrder({ ...orderDeps, log: request.log }, request.auth, credentials, {
           ...request.body,
           idempotency: request.idempotency,
-          onStored: () => {
-            stored = true;
+          onStoring: () => {
+            mayBeStored = true;
           },
         });
         if (placed.order_id !== undefined) await noticeDeliveries(request, placed.order_id);
         return placed;
       } catch (error) {
-        // A 5xx after the order was stored may follow a `bestellen` the wholesaler received: keep the key
-        // (and so the Bestellung Id) for the retry, which resumes the stored order instead of a new one.
-        if (stored && (!isApiError(error) || error.status >= 500)) setIdempotencyOutcome(request, 'reopen');
+        // A 5xx once the order may be stored may follow a `bestellen` the wholesaler received, or leave a
+        // row nobody asks about: keep the key (and so the Bestellung Id) for the retry, which resumes the
+        // stored order instead of placing a new one.
+        if (mayBeStored && (!isApiError(error) || error.status >= 500))
+          setIdempotencyOutcome(request, 'reopen');
         throw error;
       }
     },

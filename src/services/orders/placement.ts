@@ -51,8 +51,11 @@ export interface PlaceOrderInput {
   items: OrderItemInput[];
   /** From `request.idempotency`; without it every request is a new order. */
   idempotency?: { key: string; firstUsedAt: number } | null;
-  /** Called once the order is stored: from then on a failure leaves an order a retry must resume. */
-  onStored?: () => void;
+  /**
+   * Called just before the order is stored: from then on a failure may leave a stored order that a retry
+   * with the key must resume (even a failed insert may have committed before its answer was lost).
+   */
+  onStoring?: () => void;
 }
 
 interface Placement {
@@ -81,6 +84,7 @@ export async function placeOrder(
   const bestellungId = bestellungIdFor(
     key === undefined ? undefined : { ...caller, idempotencyKey: key.key, firstUsedAt: key.firstUsedAt },
   );
+  input.onStoring?.();
   const { order, created } = await insertOrderIfAbsent(deps.db, deps.clock, {
     id: gatewayOrderId(bestellungId),
     accountId: caller.accountId,
@@ -91,7 +95,6 @@ export async function placeOrder(
     request: storedOrderRequest(bestellungId, lines),
   });
   if (!created) checkSameOrder(order, caller, credentials, input.wholesaler, lines);
-  input.onStored?.();
   const placement: Placement = {
     deps,
     wholesaler,
