@@ -10,7 +10,7 @@ import { type Gateway, startGateway } from './gateway.js';
  * (the battery's "db loss: rows left sending"). The client gets 503; its retry with the same
  * Idempotency-Key must resume that row (same order id and Bestellung Id: nothing was sent yet, so the
  * wholesaler is asked and then given the order once), not place a new order beside a row left `sending`
- * for ever.
+ * for ever. Without a key nobody can ask for the order again, so the gateway removes the unsent row.
  */
 
 /** Lets the next insert into `orders` commit, then throws what a terminated connection throws. */
@@ -83,5 +83,23 @@ describeEachDialect('an order whose insert committed but whose answer was lost',
     expect(await rows()).toEqual([{ ...orphan, state: 'confirmed' }]);
     const atWholesaler = gw.mocks.testServer.orders('test/phoenix', credentials.username);
     expect(atWholesaler.map((order) => order.id)).toEqual([orphan!.bestellung_id]);
+  });
+
+  it('answers 503 without a key, and leaves no row behind that nobody could ask about', async () => {
+    const credentials = { username: `lostinsert${randomUUID().slice(0, 8)}`, password: 'pw-for-tests' };
+    plugin.armed = true;
+    const first = await gw.inject({
+      url: '/v1/orders',
+      body: { wholesaler: 'phoenix_test', items: [{ pzn: '4114918', quantity: 2 }] },
+      credentials,
+    });
+    expect(first.statusCode, first.body).toBe(503);
+    const left = await database.db
+      .selectFrom('orders')
+      .select(['id', 'state'])
+      .where('customer_id', '=', credentials.username)
+      .execute();
+    expect(left).toEqual([]);
+    expect(gw.mocks.testServer.orders('test/phoenix', credentials.username)).toEqual([]);
   });
 });

@@ -68,6 +68,11 @@ export async function insertOrderIfAbsent(
   return { order: stored, created: false };
 }
 
+/** Removes an order still `sending` that was never sent (its insert failed to answer; no key to resume it). */
+export async function deleteUnsentOrder(db: Kysely<Tables>, id: string): Promise<void> {
+  await db.deleteFrom('orders').where('id', '=', id).where('state', '=', 'sending').execute();
+}
+
 /** The order with this gateway id, whoever owns it; callers check ownership (`findOwnOrder`). */
 export async function findOrderById(db: Kysely<Tables>, id: string): Promise<StoredOrder | undefined> {
   const row = await db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();

@@ -5,7 +5,7 @@ import type { Credentials } from '../../msv3/credentials.js';
 import { bestellen, type SubOrderAnswer } from '../../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
 import type { UpstreamError } from '../../msv3/upstream-error.js';
-import { insertOrderIfAbsent, type StoredOrder } from '../../store/orders.js';
+import { deleteUnsentOrder, insertOrderIfAbsent, type StoredOrder } from '../../store/orders.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
 import { apiErrorFromUpstream } from '../upstream-errors.js';
 import { assertSupports, callWholesalerRaw } from '../wholesaler-call.js';
@@ -84,15 +84,21 @@ export async function placeOrder(
   const bestellungId = bestellungIdFor(
     key === undefined ? undefined : { ...caller, idempotencyKey: key.key, firstUsedAt: key.firstUsedAt },
   );
+  const id = gatewayOrderId(bestellungId);
   input.onStoring?.();
   const { order, created } = await insertOrderIfAbsent(deps.db, deps.clock, {
-    id: gatewayOrderId(bestellungId),
+    id,
     accountId: caller.accountId,
     mode: caller.mode,
     wholesaler: input.wholesaler,
     customerId: credentials.username,
     bestellungId,
     request: storedOrderRequest(bestellungId, lines),
+  }).catch(async (error: unknown) => {
+    // The insert may have committed before its answer was lost. With a key the retry resumes that row;
+    // without one nobody can ask for it again, and nothing was sent: remove it if the database lets us.
+    if (key === undefined) await deleteUnsentOrder(deps.db, id).catch(() => {});
+    throw error;
   });
   if (!created) checkSameOrder(order, caller, credentials, input.wholesaler, lines);
   const placement: Placement = {
