@@ -298,25 +298,18 @@ describe('msv3-gateway as a process', () => {
 
   it('exits 1 naming REDIS_URL (without its password) and the cause when Redis is not reachable at start', async () => {
     const port = await closedLoopbackPort();
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        DATABASE_URL: `sqlite:${join(folder, 'redis-down', 'gateway.db')}`,
-        REDIS_URL: `redis://gateway:s3cret-pw@127.0.0.1:${port}`,
-        LOG_LEVEL: 'silent',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
+    const proc = spawnCli(['serve'], {
+      PORT: '0',
+      DATABASE_URL: `sqlite:${join(folder, 'redis-down', 'gateway.db')}`,
+      REDIS_URL: `redis://gateway:s3cret-pw@127.0.0.1:${port}`,
+      LOG_LEVEL: 'silent',
     });
     // Bounded: a start that hangs (a client reconnecting forever) is killed and fails the test. The
     // bound is generous because loading the sources through tsx alone takes seconds on a busy machine.
-    const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (exit) => resolve(exit)));
+    const killer = setTimeout(() => proc.child.kill('SIGKILL'), 50_000);
+    const code = await proc.exited;
     clearTimeout(killer);
+    const stderr = proc.stderr();
     expect(code).toBe(1);
     expect(stderr).toContain(
       `msv3-gateway: REDIS_URL redis://gateway@127.0.0.1:${port}: Redis is not reachable (connect ECONNREFUSED 127.0.0.1:${port})`,

@@ -53,13 +53,7 @@ export async function runLoad(options: LoadOptions): Promise<AccountFigures[]> {
   // One undici Client (one connection) per logical client: connected once in the ramp, never shared.
   const connections: Client[] = [];
   const connect = () => {
-    const connection = new Client(options.url, {
-      keepAliveTimeout: 120_000,
-      keepAliveMaxTimeout: 120_000,
-      headersTimeout: 120_000,
-      bodyTimeout: 120_000,
-      connectTimeout: 30_000,
-    });
+    const connection = openConnection(options.url);
     connections.push(connection);
     return connection;
   };
@@ -76,17 +70,9 @@ export async function runLoad(options: LoadOptions): Promise<AccountFigures[]> {
   let windowStart = Number.POSITIVE_INFINITY;
   let windowEnd = Number.POSITIVE_INFINITY;
   const inWindow = (at: number) => at >= windowStart && at <= windowEnd;
-  const count = (record: Record<string, number>, key: string) => {
-    record[key] = (record[key] ?? 0) + 1;
-  };
 
   async function client(account: AccountLoad, figure: AccountFigures, pool: Client): Promise<void> {
-    const headers = {
-      'content-type': 'application/json',
-      'x-api-key': account.key,
-      'x-msv3-username': 'bench1',
-      'x-msv3-password': 'geheim',
-    };
+    const headers = availabilityHeaders(account.key);
     let callStarted = performance.now();
     while (performance.now() < windowEnd) {
       const sent = performance.now();
@@ -109,10 +95,7 @@ export async function runLoad(options: LoadOptions): Promise<AccountFigures[]> {
           callStarted = at;
           continue;
         }
-        let kind = `http_${answer.statusCode}`;
-        try {
-          kind = (JSON.parse(text) as { error?: string }).error ?? kind;
-        } catch {}
+        const kind = errorKind(answer.statusCode, text);
         if (answer.statusCode === 503 || answer.statusCode === 429) {
           if (inWindow(at)) count(figure.refusals, kind);
           const retryAfter = Number(answer.headers['retry-after'] ?? 1);
@@ -163,6 +146,39 @@ export async function runLoad(options: LoadOptions): Promise<AccountFigures[]> {
   return figures;
 }
 
+/** One keep-alive connection of one logical client (an undici Client), patient enough for 5 s calls. */
+function openConnection(url: string): Client {
+  return new Client(url, {
+    keepAliveTimeout: 120_000,
+    keepAliveMaxTimeout: 120_000,
+    headersTimeout: 120_000,
+    bodyTimeout: 120_000,
+    connectTimeout: 30_000,
+  });
+}
+
+function availabilityHeaders(apiKey: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-api-key': apiKey,
+    'x-msv3-username': 'bench1',
+    'x-msv3-password': 'geheim',
+  };
+}
+
+/** The answer's error kind (`gateway_busy`, …), or `http_<status>` when the body names none. */
+function errorKind(status: number, body: string): string {
+  try {
+    return (JSON.parse(body) as { error?: string }).error ?? `http_${status}`;
+  } catch {
+    return `http_${status}`;
+  }
+}
+
+function count(record: Record<string, number>, key: string): void {
+  record[key] = (record[key] ?? 0) + 1;
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -202,13 +218,7 @@ export async function runWaves(options: WaveOptions): Promise<WaveFigures[]> {
   const clients = options.accounts.flatMap((account) =>
     Array.from({ length: account.clients }, () => ({
       key: account.key,
-      connection: new Client(options.url, {
-        keepAliveTimeout: 120_000,
-        keepAliveMaxTimeout: 120_000,
-        headersTimeout: 120_000,
-        bodyTimeout: 120_000,
-        connectTimeout: 30_000,
-      }),
+      connection: openConnection(options.url),
     })),
   );
   const started = performance.now();
@@ -238,12 +248,7 @@ export async function runWaves(options: WaveOptions): Promise<WaveFigures[]> {
           const answer = await connection.request({
             path: '/v1/availability',
             method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'x-api-key': key,
-              'x-msv3-username': 'bench1',
-              'x-msv3-password': 'geheim',
-            },
+            headers: availabilityHeaders(key),
             body: options.body,
           });
           const text = await answer.body.text();
@@ -252,14 +257,9 @@ export async function runWaves(options: WaveOptions): Promise<WaveFigures[]> {
             figure.latencies.push(performance.now() - sent);
             return;
           }
-          let kind = `http_${answer.statusCode}`;
-          try {
-            kind = (JSON.parse(text) as { error?: string }).error ?? kind;
-          } catch {}
-          figure.failures[kind] = (figure.failures[kind] ?? 0) + 1;
+          count(figure.failures, errorKind(answer.statusCode, text));
         } catch (error) {
-          const code = (error as { code?: string }).code ?? 'error';
-          figure.failures[code] = (figure.failures[code] ?? 0) + 1;
+          count(figure.failures, (error as { code?: string }).code ?? 'error');
         }
       }),
     );
