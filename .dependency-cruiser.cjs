@@ -4,7 +4,7 @@
  *
  *   top       app.ts, server.ts, wiring.ts, jobs.ts, cli.ts, index.ts, cluster/
  *   http      http/ (routes, hooks, schemas, the OpenAPI document)
- *   features  services/, webhooks/, wholesalers/, mock/
+ *   features  services/ > wholesalers/ > webhooks/ > mock/ (each may import those after it)
  *   ratelimit ratelimit/
  *   store     store/
  *   msv3      msv3/ (the protocol: codecs, transport)
@@ -35,6 +35,14 @@ const LAYER = {
   http: '^src/http/',
 };
 
+/**
+ * The order inside the features layer: the services (what the routes call) use the wholesalers (the
+ * registry, targets, calls and their status), which record events through webhooks (the outbox and
+ * its delivery); mock (the sandbox wholesaler) stands alone below them.
+ */
+const FEATURES = ['services', 'wholesalers', 'webhooks', 'mock'];
+const FEATURES_BELOW = Object.fromEntries(FEATURES.map((f, i) => [f, FEATURES.slice(i + 1)]));
+
 module.exports = {
   forbidden: [
     {
@@ -51,6 +59,20 @@ module.exports = {
       from: { path },
       to: { path: ABOVE[layer] },
     })),
+    ...Object.entries(FEATURES_BELOW).map(([feature, below]) => ({
+      name: `features-order-${feature}`,
+      comment: `Inside the features layer, ${feature}/ may import only ${below.join(', ') || 'none of the others'} (docs/ARCHITECTURE.md).`,
+      severity: 'error',
+      from: { path: `^src/${feature}/` },
+      to: { path: `^src/(${FEATURES.filter((f) => f !== feature && !below.includes(f)).join('|')})/` },
+    })),
+    {
+      name: 'no-route-to-route',
+      comment: 'A route module imports no other route module: what routes share lives in src/http/.',
+      severity: 'error',
+      from: { path: '^src/http/routes/' },
+      to: { path: '^src/http/routes/' },
+    },
     {
       name: 'client-stands-alone',
       comment: 'packages/client ships alone (npm pack): its sources import only each other and the platform.',

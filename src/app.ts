@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { AppDeps, RouteRegistration } from './http/app-deps.js';
 import { installAuth } from './http/auth.js';
 import { registerDocs } from './http/docs.js';
@@ -27,7 +27,7 @@ import { registerHealthRoutes } from './http/routes/health.js';
 import { registerMetricsRoutes } from './http/routes/metrics.js';
 import { registerOrderRoutes } from './http/routes/orders.js';
 import { registerReturnRoutes } from './http/routes/returns.js';
-import { registerTestHelperRoutes } from './http/routes/test-helpers.js';
+import { registerSandboxControlRoutes } from './http/routes/sandbox-controls.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
 import { buildSerializer } from './http/serializer.js';
@@ -49,7 +49,7 @@ export const ROUTES: readonly RouteRegistration[] = [
   registerDocumentRoutes,
   registerWebhookRoutes,
   registerEventRoutes,
-  registerTestHelperRoutes,
+  registerSandboxControlRoutes,
   registerMetricsRoutes,
 ];
 
@@ -62,7 +62,7 @@ export async function buildApp(
   routes: readonly RouteRegistration[] = ROUTES,
 ): Promise<GatewayApp> {
   const app: GatewayApp = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance: deps.logger,
     bodyLimit: deps.config.server.bodyLimitBytes,
     genReqId: requestIdFor,
     // One "request completed" line per request comes from installObservation instead.

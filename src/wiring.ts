@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { VERSION } from './core/version.js';
-import type { AppDeps } from './http/app-deps.js';
+import type { AppDeps, ServiceDeps } from './http/app-deps.js';
 import { periodicJobs } from './jobs.js';
 import { type AddressPolicy, createAddressPolicy, type HostLookup } from './lib/address-policy.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -15,10 +15,13 @@ import { startTracing } from './observability/start-tracing.js';
 import type { Tracing } from './observability/tracing.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import type { OrderDeps } from './services/orders/state.js';
+import { noticeSandboxOrderDeliveries } from './services/sandbox-controls.js';
 import { type Database, openDatabase } from './store/database.js';
 import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sandboxTenantDocuments } from './store/sandbox-state.js';
+import { eventRecorder } from './webhooks/events/record.js';
 import { createWebhooks } from './webhooks/service.js';
 import { type CatalogueEntry, DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
 import { createWholesalerStatusFeed } from './wholesalers/status/feed.js';
@@ -177,6 +180,15 @@ export async function buildDependencies(
     );
     // Before the probes: a probe round in flight is awaited while the upstream connections are open.
     opened.unshift({ name: 'periodic jobs', close: () => jobs.stop() });
+    const services = buildServiceDeps({
+      upstream: upstream.deps,
+      database,
+      clock,
+      logger,
+      webhooks,
+      wholesalerStatus,
+      outbound,
+    });
     return {
       deps: {
         config,
@@ -190,6 +202,7 @@ export async function buildDependencies(
         webhooks,
         outbound,
         tracing,
+        services,
       },
       sandboxUrl,
       ...(firstKey === undefined ? {} : { firstKey }),
@@ -202,6 +215,48 @@ export async function buildDependencies(
     for (const resource of opened) await resource.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * What each service is given, built here once: the routes only pass it on. Events are recorded through
+ * one recorder that wakes this process's webhook worker; a sandbox order's delivery notices are noticed
+ * once it is placed (docs/sandbox.md "Test helpers").
+ */
+function buildServiceDeps(
+  parts: Pick<
+    AppDeps,
+    'upstream' | 'database' | 'clock' | 'logger' | 'webhooks' | 'wholesalerStatus' | 'outbound'
+  >,
+): ServiceDeps {
+  const { upstream, clock, webhooks, outbound } = parts;
+  const { db } = parts.database;
+  const recordEvent = eventRecorder({ clock, wake: webhooks.wake });
+  const deliveries = { upstream, db, clock, recordEvent };
+  const orders: OrderDeps = {
+    upstream,
+    db,
+    clock,
+    recordEvent,
+    log: parts.logger,
+    afterPlaced: (tenant, orderId) => noticeSandboxOrderDeliveries(sandbox, tenant, orderId),
+  };
+  const sandbox = { orders, deliveries, status: parts.wholesalerStatus };
+  const checksUrls = {
+    db,
+    clock,
+    addressPolicy: outbound.policy,
+    ...(outbound.lookup === undefined ? {} : { lookup: outbound.lookup }),
+  };
+  return {
+    orders,
+    deliveries,
+    documents: { upstream, db },
+    connection: { upstream, db, clock },
+    customWholesalers: checksUrls,
+    subscriptions: { ...checksUrls, resolveWholesaler: upstream.registry.resolve, wake: webhooks.wake },
+    attempts: { ...webhooks.deliver, leaseMs: webhooks.leaseMs },
+    sandbox,
+  };
 }
 
 /** DATABASE_URL, opened; a lost PostgreSQL connection is logged (code and message only). */

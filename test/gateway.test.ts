@@ -5,7 +5,7 @@ import type { RouteRegistration } from '../src/http/app-deps.js';
 import { msv3Credentials } from '../src/http/msv3-credentials.js';
 import { SCENARIO_PZNS } from '../src/mock/index.js';
 import { lieferavisAbfrageNeu } from '../src/msv3/operations/lieferavis-abfrage-neu.js';
-import { callWholesaler } from '../src/services/wholesaler-call.js';
+import { callWholesaler } from '../src/wholesalers/call.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from './db.js';
 import { type Gateway, type GatewayRequest, type Mocks, startGateway, TEST_CREDENTIALS } from './gateway.js';
 

@@ -236,11 +236,22 @@ export interface ApiErrorOptions {
   headers?: Record<string, string>;
   cause?: unknown;
   /**
-   * The wholesaler may have acted on the request (it answered with an error after receiving it): an
-   * Idempotency-Key stays bound to this request, so the retry with it resends the same MSV3 id.
+   * What becomes of the request's Idempotency-Key when this error answers it, decided by the service
+   * that knows (e.g. the order placement, the binding return calls); without it, the rule by kind
+   * (`defaultOutcome`, core/idempotency-outcome.ts).
    */
-  keepsIdempotencyKey?: boolean;
+  idempotencyKey?: IdempotencyOutcome;
 }
+
+/**
+ * What happens to a request's Idempotency-Key once the request is answered (docs/idempotency.md):
+ * `store` – the outcome is final; later requests with the key get it replayed.
+ * `release` – nothing happened (the request was refused, or failed before anything could take effect);
+ *   the key is forgotten, so the client may fix the request and send it again with the same key.
+ * `reopen` – the outcome is open (an order may or may not have been placed); the key keeps its
+ *   fingerprint, and the next identical request takes over at once and settles it.
+ */
+export type IdempotencyOutcome = 'store' | 'release' | 'reopen';
 
 /** Thrown anywhere below the routes; the error handler turns it into the uniform body. */
 export class ApiError extends Error {
@@ -269,6 +280,13 @@ export class ApiError extends Error {
     if (this.options.upstream !== undefined) body.upstream = this.options.upstream;
     return body;
   }
+}
+
+/** 500 `internal_error` for anything thrown that nobody expected: `cause` is logged, never shown. */
+export function unexpectedError(cause: unknown): ApiError {
+  return new ApiError('internal_error', 'An unexpected error occurred; quote the request id to support.', {
+    cause,
+  });
 }
 
 export function isApiError(value: unknown): value is ApiError {

@@ -5,8 +5,8 @@ import { registerProbeRoutes } from '../../test/probe-routes.js';
 import { manualClock } from '../lib/clock.js';
 import { generateApiKey } from '../store/api-key-secret.js';
 import { findApiKey, findApiKeyByHash, recordApiKeyUse, revokeApiKey } from '../store/api-keys.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../store/database-unavailable.js';
 import { UNKNOWN_KEY_TTL_MS } from './auth.js';
-import { DATABASE_RETRY_AFTER_SECONDS } from './database-errors.js';
 
 // The real functions, counted (for the cache tests).
 vi.mock('../store/api-keys.js', async (importOriginal) => {

@@ -4,10 +4,10 @@ import type { Clock } from '../lib/clock.js';
 import type { RateLimiter } from '../ratelimit/rate-limiter.js';
 import { apiKeyProblem, hashApiKey } from '../store/api-key-secret.js';
 import { type ApiKey, findApiKeyByHash, isRevoked, recordApiKeyUse } from '../store/api-keys.js';
+import { databaseUnavailable } from '../store/database-unavailable.js';
 import type { Tables } from '../store/schema.js';
 import { createApiKeyCache, createHashSet } from './api-key-cache.js';
 import { failureCounterKey, tooManyFailures } from './auth-failures.js';
-import { databaseUnavailable } from './database-errors.js';
 import type { GatewayApp } from './types.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;

@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorKind, isApiError } from '../core/errors.js';
+import { ApiError, type ErrorKind, isApiError, unexpectedError } from '../core/errors.js';
 import { newRequestId } from '../lib/ids.js';
-import { databaseErrorToApiError } from './database-errors.js';
+import { databaseErrorToApiError } from '../store/database-unavailable.js';
 import { setIdempotencyOutcome } from './idempotency.js';
 import { requestIdFor } from './request-id.js';
 import { allowedErrors, routeShape } from './route-errors.js';
@@ -26,7 +26,8 @@ export function installErrorHandling(app: GatewayApp, options: { bodyLimitBytes:
       if (wholesaler !== undefined)
         apiError = new ApiError(apiError.kind, apiError.message, { ...apiError.options, wholesaler });
     }
-    if (apiError.options.keepsIdempotencyKey) setIdempotencyOutcome(request, 'reopen');
+    if (apiError.options.idempotencyKey !== undefined)
+      setIdempotencyOutcome(request, apiError.options.idempotencyKey);
     if (!isDeclared(request, apiError.kind)) {
       request.log.error({ error_kind: apiError.kind }, UNDECLARED_ERROR);
     }
@@ -133,12 +134,7 @@ function toApiError(error: unknown, options: { bodyLimitBytes: number }): ApiErr
     case 'unsupported_media_type':
       return new ApiError(kind, 'Send the request body as application/json.');
     case undefined:
-      return (
-        databaseErrorToApiError(error) ??
-        new ApiError('internal_error', 'An unexpected error occurred; quote the request id to support.', {
-          cause: error,
-        })
-      );
+      return databaseErrorToApiError(error) ?? unexpectedError(error);
     default:
       // Fastify's own 4xx messages describe the request, never internals.
       return new ApiError(kind, e.message ?? 'The request is invalid.');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, type ErrorKind } from '../core/errors.js';
+import { ApiError } from '../core/errors.js';
 import { headerLineCount } from './raw-headers.js';
 
 /**
@@ -73,50 +73,6 @@ function sortKeys(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
   return out;
-}
-
-/**
- * What happens to the key once the handler has answered:
- * `store` – the outcome is final; later requests with the key get it replayed.
- * `release` – nothing happened (the request was refused, or failed before anything could take effect);
- *   the key is forgotten, so the client may fix the request and send it again with the same key.
- * `reopen` – the outcome is open (an order may or may not have been placed); the key keeps its
- *   fingerprint, and the next identical request takes over at once and settles it.
- */
-export type IdempotencyOutcome = 'store' | 'release' | 'reopen';
-
-/** Errors that are the final answer of the operation itself: repeating the request would give them again. */
-const FINAL_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
-  'order_rejected',
-  'wholesaler_rejected_request',
-  'wholesaler_function_not_agreed',
-  'operation_not_supported',
-  'delivery_not_found',
-  'document_not_found',
-  'conflict',
-]);
-
-/**
- * Errors that leave the outcome open: the retry must reconcile instead of acting again (for returns: send
- * the same MSV3 id again, derived from the key's first use, which the wholesaler answers from its records).
- */
-const OPEN_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
-  'order_outcome_unknown',
-  'return_outcome_unknown',
-]);
-
-/**
- * The default rule, by status and error kind: 2xx/3xx and final errors are stored; open outcomes reopen
- * the key; everything else (400, 401, 404 for an unknown wholesaler, 5xx) releases it. A route that knows
- * better (for example a 5xx after the wholesaler may have acted on a call that cannot be reconciled)
- * overrides this with `setIdempotencyOutcome`.
- */
-export function defaultOutcome(status: number, errorKind: string | undefined): IdempotencyOutcome {
-  if (status < 400) return 'store';
-  const kind = errorKind as ErrorKind | undefined;
-  if (kind !== undefined && OPEN_ERROR_KINDS.has(kind)) return 'reopen';
-  if (kind !== undefined && FINAL_ERROR_KINDS.has(kind)) return 'store';
-  return 'release';
 }
 
 /** Response headers worth replaying; rate-limit and request-id headers describe the new request instead. */

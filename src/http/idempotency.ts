@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { ApiError, errorKindOf } from '../core/errors.js';
+import { ApiError, errorKindOf, type IdempotencyOutcome } from '../core/errors.js';
+import { defaultOutcome } from '../core/idempotency-outcome.js';
 import type { Clock } from '../lib/clock.js';
 import {
   claimIdempotencyKey,
@@ -12,9 +13,7 @@ import {
 } from '../store/idempotency.js';
 import type { Tables } from '../store/schema.js';
 import {
-  defaultOutcome,
   IDEMPOTENCY_TTL_MS,
-  type IdempotencyOutcome,
   REPLAYED_HEADERS,
   readIdempotencyKey,
   requestFingerprint,
@@ -31,8 +30,10 @@ import type { GatewayApp } from './types.js';
  * stored gets it replayed with `Idempotent-Replayed: true` and no handler run; the same key with another
  * request gives 422 `idempotency_key_reused`; a duplicate while the first still runs gives 409
  * `idempotency_request_in_progress` with Retry-After. The handler can read `request.idempotency` (the key,
- * the attempt number and the key's first use, e.g. to derive stable upstream ids), and can override what
- * is kept with `setIdempotencyOutcome` (see `defaultOutcome` for the rule).
+ * the attempt number and the key's first use, e.g. to derive stable upstream ids). What becomes of the key
+ * is the rule by error kind (`defaultOutcome`, core/idempotency-outcome.ts), unless the service that
+ * failed says otherwise in its ApiError (`idempotencyKey`), which the error handler applies here with
+ * `setIdempotencyOutcome`.
  *
  * Locks: the claim holds a lock of `lockTimeoutMs`, renewed by a heartbeat while the handler runs; a
  * crashed process stops renewing, so its key is taken over by the next identical request once the lock
@@ -77,7 +78,7 @@ interface Holding {
 
 const holdings = new WeakMap<FastifyRequest, Holding>();
 
-/** Overrides the default rule for this request (e.g. keep a 502 when the wholesaler may have acted). */
+/** Overrides the default rule for this request (the error handler, for an ApiError's `idempotencyKey`). */
 export function setIdempotencyOutcome(request: FastifyRequest, outcome: IdempotencyOutcome): void {
   const holding = holdings.get(request);
   if (holding !== undefined) holding.outcome = outcome;

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ApiError } from '../core/errors.js';
 import { type Credentials, createCredentials } from '../msv3/credentials.js';
+import type { CustomerRequest } from '../services/deliveries/notices.js';
 import { headerLineCount } from './raw-headers.js';
 
 /**
@@ -25,6 +26,11 @@ export const Msv3CredentialHeaders = Type.Object({
     Type.String({ description: 'MSV3 password; used for this one call and never stored or logged.' }),
   ),
 });
+
+/** One pharmacy's call to one wholesaler: the caller, the wholesaler id as requested, the credentials. */
+export function customerRequest(request: FastifyRequest, wholesaler: string): CustomerRequest {
+  return { owner: request.auth, wholesaler, credentials: msv3Credentials(request, wholesaler) };
+}
 
 export function msv3Credentials(request: FastifyRequest, wholesaler: string | null = null): Credentials {
   // A repeated header arrives joined with ", ": sent on, that would be a failed login at the wholesaler

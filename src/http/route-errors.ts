@@ -23,7 +23,7 @@ export function routeErrors(
   return { kinds: [...new Set(kinds.flat())], notes };
 }
 
-/** What any call to a wholesaler can end in (src/services/upstream-errors.ts). */
+/** What any call to a wholesaler can end in (src/wholesalers/upstream-errors.ts). */
 export const WHOLESALER_CALL_ERRORS: readonly ErrorKind[] = [
   'endpoint_not_allowed', // a custom wholesaler's host now resolves to a refused address
   'wholesaler_credentials_missing',
@@ -40,6 +40,9 @@ export const WHOLESALER_CALL_ERRORS: readonly ErrorKind[] = [
   'wholesaler_circuit_open',
   'wholesaler_timeout',
 ];
+
+/** What every call of an MSV3 v2-only operation can end in. */
+export const V2_CALL_ERRORS: readonly ErrorKind[] = ['operation_not_supported', ...WHOLESALER_CALL_ERRORS];
 
 /** What a request with an Idempotency-Key can end in (src/http/idempotency.ts). */
 const IDEMPOTENCY_ERRORS: readonly ErrorKind[] = [

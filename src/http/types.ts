@@ -1,21 +1,25 @@
 import type {} from '@fastify/swagger'; // route schema options `hide`, `tags`, `summary`
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
-  FastifyBaseLogger,
   FastifyInstance,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import type { Logger } from 'pino';
 import type { Caller } from '../core/caller.js';
 import type { RouteErrors } from './route-errors.js';
 
-/** The Fastify instance routes are registered on (TypeBox types flow into handlers). */
+/**
+ * The Fastify instance routes are registered on (TypeBox types flow into handlers). Its logger is the
+ * gateway's pino logger (`request.log` a child with the request id), so services take it as the one
+ * `Logger` type.
+ */
 export type GatewayApp = FastifyInstance<
   RawServerDefault,
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
-  FastifyBaseLogger,
+  Logger,
   TypeBoxTypeProvider
 >;
 

@@ -6,8 +6,8 @@ import {
   type VertragsdatenTag,
   vertragsdatenAbfragen,
 } from '../msv3/operations/vertragsdaten-abfragen.js';
+import { callWholesaler, type UpstreamDeps } from '../wholesalers/call.js';
 import { capabilitiesOfVersion, type ResolvedWholesaler } from '../wholesalers/registry.js';
-import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
  * GET /v1/contracts → `vertragsdatenAbfragen` (docs/msv3.md "Contract data"). `delivery_windows[].closes_at`

@@ -3,8 +3,8 @@ import { ApiError, isApiError } from '../core/errors.js';
 import { dokumentAbfragen } from '../msv3/operations/dokument-abfragen.js';
 import { findSeenNoticeByDocument } from '../store/delivery-notices.js';
 import type { Tables } from '../store/schema.js';
+import { callWholesaler, type UpstreamDeps } from '../wholesalers/call.js';
 import { type CustomerRequest, customerScopeOf } from './deliveries/notices.js';
-import { callWholesaler, type UpstreamDeps } from './wholesaler-call.js';
 
 /**
  * `GET /v1/documents/{id}` → `dokumentAbfragen` (v2 only, docs/msv3.md "Documents"): a PDF delivery

@@ -1,3 +1,5 @@
+import { ApiError } from '../core/errors.js';
+
 /**
  * Whether an error means "the database cannot serve right now" (lost or refused connection, server
  * shutting down or starting up, pool exhausted, SQLite busy or failing I/O), as opposed to a bug or a
@@ -67,3 +69,22 @@ const PG_CONNECTION_MESSAGES = new Set([
   'Client was closed and is not queryable',
   'Query read timeout',
 ]);
+
+/**
+ * Retry-After (seconds) of a 503 caused by the database: long enough for a pool to reconnect after a
+ * dropped connection, short enough that a client retrying once does not wait noticeably longer than a
+ * database restart takes (docs/resilience.md, "Losing the database").
+ */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+const DEFAULT_MESSAGE = 'The database is unavailable right now; retry shortly.';
+
+/** 503 `service_unavailable` with Retry-After; `cause` is logged, never shown. */
+export function databaseUnavailable(cause: unknown, message = DEFAULT_MESSAGE): ApiError {
+  return new ApiError('service_unavailable', message, { retryAfter: DATABASE_RETRY_AFTER_SECONDS, cause });
+}
+
+/** The 503 for an error the database caused (see `isDatabaseUnavailable`), else undefined. */
+export function databaseErrorToApiError(error: unknown): ApiError | undefined {
+  return isDatabaseUnavailable(error) ? databaseUnavailable(error) : undefined;
+}

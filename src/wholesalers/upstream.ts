@@ -15,8 +15,8 @@ import {
   type TransportOptions,
 } from '../msv3/transport.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { UpstreamDeps } from '../services/wholesaler-call.js';
 import type { Tables } from '../store/schema.js';
+import type { UpstreamDeps } from './call.js';
 import type { CatalogueEntry } from './catalogue.js';
 import { createWholesalerRegistry } from './registry.js';
 import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './status/endpoint-usage.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { testConnection } from '../../services/wholesalers/connection-test.js';
+import { testConnection } from '../../services/connection-test.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
@@ -40,12 +40,7 @@ export function registerConnectionRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) => {
       const credentials = msv3Credentials(request, request.body.wholesaler);
-      return testConnection(
-        { upstream: deps.upstream, db: deps.database.db, clock: deps.clock },
-        request.auth,
-        credentials,
-        request.body.wholesaler,
-      );
+      return testConnection(deps.services.connection, request.auth, credentials, request.body.wholesaler);
     },
   );
 }

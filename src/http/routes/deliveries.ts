@@ -1,16 +1,8 @@
-import type { FastifyRequest } from 'fastify';
-import type { ErrorKind } from '../../core/errors.js';
 import { deliveryHistory } from '../../services/deliveries/history.js';
-import {
-  type CustomerRequest,
-  confirmDeliveries,
-  type DeliveryDeps,
-  listNewDeliveries,
-} from '../../services/deliveries/notices.js';
-import { recordEvent } from '../../webhooks/events/record.js';
+import { confirmDeliveries, listNewDeliveries } from '../../services/deliveries/notices.js';
 import type { AppDeps } from '../app-deps.js';
-import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
-import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
+import { customerRequest, Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { routeErrors, V2_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import {
   ConfirmBodySchema,
@@ -21,22 +13,6 @@ import {
 } from '../schemas/deliveries.js';
 import type { GatewayApp } from '../types.js';
 
-export function customerRequest(request: FastifyRequest, wholesaler: string): CustomerRequest {
-  return { owner: request.auth, wholesaler, credentials: msv3Credentials(request, wholesaler) };
-}
-
-function deliveryDeps(deps: AppDeps): DeliveryDeps {
-  return {
-    upstream: deps.upstream,
-    db: deps.database.db,
-    clock: deps.clock,
-    recordEvent: (trx, event) =>
-      recordEvent(trx, event, { clock: deps.clock, wake: () => deps.webhooks.wake() }),
-  };
-}
-
-/** What every call of an MSV3 v2-only operation can end in. */
-export const V2_CALL_ERRORS: readonly ErrorKind[] = ['operation_not_supported', ...WHOLESALER_CALL_ERRORS];
 const V2_NOTES = {
   operation_not_supported:
     'the wholesaler speaks MSV3 v1, which has no delivery notices, returns or documents',
@@ -46,7 +22,7 @@ const CONFIRM_ERRORS = routeErrors([V2_CALL_ERRORS], V2_NOTES);
 const HISTORY_ERRORS = routeErrors(['delivery_not_found', V2_CALL_ERRORS], V2_NOTES);
 
 export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
-  const services = deliveryDeps(deps);
+  const services = deps.services.deliveries;
 
   app.get(
     '/v1/deliveries',

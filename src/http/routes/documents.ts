@@ -1,12 +1,11 @@
 import { Type } from 'typebox';
 import { fetchDocument } from '../../services/documents.js';
 import type { AppDeps } from '../app-deps.js';
-import { Msv3CredentialHeaders } from '../msv3-credentials.js';
-import { routeErrors } from '../route-errors.js';
+import { customerRequest, Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { routeErrors, V2_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import { UUID_PATTERN } from '../schemas/patterns.js';
 import type { GatewayApp } from '../types.js';
-import { customerRequest, V2_CALL_ERRORS } from './deliveries.js';
 
 const DocumentParams = Type.Object(
   {
@@ -59,7 +58,7 @@ export function registerDocumentRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const document = await fetchDocument(
-        { upstream: deps.upstream, db: deps.database.db },
+        deps.services.documents,
         customerRequest(request, request.query.wholesaler),
         request.params.id,
       );

@@ -1,12 +1,7 @@
-import type { FastifyRequest } from 'fastify';
-import { isApiError } from '../../core/errors.js';
 import { dryRunOrder } from '../../services/orders/dry-run.js';
 import { placeOrder } from '../../services/orders/placement.js';
-import type { OrderDeps } from '../../services/orders/state.js';
 import { orderStatus } from '../../services/orders/status.js';
-import { noticeSandboxOrderDeliveries } from '../../services/test-helpers.js';
 import type { AppDeps } from '../app-deps.js';
-import { setIdempotencyOutcome } from '../idempotency.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
@@ -18,7 +13,6 @@ import {
   OrderStatusSchema,
 } from '../schemas/orders.js';
 import type { GatewayApp } from '../types.js';
-import { testHelperDeps } from './test-helpers.js';
 
 const ORDER_ERRORS = routeErrors(['order_rejected', 'order_outcome_unknown', WHOLESALER_CALL_ERRORS], {
   invalid_request: 'message and `param` name the item and field, e.g. `items[3].quantity`',
@@ -36,18 +30,7 @@ const ORDER_DESCRIPTION = `Places one MSV3 order (\`bestellen\`) with one NORMAL
 **Dry run** (\`?dry_run=true\`): the same validation, the contract (order type, next cut-off) and current availability; places nothing. Findings are \`checks.warnings\`, never errors.`;
 
 export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
-  const orderDeps: OrderDeps = {
-    upstream: deps.upstream,
-    db: deps.database.db,
-    clock: deps.clock,
-    wakeWebhooks: () => deps.webhooks.wake(),
-  };
-  const helpers = testHelperDeps(deps);
-  /** The sandbox's notices exist once the order is placed: their events now (docs/sandbox.md). */
-  const noticeDeliveries = (request: FastifyRequest, orderId: string) =>
-    noticeSandboxOrderDeliveries(helpers, request.auth, orderId).catch((err: unknown) =>
-      request.log.warn({ err, order_id: orderId }, 'recording the sandbox order’s delivery events failed'),
-    );
+  const { orders } = deps.services;
 
   app.post(
     '/v1/orders',
@@ -68,26 +51,14 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) => {
       const credentials = msv3Credentials(request, request.body.wholesaler);
-      if (request.query.dry_run) return dryRunOrder(orderDeps, request.auth, credentials, request.body);
-      let mayBeStored = false;
-      try {
-        const placed = await placeOrder({ ...orderDeps, log: request.log }, request.auth, credentials, {
-          ...request.body,
-          idempotency: request.idempotency,
-          onStoring: () => {
-            mayBeStored = true;
-          },
-        });
-        if (placed.order_id !== undefined) await noticeDeliveries(request, placed.order_id);
-        return placed;
-      } catch (error) {
-        // A 5xx once the order may be stored may follow a `bestellen` the wholesaler received, or leave a
-        // row nobody asks about: keep the key (and so the Bestellung Id) for the retry, which resumes the
-        // stored order instead of placing a new one.
-        if (mayBeStored && (!isApiError(error) || error.status >= 500))
-          setIdempotencyOutcome(request, 'reopen');
-        throw error;
-      }
+      if (request.query.dry_run) return dryRunOrder(orders, request.auth, credentials, request.body);
+      // What becomes of the Idempotency-Key after a failure is the placement's decision (the error's
+      // `idempotencyKey`), applied by the error handler.
+      return placeOrder(orders, request.auth, credentials, {
+        ...request.body,
+        idempotency: request.idempotency,
+        log: request.log,
+      });
     },
   );
 
@@ -107,7 +78,7 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) =>
-      orderStatus(orderDeps, request.auth, msv3Credentials(request, request.query.wholesaler), {
+      orderStatus(orders, request.auth, msv3Credentials(request, request.query.wholesaler), {
         orderId: request.params.order_id,
         wholesaler: request.query.wholesaler,
       }),

@@ -3,8 +3,8 @@ import type { OrderKeyScope } from '../../services/orders/ids.js';
 import { announceReturn, enquireReturn } from '../../services/returns/announce.js';
 import { requestTakeBackOffer } from '../../services/returns/offers.js';
 import type { AppDeps } from '../app-deps.js';
-import { Msv3CredentialHeaders } from '../msv3-credentials.js';
-import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
+import { customerRequest, Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { routeErrors, V2_CALL_ERRORS, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import {
   AnnounceBodySchema,
   OfferBodySchema,
@@ -14,7 +14,6 @@ import {
   ReturnEnquiryResponseSchema,
 } from '../schemas/returns.js';
 import type { GatewayApp } from '../types.js';
-import { customerRequest, V2_CALL_ERRORS } from './deliveries.js';
 
 /** The Idempotency-Key the request holds, as the seed of its MSV3 ids; undefined without a key. */
 function keyScopeOf(request: FastifyRequest): OrderKeyScope | undefined {

@@ -26,7 +26,7 @@ import {
   WebhookSchema,
 } from '../schemas/webhooks.js';
 import type { GatewayApp } from '../types.js';
-import { attemptResultJson, deliveryJson, webhookJson } from './webhooks-view.js';
+import { attemptResultJson, deliveryJson, webhookJson } from '../webhooks-view.js';
 
 const tags = ['webhooks'];
 const scopeOf = (request: FastifyRequest): Tenant => ({
@@ -51,15 +51,7 @@ const RETRY_ERRORS = routeErrors(['webhook_not_found', 'resource_not_found', 'co
 
 export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
   const { db } = deps.database;
-  const subscriptionDeps = {
-    db,
-    clock: deps.clock,
-    addressPolicy: deps.outbound.policy,
-    lookup: deps.outbound.lookup,
-    resolveWholesaler: deps.upstream.registry.resolve,
-    wake: deps.webhooks.wake,
-  };
-  const deliverDeps = { ...deps.webhooks.deliver, leaseMs: deps.webhooks.leaseMs };
+  const { subscriptions: subscriptionDeps, attempts: deliverDeps } = deps.services;
   const now = () => deps.clock.now();
 
   app.post(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway } from '../../../test/gateway.js';
 import type { HostLookup } from '../../lib/address-policy.js';
-import { MAX_CUSTOM_WHOLESALERS } from '../../services/wholesalers/custom.js';
+import { MAX_CUSTOM_WHOLESALERS } from '../../wholesalers/custom.js';
 
 const PUBLIC_ENDPOINT = 'https://93.184.216.34/msv3/v2.0';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { registerCustomWholesaler, removeCustomWholesaler } from '../../services/wholesalers/custom.js';
+import { registerCustomWholesaler, removeCustomWholesaler } from '../../wholesalers/custom.js';
 import type { AppDeps } from '../app-deps.js';
 import { routeErrors } from '../route-errors.js';
 import { CUSTOM_WHOLESALER_ID_PATTERN } from '../schemas/patterns.js';
@@ -121,16 +121,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) => ({
-      wholesaler: await registerCustomWholesaler(
-        {
-          db: deps.database.db,
-          clock: deps.clock,
-          addressPolicy: deps.outbound.policy,
-          ...(deps.outbound.lookup === undefined ? {} : { lookup: deps.outbound.lookup }),
-        },
-        request.auth,
-        request.body,
-      ),
+      wholesaler: await registerCustomWholesaler(deps.services.customWholesalers, request.auth, request.body),
     }),
   );
 
@@ -149,7 +140,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      await removeCustomWholesaler({ db: deps.database.db }, request.auth, request.params.id);
+      await removeCustomWholesaler(deps.services.customWholesalers, request.auth, request.params.id);
       return reply.code(204).send(null);
     },
   );

@@ -3,7 +3,7 @@ import { newUuid } from '../../lib/ids.js';
 import type { Credentials } from '../../msv3/credentials.js';
 import { normalisePzn } from '../../msv3/model.js';
 import { verfuegbarkeitAnfragenBulk } from '../../msv3/operations/verfuegbarkeit-anfragen-bulk.js';
-import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
+import { callWholesaler, type UpstreamDeps } from '../../wholesalers/call.js';
 
 /**
  * POST /v1/availability/bulk → `verfuegbarkeitAnfragenBulk` (docs/msv3.md "Bulk availability"), the

@@ -8,6 +8,7 @@ import {
   type Bedarf,
   verfuegbarkeitAnfragen,
 } from '../../msv3/operations/verfuegbarkeit-anfragen.js';
+import { callWholesaler, type UpstreamDeps } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
 import {
   type DeliveryPortion,
@@ -15,7 +16,6 @@ import {
   toDeliveryPortion,
   toSubstitution,
 } from '../delivery-parts.js';
-import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
 
 /**
  * POST /v1/availability → `verfuegbarkeitAnfragen` (docs/msv3.md "Availability").

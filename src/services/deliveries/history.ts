@@ -2,7 +2,7 @@ import { ApiError } from '../../core/errors.js';
 import { lieferavisAbfrageHist } from '../../msv3/operations/lieferavis-abfrage-hist.js';
 import { verbindungTesten } from '../../msv3/operations/verbindung-testen.js';
 import { listSeenNotices, UnknownCursorError } from '../../store/delivery-notices.js';
-import { assertSupports, callWholesaler } from '../wholesaler-call.js';
+import { assertSupports, callWholesaler } from '../../wholesalers/call.js';
 import {
   type CustomerRequest,
   customerScopeOf,

@@ -13,9 +13,9 @@ import {
   saveSeenNotices,
 } from '../../store/delivery-notices.js';
 import type { Tables } from '../../store/schema.js';
-import type { EventInput } from '../../webhooks/events/record.js';
+import type { EventRecorder } from '../../webhooks/events/record.js';
+import { callWholesaler, type UpstreamDeps } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
-import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
 import { type DeliveryNoticeJson, hasShortages, toDeliveryNoticeJson } from './view.js';
 
 /** Delivery notices (docs/msv3.md "Delivery notices"): read the new ones, confirm them. */
@@ -25,17 +25,8 @@ export interface DeliveryDeps {
   db: Kysely<Tables>;
   clock: Clock;
   /** Writes a webhook event into the outbox, inside the transaction that stores its notice. */
-  recordEvent: DeliveryEventRecorder;
+  recordEvent: EventRecorder;
 }
-
-/**
- * Writes one webhook event into the outbox inside `trx` (`webhooks/events/record.ts` `recordEvent` with its
- * deps bound), so the event commits exactly when the notice it reports does.
- */
-type DeliveryEventRecorder = (
-  trx: Kysely<Tables>,
-  event: EventInput<DeliveryNoticeJson> & { type: 'delivery.received' | 'delivery.shortage' },
-) => Promise<unknown>;
 
 /** One pharmacy's call to one wholesaler. */
 export interface CustomerRequest {

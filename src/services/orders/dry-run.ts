@@ -6,9 +6,9 @@ import {
   type AvailabilityArticle,
   verfuegbarkeitAnfragen,
 } from '../../msv3/operations/verfuegbarkeit-anfragen.js';
+import { assertSupports, callWholesaler } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
 import { fetchContractData } from '../contracts.js';
-import { assertSupports, callWholesaler } from '../wholesaler-call.js';
 import { type CutoffOutlook, cutoffOutlook, type NextCutoff } from './cutoff.js';
 import { type DeliveryPreference, type OrderItemInput, type OrderLine, orderLines } from './request.js';
 import type { OrderDeps } from './state.js';

@@ -13,8 +13,10 @@ import type {
 import type { Msv3Operation } from '../../msv3/operations/operation.js';
 import type { CallResult } from '../../msv3/transport.js';
 import { type UpstreamError, upstreamError } from '../../msv3/upstream-error.js';
+import { createLogger } from '../../observability/logger.js';
 import { createAccount } from '../../store/accounts.js';
 import { findOrderById } from '../../store/orders.js';
+import { eventRecorder } from '../../webhooks/events/record.js';
 import type { ResolvedWholesaler, WholesalerRegistry } from '../../wholesalers/registry.js';
 import { bestellungIdFor, gatewayOrderId } from './ids.js';
 import { placeOrder } from './placement.js';
@@ -113,6 +115,8 @@ describeEachDialect('placeOrder against a scripted wholesaler', (getDatabase) =>
       upstream: { registry, client, customClient: client, clientSoftwareId: 'test-suite' },
       db: getDatabase().db,
       clock,
+      recordEvent: eventRecorder({ clock }),
+      log: createLogger({ level: 'silent' }),
     };
     accountId = (await createAccount(getDatabase().db, clock, { name: 'Apotheke' })).id;
   });

@@ -1,14 +1,17 @@
+import type { Logger } from 'pino';
 import type { Caller } from '../../core/caller.js';
-import { ApiError, isApiError } from '../../core/errors.js';
+import { ApiError, type IdempotencyOutcome, isApiError, unexpectedError } from '../../core/errors.js';
+import { defaultOutcome } from '../../core/idempotency-outcome.js';
 import { sanitizeUntrustedText } from '../../lib/untrusted-text.js';
 import type { Credentials } from '../../msv3/credentials.js';
 import { bestellen, type SubOrderAnswer } from '../../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
 import type { UpstreamError } from '../../msv3/upstream-error.js';
+import { databaseErrorToApiError } from '../../store/database-unavailable.js';
 import { deleteUnsentOrder, insertOrderIfAbsent, type StoredOrder } from '../../store/orders.js';
+import { assertSupports, callWholesalerRaw } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
-import { apiErrorFromUpstream } from '../upstream-errors.js';
-import { assertSupports, callWholesalerRaw } from '../wholesaler-call.js';
+import { apiErrorFromUpstream } from '../../wholesalers/upstream-errors.js';
 import { bestellungIdFor, gatewayOrderId } from './ids.js';
 import {
   type OrderItemInput,
@@ -43,6 +46,8 @@ import { type OrderResult, orderItems, orderLabelOf, rejectionOf } from './view.
  *    failure (the database failing while the answer is stored, a bug) is 504 `order_outcome_unknown`
  *    naming the order, never a generic 5xx that invites a second order; the row stays open and the next
  *    status query or retry with the key reconciles it (docs/resilience.md).
+ * 7. What a failure leaves behind (the error, what becomes of the Idempotency-Key, an unsent row) is
+ *    decided in one place, `failedPlacement`.
  * A second `bestellen` with a new Id for the same request is impossible: the Id is fixed before step 2.
  */
 
@@ -51,15 +56,13 @@ export interface PlaceOrderInput {
   items: OrderItemInput[];
   /** From `request.idempotency`; without it every request is a new order. */
   idempotency?: { key: string; firstUsedAt: number } | null;
-  /**
-   * Called just before the order is stored: from then on a failure may leave a stored order that a retry
-   * with the key must resume (even a failed insert may have committed before its answer was lost).
-   */
-  onStoring?: () => void;
+  /** The request's logger, whose lines carry the request id; default `OrderDeps.log`. */
+  log?: Logger;
 }
 
 interface Placement {
   deps: OrderDeps;
+  log: Logger;
   wholesaler: ResolvedWholesaler;
   credentials: Credentials;
   order: StoredOrder;
@@ -71,11 +74,40 @@ interface Placement {
   maybeSent: boolean;
 }
 
+/** How far a placement got; what a failure leaves behind depends on it (`failedPlacement`). */
+interface Progress {
+  orderId?: string;
+  /** From the insert on: even a failed insert may have committed before its answer was lost. */
+  mayBeStored: boolean;
+  placement?: Placement;
+}
+
 export async function placeOrder(
   deps: OrderDeps,
   caller: Caller,
   credentials: Credentials,
   input: PlaceOrderInput,
+): Promise<OrderResult> {
+  const progress: Progress = { mayBeStored: false };
+  try {
+    const placed = await place(deps, caller, credentials, input, progress);
+    await deps
+      .afterPlaced?.(caller, placed.order_id!)
+      .catch((err: unknown) =>
+        (input.log ?? deps.log).warn({ err, order_id: placed.order_id }, 'after-placement step failed'),
+      );
+    return placed;
+  } catch (error) {
+    throw await failedPlacement(deps, input, progress, error);
+  }
+}
+
+async function place(
+  deps: OrderDeps,
+  caller: Caller,
+  credentials: Credentials,
+  input: PlaceOrderInput,
+  progress: Progress,
 ): Promise<OrderResult> {
   const wholesaler = await deps.upstream.registry.resolve(caller, input.wholesaler);
   assertSupports(wholesaler, bestellen);
@@ -85,7 +117,8 @@ export async function placeOrder(
     key === undefined ? undefined : { ...caller, idempotencyKey: key.key, firstUsedAt: key.firstUsedAt },
   );
   const id = gatewayOrderId(bestellungId);
-  input.onStoring?.();
+  progress.orderId = id;
+  progress.mayBeStored = true;
   const { order, created } = await insertOrderIfAbsent(deps.db, deps.clock, {
     id,
     accountId: caller.accountId,
@@ -94,15 +127,11 @@ export async function placeOrder(
     customerId: credentials.username,
     bestellungId,
     request: storedOrderRequest(bestellungId, lines),
-  }).catch(async (error: unknown) => {
-    // The insert may have committed before its answer was lost. With a key the retry resumes that row;
-    // without one nobody can ask for it again, and nothing was sent: remove it if the database lets us.
-    if (key === undefined) await deleteUnsentOrder(deps.db, id).catch(() => {});
-    throw error;
   });
   if (!created) checkSameOrder(order, caller, credentials, input.wholesaler, lines);
   const placement: Placement = {
     deps,
+    log: input.log ?? deps.log,
     wholesaler,
     credentials,
     order,
@@ -113,11 +142,47 @@ export async function placeOrder(
     // An open row found by a retry may have been sent by an earlier attempt.
     maybeSent: !created && (order.state === 'sending' || order.state === 'unknown'),
   };
-  try {
-    return await (created ? send(placement, 2) : resume(placement));
-  } catch (error) {
-    throw placement.maybeSent && !isDecidedAnswer(error) ? outcomeUnknownError(placement, error) : error;
-  }
+  progress.placement = placement;
+  return created ? send(placement, 2) : resume(placement);
+}
+
+/**
+ * What a failed placement leaves behind, decided here and nowhere else (docs/idempotency.md, "Orders"):
+ * - the answer: once `bestellen` may have reached the wholesaler, every failure that is not a decided
+ *   answer (the wholesaler's rejection or error, an open outcome) is 504 `order_outcome_unknown` naming
+ *   the order, never a 5xx that invites a second order;
+ * - the Idempotency-Key (`idempotencyKey` of the error, applied by the HTTP layer): the wholesaler's
+ *   rejection is stored for replay; an open outcome, or any 5xx once the order may be stored, reopens the
+ *   key, so the retry with it resumes the stored order and its Bestellung Id instead of placing a new one;
+ *   anything else follows the rule by kind (`defaultOutcome`: a refusal releases the key, a final
+ *   answer of the wholesaler is stored);
+ * - without a key nobody can ask for an order again: a row stored but never sent is removed (best
+ *   effort; if the database is down, it stays).
+ */
+async function failedPlacement(
+  deps: OrderDeps,
+  input: PlaceOrderInput,
+  progress: Progress,
+  error: unknown,
+): Promise<ApiError> {
+  const p = progress.placement;
+  const failure = p?.maybeSent && !isDecidedAnswer(error) ? outcomeUnknownError(p, error) : asApiError(error);
+  const withKey = input.idempotency != null;
+  if (!withKey && progress.mayBeStored && progress.orderId !== undefined && !p?.maybeSent)
+    await deleteUnsentOrder(deps.db, progress.orderId).catch(() => {});
+  const keyOutcome: IdempotencyOutcome =
+    failure.kind === 'order_rejected'
+      ? 'store'
+      : failure.kind === 'order_outcome_unknown' || (progress.mayBeStored && failure.status >= 500)
+        ? 'reopen'
+        : defaultOutcome(failure.status, failure.kind);
+  return new ApiError(failure.kind, failure.message, { ...failure.options, idempotencyKey: keyOutcome });
+}
+
+/** Anything thrown, as the error the client gets: an unavailable database is a 503, a bug a 500. */
+function asApiError(error: unknown): ApiError {
+  if (isApiError(error)) return error;
+  return databaseErrorToApiError(error) ?? unexpectedError(error);
 }
 
 /**
@@ -167,7 +232,7 @@ async function send(p: Placement, sendsLeft: number): Promise<OrderResult> {
   await saveOrderChange(p.deps, p.order, { state: 'unknown', status: null });
   // The gateway is shutting down: no time to ask; the retry with the key reconciles (docs/resilience.md).
   if (outcome.error.reason === 'shutdown') throw outcomeUnknownError(p);
-  p.deps.log?.warn(
+  p.log.warn(
     { order_id: p.order.id, wholesaler: p.wholesalerId, reason: outcome.error.reason },
     'order sent but its answer was lost; reconciling with bestellstatusAbfragen',
   );
@@ -189,7 +254,7 @@ async function reconcile(p: Placement, sendsLeft: number, failure?: UpstreamErro
       orderId: p.order.bestellungId,
     },
   );
-  p.deps.log?.info(
+  p.log.info(
     {
       order_id: p.order.id,
       wholesaler: p.wholesalerId,
@@ -206,7 +271,7 @@ async function reconcile(p: Placement, sendsLeft: number, failure?: UpstreamErro
       return settle(p, 'queued_night_mode');
     case 'KennungUnbekannt':
       if (sendsLeft > 0) {
-        p.deps.log?.warn(
+        p.log.warn(
           { order_id: p.order.id, wholesaler: p.wholesalerId },
           'order unknown to the wholesaler; sending it again with the same Bestellung Id',
         );

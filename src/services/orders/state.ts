@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Tenant } from '../../core/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
 import type { OrderState, StoredOrder } from '../../store/orders.js';
 import { updateOrder } from '../../store/orders.js';
 import type { Tables } from '../../store/schema.js';
-import { recordEvent } from '../../webhooks/events/record.js';
-import type { UpstreamDeps } from '../wholesaler-call.js';
+import type { EventRecorder } from '../../webhooks/events/record.js';
+import type { UpstreamDeps } from '../../wholesalers/call.js';
 import { orderStatusJson } from './status-view.js';
 import type { OrderStatusValue } from './view.js';
 
@@ -14,10 +16,16 @@ export interface OrderDeps {
   upstream: UpstreamDeps;
   db: Kysely<Tables>;
   clock: Clock;
-  /** Wakes this process's webhook worker after an event was recorded. */
-  wakeWebhooks?: () => void;
+  /** Writes `order.status_changed` into the outbox, in the transaction of the change it reports. */
+  recordEvent: EventRecorder;
   /** For the moments an operator wants to see: lost answers, reconciliations, resends. */
-  log?: { info(details: object, message: string): void; warn(details: object, message: string): void };
+  log: Logger;
+  /**
+   * Called once an order is placed (answered, or taken in night mode); never fails the order. The
+   * sandbox issues an order's delivery notices at once, so their events are recorded now
+   * (`noticeSandboxOrderDeliveries`, wired in src/wiring.ts); absent elsewhere.
+   */
+  afterPlaced?: (tenant: Tenant, orderId: string) => Promise<void>;
 }
 
 /**
@@ -56,21 +64,17 @@ export async function saveOrderChange(
       ...(newStatus === null ? {} : { lastStatus: newStatus }),
     });
     if (newStatus !== null) {
-      await recordEvent(
-        trx,
-        {
-          accountId: order.accountId,
-          mode: order.mode,
-          type: 'order.status_changed',
-          wholesaler: order.wholesaler,
-          customerId: order.customerId,
-          data: {
-            ...orderStatusJson({ ...order, ...change, answer: change.answer ?? order.answer }, newStatus),
-            previous_status: order.lastStatus,
-          },
+      await deps.recordEvent(trx, {
+        accountId: order.accountId,
+        mode: order.mode,
+        type: 'order.status_changed',
+        wholesaler: order.wholesaler,
+        customerId: order.customerId,
+        data: {
+          ...orderStatusJson({ ...order, ...change, answer: change.answer ?? order.answer }, newStatus),
+          previous_status: order.lastStatus,
         },
-        { clock: deps.clock, wake: deps.wakeWebhooks },
-      );
+      });
     }
   });
   order.state = change.state;

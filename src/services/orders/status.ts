@@ -4,7 +4,7 @@ import type { Credentials } from '../../msv3/credentials.js';
 import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
 import { findOwnOrder, type OrderState } from '../../store/orders.js';
-import { callWholesaler } from '../wholesaler-call.js';
+import { callWholesaler } from '../../wholesalers/call.js';
 import type { StoredOrderRequest } from './request.js';
 import { type OrderDeps, saveOrderChange } from './state.js';
 import { type OrderStatusResult, orderStatusJson } from './status-view.js';

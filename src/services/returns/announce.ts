@@ -4,9 +4,9 @@ import {
   type ReturnAnnouncement,
   retourenavisAnkuendigen,
 } from '../../msv3/operations/retourenavis-ankuendigen.js';
+import { callWholesaler, type UpstreamDeps } from '../../wholesalers/call.js';
 import type { CustomerRequest } from '../deliveries/notices.js';
 import type { OrderKeyScope } from '../orders/ids.js';
-import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
 import { requestIdFor } from './ids.js';
 import { type BindingRequest, callBindingReturnOperation, returnOutcomeUnknown } from './outcome.js';
 import {

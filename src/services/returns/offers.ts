@@ -1,9 +1,9 @@
 import { ApiError } from '../../core/errors.js';
 import { maxQuantity, normalisePzn } from '../../msv3/model.js';
 import { ruecknahmeangebotAnfordern } from '../../msv3/operations/ruecknahmeangebot-anfordern.js';
+import type { UpstreamDeps } from '../../wholesalers/call.js';
 import type { CustomerRequest } from '../deliveries/notices.js';
 import type { OrderKeyScope } from '../orders/ids.js';
-import type { UpstreamDeps } from '../wholesaler-call.js';
 import { requestIdFor } from './ids.js';
 import { callBindingReturnOperation } from './outcome.js';
 

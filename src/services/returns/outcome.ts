@@ -2,9 +2,9 @@ import { ApiError, type ApiErrorOptions } from '../../core/errors.js';
 import type { Credentials } from '../../msv3/credentials.js';
 import type { Msv3Operation } from '../../msv3/operations/operation.js';
 import type { UpstreamError } from '../../msv3/upstream-error.js';
+import { callWholesalerRaw, type UpstreamDeps } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
-import { apiErrorFromUpstream } from '../upstream-errors.js';
-import { callWholesalerRaw, type UpstreamDeps } from '../wholesaler-call.js';
+import { apiErrorFromUpstream } from '../../wholesalers/upstream-errors.js';
 
 /** Failures after which the wholesaler's answer, whatever it was, did not reach the gateway in a usable form. */
 const ANSWER_LOST: ReadonlySet<UpstreamError['reason']> = new Set([
@@ -36,7 +36,7 @@ export interface BindingRequest {
  * - an answer that was lost or could not be read (timeout, dropped connection, undecodable or too large)
  *   is 504 `return_outcome_unknown`, and so is an announcement answered without a result (`returns/announce.ts`);
  * - an error the wholesaler answered with (SOAP fault, HTTP 5xx) keeps its usual kind (e.g. 502
- *   `wholesaler_fault` with the wholesaler's texts), as for orders, with `keepsIdempotencyKey`.
+ *   `wholesaler_fault` with the wholesaler's texts), as for orders, keeping the key (`idempotencyKey: 'reopen'`).
  * A failure before anything was sent is mapped as usual, and releases the key.
  */
 export async function callBindingReturnOperation<Req, Res>(
@@ -55,7 +55,7 @@ export async function callBindingReturnOperation<Req, Res>(
     throw new ApiError(
       error.kind,
       `${error.message.replace(/\.?$/, '.')} ${sent.label} ${sent.id} may have been booked all the same. ${nextStep(sent)}.`,
-      { ...error.options, keepsIdempotencyKey: true },
+      { ...error.options, idempotencyKey: 'reopen' },
     );
   }
   const cause = error.message.replace(/\.$/, '');
@@ -67,7 +67,7 @@ export async function callBindingReturnOperation<Req, Res>(
 /**
  * 504 `return_outcome_unknown` for a binding request that reached the wholesaler without an answer the
  * gateway can use (`why`, e.g. `the answer carried no result`). Its kind reopens the Idempotency-Key
- * (`http/idempotency-rules.ts`), so the retry with the key sends the same id.
+ * (`core/idempotency-outcome.ts`), so the retry with the key sends the same id.
  */
 export function returnOutcomeUnknown(
   wholesalerId: string,

@@ -88,6 +88,13 @@ export async function recordEvent<Data>(
   return recorded;
 }
 
+/** `recordEvent` with its deps bound, built once (src/wiring.ts): how services record their events. */
+export type EventRecorder = <Data>(trx: Kysely<Tables>, input: EventInput<Data>) => Promise<RecordedEvent>;
+
+export function eventRecorder(deps: RecordEventDeps): EventRecorder {
+  return (trx, input) => recordEvent(trx, input, deps);
+}
+
 export interface WholesalerStatusChange {
   wholesaler: string;
   /** Sandbox (`test`) and live endpoints are watched separately. */

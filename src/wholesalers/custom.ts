@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Tenant } from '../../core/caller.js';
-import { ApiError } from '../../core/errors.js';
-import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../../lib/address-policy.js';
-import type { Clock } from '../../lib/clock.js';
-import type { Msv3Version } from '../../msv3/envelope.js';
+import type { Tenant } from '../core/caller.js';
+import { ApiError } from '../core/errors.js';
+import { type AddressPolicy, checkOutboundUrl, type HostLookup } from '../lib/address-policy.js';
+import type { Clock } from '../lib/clock.js';
+import type { Msv3Version } from '../msv3/envelope.js';
 import {
   type CustomWholesaler,
   deleteCustomWholesaler,
   listCustomWholesalers,
   upsertCustomWholesaler,
-} from '../../store/custom-wholesalers.js';
-import type { Tables } from '../../store/schema.js';
-import type { Wholesaler } from '../../wholesalers/registry.js';
+} from '../store/custom-wholesalers.js';
+import type { Tables } from '../store/schema.js';
+import type { Wholesaler } from './registry.js';
 
 /**
  * POST /v1/wholesalers/custom: an account registers its own MSV3 endpoint (docs/wholesalers.md

@@ -28,7 +28,7 @@ import type { OrderStatusResult } from './orders/status-view.js';
  * seen), and the one status announcer (`WholesalerStatusFeed.announce`).
  */
 
-export interface TestHelperDeps {
+export interface SandboxControlDeps {
   orders: OrderDeps;
   deliveries: DeliveryDeps;
   status: { announce(change: WholesalerStatusChange): void };
@@ -58,7 +58,7 @@ function sandboxOnly(wholesaler: ResolvedWholesaler): void {
 
 /** The caller's own order, with the sandbox wholesaler it was placed with. */
 async function ownSandboxOrder(
-  deps: TestHelperDeps,
+  deps: SandboxControlDeps,
   owner: Tenant,
   orderId: string,
 ): Promise<{ order: StoredOrder; wholesaler: ResolvedWholesaler }> {
@@ -113,7 +113,7 @@ function refusal(
 
 /** Records the notices' events (first sighting only) where the wholesaler has delivery notices at all. */
 async function noticeAppeared(
-  deps: TestHelperDeps,
+  deps: SandboxControlDeps,
   owner: Tenant,
   order: StoredOrder,
   wholesaler: ResolvedWholesaler,
@@ -143,7 +143,7 @@ export interface ProcessedOrderJson {
  * `delivery.received` and `delivery.shortage`.
  */
 export async function processSandboxOrder(
-  deps: TestHelperDeps,
+  deps: SandboxControlDeps,
   owner: Tenant,
   orderId: string,
 ): Promise<ProcessedOrderJson> {
@@ -177,7 +177,7 @@ export interface DeliveredOrderJson {
  * `delivery.shortage`, without waiting for `GET /v1/deliveries`.
  */
 export async function deliverSandboxOrder(
-  deps: TestHelperDeps,
+  deps: SandboxControlDeps,
   owner: Tenant,
   orderId: string,
   shortages: boolean,
@@ -218,7 +218,7 @@ export interface SandboxStatusJson {
  * `wholesaler.status_changed` through the announcer that also hears the circuit breakers and probes.
  */
 export async function setSandboxStatus(
-  deps: TestHelperDeps,
+  deps: SandboxControlDeps,
   owner: Tenant,
   wholesalerId: string,
   up: boolean,
@@ -255,7 +255,7 @@ export async function setSandboxStatus(
  * now rather than at the next `GET /v1/deliveries`. Never fails the order (the caller logs a failure).
  */
 export async function noticeSandboxOrderDeliveries(
-  deps: TestHelperDeps,
+  deps: SandboxControlDeps,
   owner: Tenant,
   orderId: string,
 ): Promise<void> {

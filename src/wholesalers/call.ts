@@ -4,9 +4,9 @@ import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
 import type { CallResult } from '../msv3/transport.js';
 import type { Tracing } from '../observability/tracing.js';
-import type { ResolvedWholesaler, WholesalerRegistry } from '../wholesalers/registry.js';
+import { inCallSpan } from './call-span.js';
+import type { ResolvedWholesaler, WholesalerRegistry } from './registry.js';
 import { apiErrorFromUpstream } from './upstream-errors.js';
-import { inCallSpan } from './wholesaler-call-span.js';
 
 /** What services need to reach wholesalers. */
 export interface UpstreamDeps {

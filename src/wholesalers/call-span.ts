@@ -2,7 +2,7 @@ import { isApiError } from '../core/errors.js';
 import type { CallResult } from '../msv3/transport.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
 import type { SpanAttributes, Tracing } from '../observability/tracing.js';
-import type { ResolvedWholesaler } from '../wholesalers/registry.js';
+import type { ResolvedWholesaler } from './registry.js';
 
 /**
  * `call` inside a client span `msv3 <operation>` (docs/tracing.md), a child of the request's span. What it

@@ -1,14 +1,14 @@
 import type { Static } from 'typebox';
-import type { AttemptRecord, DeliveryRecord } from '../../store/webhook-delivery-log.js';
-import type { WebhookSubscription } from '../../store/webhook-subscriptions.js';
-import type { AttemptReport } from '../../webhooks/delivery/deliver.js';
-import { maskSigningSecret } from '../../webhooks/subscriptions/secrets.js';
+import type { AttemptRecord, DeliveryRecord } from '../store/webhook-delivery-log.js';
+import type { WebhookSubscription } from '../store/webhook-subscriptions.js';
+import type { AttemptReport } from '../webhooks/delivery/deliver.js';
+import { maskSigningSecret } from '../webhooks/subscriptions/secrets.js';
 import type {
   AttemptResultSchema,
   AttemptSchema,
   DeliverySchema,
   WebhookSchema,
-} from '../schemas/webhooks.js';
+} from './schemas/webhooks.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));

@@ -1,15 +1,15 @@
 import type { Kysely } from 'kysely';
-import type { Tenant } from '../../core/caller.js';
-import { isApiError } from '../../core/errors.js';
-import type { Clock } from '../../lib/clock.js';
-import type { Credentials } from '../../msv3/credentials.js';
-import { verbindungTesten } from '../../msv3/operations/verbindung-testen.js';
-import { markCustomWholesalerVerified } from '../../store/custom-wholesalers.js';
-import type { Tables } from '../../store/schema.js';
-import { capabilitiesOfVersion, type ResolvedWholesaler } from '../../wholesalers/registry.js';
-import type { Route } from '../../wholesalers/target.js';
-import { capabilitiesFromContract, fetchContractData } from '../contracts.js';
-import { callWholesaler, type UpstreamDeps } from '../wholesaler-call.js';
+import type { Tenant } from '../core/caller.js';
+import { isApiError } from '../core/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Credentials } from '../msv3/credentials.js';
+import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
+import { markCustomWholesalerVerified } from '../store/custom-wholesalers.js';
+import type { Tables } from '../store/schema.js';
+import { callWholesaler, type UpstreamDeps } from '../wholesalers/call.js';
+import { capabilitiesOfVersion, type ResolvedWholesaler } from '../wholesalers/registry.js';
+import type { Route } from '../wholesalers/target.js';
+import { capabilitiesFromContract, fetchContractData } from './contracts.js';
 
 /**
  * POST /v1/connection/test → `verbindungTesten` (docs/msv3.md "Connection test"). Success is an empty answer;

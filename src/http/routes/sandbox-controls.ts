@@ -4,9 +4,7 @@ import {
   deliverSandboxOrder,
   processSandboxOrder,
   setSandboxStatus,
-  type TestHelperDeps,
-} from '../../services/test-helpers.js';
-import { recordEvent } from '../../webhooks/events/record.js';
+} from '../../services/sandbox-controls.js';
 import type { AppDeps } from '../app-deps.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { OrderStatusParamsSchema } from '../schemas/orders.js';
@@ -16,7 +14,7 @@ import {
   ProcessedOrderSchema,
   SandboxStatusSchema,
   WholesalerParamsSchema,
-} from '../schemas/test-helpers.js';
+} from '../schemas/sandbox-controls.js';
 import type { GatewayApp } from '../types.js';
 
 /**
@@ -24,19 +22,6 @@ import type { GatewayApp } from '../types.js';
  * make the caller's own sandbox do now what otherwise takes a night or never happens, and raise the
  * events that go with it. A live key gets 403 `test_mode_required`.
  */
-
-export function testHelperDeps(deps: AppDeps): TestHelperDeps {
-  const wake = () => deps.webhooks.wake();
-  const base = { upstream: deps.upstream, db: deps.database.db, clock: deps.clock };
-  return {
-    orders: { ...base, wakeWebhooks: wake },
-    deliveries: {
-      ...base,
-      recordEvent: (trx, event) => recordEvent(trx, event, { clock: deps.clock, wake }),
-    },
-    status: deps.wholesalerStatus,
-  };
-}
 
 const tags = ['test_helpers'];
 const NOTES: Partial<Record<ErrorKind, string>> = {
@@ -69,8 +54,8 @@ const STATUS_ERRORS = routeErrors(
 
 const owner = (request: FastifyRequest) => ({ accountId: request.auth.accountId, mode: request.auth.mode });
 
-export function registerTestHelperRoutes(app: GatewayApp, deps: AppDeps): void {
-  const helpers = testHelperDeps(deps);
+export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): void {
+  const helpers = deps.services.sandbox;
 
   app.post(
     '/v1/test_helpers/orders/:order_id/process',
