@@ -22,6 +22,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createAddressPolicy } from '../../src/lib/address-policy.js';
 import { systemClock } from '../../src/lib/clock.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { createAccount } from '../../src/store/accounts.js';
 import { type Database, type Dialect, openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -43,10 +44,7 @@ const CONCURRENCY = 32;
 const PER_SUBSCRIPTION = 4;
 const SUBSCRIPTIONS = CONCURRENCY / PER_SUBSCRIPTION;
 const BATCH = 500;
-const logger = {
-  warn: (o: object, m: string) => console.warn(m, o),
-  error: (o: object, m: string) => console.error(m, o),
-};
+const logger = createLogger({ level: 'warn' });
 
 interface RunResult {
   /** 1-minute load average when the run started (other work on the machine skews the figures). */

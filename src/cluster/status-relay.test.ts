@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import { silentLogger } from '../../test/logger.js';
 import { manualClock } from '../lib/clock.js';
 import { schedulePeriodicJobs } from '../lib/periodic.js';
 import { newScope, subscribe } from '../webhooks/test-support/fixtures.js';
@@ -38,7 +39,7 @@ function watchOptions(overrides: Partial<WholesalerWatchOptions>): WholesalerWat
     db: undefined as never,
     clock: manualClock(),
     wake: () => {},
-    logger: { warn() {} },
+    logger: silentLogger,
     feed: testFeed(),
     upstream: {
       endpointsInUse: () => [],
@@ -67,7 +68,7 @@ describe('status relay: a worker other than the announcer', () => {
         upstream: { ...watchOptions({}).upstream, endpointsInUse: () => [endpoint('phoenix')] },
       }),
     );
-    const jobs = schedulePeriodicJobs(watch.jobs, { warn() {} });
+    const jobs = schedulePeriodicJobs(watch.jobs, silentLogger);
     jobs.start();
     const change: StatusChange = { wholesaler: 'phoenix', mode: 'live', accountId: null, status: 'down' };
     feed.publish(change);
@@ -135,7 +136,7 @@ describeEachDialect('status relay: the announcer', (getDatabase) => {
         },
       }),
     );
-    const jobs = schedulePeriodicJobs(watch.jobs, { warn() {} });
+    const jobs = schedulePeriodicJobs(watch.jobs, silentLogger);
     jobs.start();
     relay.receive({
       channel: CHANNEL,

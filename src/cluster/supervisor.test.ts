@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../test/logger.js';
 import { CHANNEL, type PrimaryMessage } from './messages.js';
 import { type SupervisorOptions, superviseWorkers, type WorkerProcess } from './supervisor.js';
 
@@ -38,8 +39,6 @@ class FakeWorker implements WorkerProcess {
   }
 }
 
-const silent = { info() {}, warn() {}, error() {} };
-
 describe('superviseWorkers', () => {
   let forked: FakeWorker[];
   beforeEach(() => {
@@ -58,7 +57,7 @@ describe('superviseWorkers', () => {
         forked.push(worker);
         return worker;
       },
-      logger: silent,
+      logger: silentLogger,
       shutdownTimeoutMs: 10_000,
       killGraceMs: 500,
       restart: { initialDelayMs: 100, maxDelayMs: 1_000, stableAfterMs: 5_000, maxStartFailures: 3 },

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { CHANNEL, isGatewayMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 /** One worker process as the supervisor sees it (node:cluster's `Worker`, or a fake in tests). */
@@ -32,12 +33,6 @@ const DEFAULT_RESTART_POLICY: RestartPolicy = {
 
 /** After SHUTDOWN_TIMEOUT_MS, how long workers get to close their dependencies before they are killed. */
 const DEFAULT_KILL_GRACE_MS = 600;
-
-interface Logger {
-  info(object: object, message: string): void;
-  warn(object: object, message: string): void;
-  error(object: object, message: string): void;
-}
 
 export interface SupervisorOptions {
   count: number;

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { ApiError, type ErrorKind, isApiError, unexpectedError } from '../core/errors.js';
 import { newRequestId } from '../lib/ids.js';
 import { databaseErrorToApiError } from '../store/database-unavailable.js';
@@ -165,9 +166,7 @@ const SERVED_METHODS = 'DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT';
  * answers 405 in the uniform shape and closes. (Requests with `Upgrade` need no such listener: without
  * one Node passes them to Fastify like any other request.)
  */
-export function refuseConnect(log: {
-  info(object: object, message: string): void;
-}): (request: IncomingMessage, socket: Duplex) => void {
+export function refuseConnect(log: Logger): (request: IncomingMessage, socket: Duplex) => void {
   return (request, socket) => {
     // Node removed its own listeners from the socket: an error now must not crash the process.
     socket.on('error', () => socket.destroy());

@@ -1,10 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { capturingLogger } from '../../test/logger.js';
 import { type PeriodicJob, schedulePeriodicJobs } from './periodic.js';
-
-function recordingLogger() {
-  const warnings: { object: object; message: string }[] = [];
-  return { warnings, warn: (object: object, message: string) => warnings.push({ object, message }) };
-}
 
 /** A job whose runs end only when the test says so. */
 function heldJob(name: string, intervalMs: number) {
@@ -43,7 +39,7 @@ describe('schedulePeriodicJobs', () => {
         { name: 'fast', intervalMs: 100, run: () => fast++ },
         { name: 'slow', intervalMs: 1_000, run: async () => slow++ },
       ],
-      recordingLogger(),
+      capturingLogger().logger,
     );
     jobs.start();
     jobs.start(); // a second start adds no timers
@@ -55,7 +51,7 @@ describe('schedulePeriodicJobs', () => {
 
   it('never overlaps two runs of a job: a turn while the last run still goes is skipped', async () => {
     const held = heldJob('held', 100);
-    const jobs = schedulePeriodicJobs([held.job], recordingLogger());
+    const jobs = schedulePeriodicJobs([held.job], capturingLogger().logger);
     jobs.start();
     await vi.advanceTimersByTimeAsync(550);
     expect(held.runs()).toBe(1);
@@ -67,7 +63,7 @@ describe('schedulePeriodicJobs', () => {
   });
 
   it('logs a failed run with its name and runs the job again at the next turn', async () => {
-    const logger = recordingLogger();
+    const { logger, lines } = capturingLogger();
     let runs = 0;
     const jobs = schedulePeriodicJobs(
       [
@@ -92,13 +88,13 @@ describe('schedulePeriodicJobs', () => {
     jobs.start();
     await vi.advanceTimersByTimeAsync(200);
     expect(runs).toBe(2);
-    expect(logger.warnings.map((w) => w.message)).toEqual([
+    expect(lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
       'purging things failed',
       'throwing at once failed',
       'purging things failed',
       'throwing at once failed',
     ]);
-    expect(logger.warnings[0]!.object).toMatchObject({
+    expect(lines[0]).toMatchObject({
       job: 'purging things',
       err: { message: 'database gone' },
     });
@@ -107,7 +103,7 @@ describe('schedulePeriodicJobs', () => {
 
   it('stop waits for the runs in flight and starts no run after it', async () => {
     const held = heldJob('held', 100);
-    const jobs = schedulePeriodicJobs([held.job], recordingLogger());
+    const jobs = schedulePeriodicJobs([held.job], capturingLogger().logger);
     jobs.start();
     await vi.advanceTimersByTimeAsync(100);
     expect(held.runs()).toBe(1);
@@ -138,7 +134,7 @@ describe('schedulePeriodicJobs', () => {
         { name: 'off', intervalMs: 0, run: () => runs++ },
         { name: 'on', intervalMs: 60_000, run: () => {} },
       ],
-      recordingLogger(),
+      capturingLogger().logger,
     );
     try {
       jobs.start();

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 /**
  * The one place where the gateway's periodic jobs are scheduled (the list: `src/jobs.ts`): purging
  * expired idempotency keys, pruning the webhook history, the wholesaler probe rounds. Each job runs one
@@ -20,11 +21,7 @@ export interface PeriodicJobs {
   stop(): Promise<void>;
 }
 
-export interface PeriodicLogger {
-  warn(object: object, message: string): void;
-}
-
-export function schedulePeriodicJobs(jobs: readonly PeriodicJob[], logger: PeriodicLogger): PeriodicJobs {
+export function schedulePeriodicJobs(jobs: readonly PeriodicJob[], logger: Logger): PeriodicJobs {
   const timers: NodeJS.Timeout[] = [];
   const running = new Map<PeriodicJob, Promise<void>>();
   let started = false;

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../lib/address-policy.js';
 import type { Clock } from '../lib/clock.js';
@@ -8,7 +9,7 @@ import type { DeliverDeps } from './delivery/deliver.js';
 import { createWebhookHttpClient } from './delivery/http-client.js';
 import { createWebhookMetrics } from './delivery/metrics.js';
 import { listenForNotifications } from './delivery/pg-listen.js';
-import { createWebhookWorker, type WebhookWorker, type WorkerLogger } from './delivery/worker.js';
+import { createWebhookWorker, type WebhookWorker } from './delivery/worker.js';
 import { NOTIFY_CHANNEL } from './events/record.js';
 
 /** What the HTTP routes and the services need of webhooks; `AppDeps.webhooks`. */
@@ -30,7 +31,7 @@ export interface CreateWebhooksOptions {
   database: Database;
   clock: Clock;
   metrics: Metrics;
-  logger: WorkerLogger;
+  logger: Logger;
   /** The gateway's version, for the User-Agent. */
   version: string;
   /** The gateway's outbound address policy; built from `config.network` when not given. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { type Gateway, startGateway, type TestKey } from '../../test/gateway.js';
+import { silentLogger } from '../../test/logger.js';
 import { systemClock } from '../lib/clock.js';
 import { SCENARIO_PZNS } from '../mock/index.js';
 import { subscribe } from '../webhooks/test-support/fixtures.js';
@@ -22,8 +23,7 @@ describe('circuit breakers per sandbox account', () => {
     database = await createTestDatabase('sqlite');
     gw = await startGateway({ database, env: { BREAKER_FAILURE_THRESHOLD: String(THRESHOLD) } });
     // What `watchWholesalerStatus` does in the server: breaker changes become `wholesaler.status_changed`.
-    const logger = { warn() {} };
-    const announcer = createStatusAnnouncer({ db: database.db, clock: systemClock, logger });
+    const announcer = createStatusAnnouncer({ db: database.db, clock: systemClock, logger: silentLogger });
     stopAnnouncing = announceBreakerChanges(gw.deps.wholesalerStatus, announcer);
   });
   afterAll(async () => {

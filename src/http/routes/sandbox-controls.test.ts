@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway, type TestKey } from '../../../test/gateway.js';
+import { silentLogger } from '../../../test/logger.js';
 import { SCENARIO_PZNS } from '../../mock/index.js';
 import { type Receiver, startReceiver } from '../../webhooks/test-support/receiver.js';
 import { verifyWebhook, type WebhookEvent } from '../../webhooks/verify.js';
@@ -33,7 +34,7 @@ describeEachDialect('test helpers', (getDatabase) => {
       db: gw.database.db,
       clock: gw.deps.clock,
       wake: gw.deps.webhooks.wake,
-      logger: { warn() {} },
+      logger: silentLogger,
     });
     stopAnnouncing = announceBreakerChanges(gw.deps.wholesalerStatus, announcer);
     gw.deps.webhooks.worker.start();

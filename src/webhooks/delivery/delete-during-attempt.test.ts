@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
+import { capturingLogger } from '../../../test/logger.js';
 import { deleteSubscription } from '../../store/webhook-subscriptions.js';
 import { subscribe } from '../test-support/fixtures.js';
 import { createHarness, type Harness } from '../test-support/harness.js';
@@ -20,12 +21,8 @@ describeEachDialect('deleting a subscription during an attempt', (_getDatabase, 
   });
 
   it('drops the attempt quietly, keeps the other results of its batch and goes on delivering', async () => {
-    const logged: { level: string; message: string }[] = [];
-    const logger = {
-      debug: (_object: object, message: string) => logged.push({ level: 'debug', message }),
-      warn: (_object: object, message: string) => logged.push({ level: 'warn', message }),
-      error: (_object: object, message: string) => logged.push({ level: 'error', message }),
-    };
+    const { logger, lines } = capturingLogger();
+    const logged = () => lines.map((line) => ({ level: line.level, message: line.msg }));
     const reports: AttemptReport[] = [];
     const worker = h.worker({ pollIntervalMs: 60_000 }, { logger, onAttempt: (r) => reports.push(r) });
     const kept = await subscribe(h.database.db, h.scope, { url: other.url }, h.clock);
@@ -41,11 +38,11 @@ describeEachDialect('deleting a subscription during an attempt', (_getDatabase, 
 
     for (let i = 0; i < 100 && reports.length < 2; i++) await sleep(20);
     expect(reports).toHaveLength(2);
-    expect(logged.filter((l) => l.level !== 'debug')).toEqual([]);
+    expect(logged().filter((l) => l.level !== 'debug')).toEqual([]);
     const deletedReport = reports.find((r) => r.deleted);
     expect(deletedReport).toMatchObject({ success: true, leaseLost: false });
     expect(reports.find((r) => !r.deleted)).toMatchObject({ success: true, leaseLost: false });
-    expect(logged).toEqual([
+    expect(logged()).toEqual([
       { level: 'debug', message: 'webhook delivery deleted during the attempt; result dropped' },
     ]);
     const rows = await h.database.db
@@ -65,6 +62,6 @@ describeEachDialect('deleting a subscription during an attempt', (_getDatabase, 
     for (let i = 0; i < 100 && reports.length < 3; i++) await sleep(20);
     expect(reports[2]).toMatchObject({ success: true, deleted: false });
     expect(h.receiver.requests).toHaveLength(1);
-    expect(logged.filter((l) => l.level !== 'debug')).toEqual([]);
+    expect(logged().filter((l) => l.level !== 'debug')).toEqual([]);
   });
 });

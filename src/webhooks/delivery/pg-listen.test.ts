@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresUrl, warnSkipped } from '../../../test/db.js';
+import { capturingLogger } from '../../../test/logger.js';
 import { listenForNotifications } from './pg-listen.js';
 
 describe('listenForNotifications [postgres]', () => {
@@ -33,15 +34,17 @@ describe('listenForNotifications [postgres]', () => {
   }
 
   function recorder() {
-    const warnings: string[] = [];
+    const { logger, messages } = capturingLogger();
     let notified = 0;
     return {
-      warnings,
+      get warnings() {
+        return messages('warn');
+      },
       notified: () => notified,
       onNotify: () => {
         notified += 1;
       },
-      logger: { warn: (_object: object, message: string) => warnings.push(message) },
+      logger,
     };
   }
 

@@ -1,8 +1,5 @@
 import pg from 'pg';
-
-export interface ListenLogger {
-  warn(object: object, message: string): void;
-}
+import type { Logger } from 'pino';
 
 export interface ListenOptions {
   /** First wait before reconnecting; doubled after every failed attempt. */
@@ -26,7 +23,7 @@ export async function listenForNotifications(
   connection: pg.ClientConfig,
   channel: string,
   onNotify: () => void,
-  logger: ListenLogger,
+  logger: Logger,
   options: ListenOptions = {},
 ): Promise<() => Promise<void>> {
   const firstDelayMs = options.firstDelayMs ?? FIRST_DELAY_MS;

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
+import { silentLogger } from '../../../test/logger.js';
 import { NOTIFY_CHANNEL } from '../events/record.js';
-import { createHarness, type Harness, silentLogger } from '../test-support/harness.js';
+import { createHarness, type Harness } from '../test-support/harness.js';
 import { listenForNotifications } from './pg-listen.js';
 
 describeEachDialect(

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { randomToken } from '../../lib/ids.js';
 import type { Dialect } from '../../store/database.js';
 import { claimDueDeliveries, type DeliveryJob, releaseDeliveries } from '../../store/webhook-outbox.js';
@@ -24,15 +25,9 @@ export interface WorkerOptions {
   leaseMs: number;
 }
 
-export interface WorkerLogger {
-  debug?(object: object, message: string): void;
-  warn(object: object, message: string): void;
-  error(object: object, message: string): void;
-}
-
 export interface WorkerDeps extends DeliverDeps {
   dialect: Dialect;
-  logger: WorkerLogger;
+  logger: Logger;
   /** Subscribes to commit notifications of other processes (PostgreSQL LISTEN); returns an unsubscribe. */
   listen?: (onNotify: () => void) => Promise<() => Promise<void>>;
   /** Reported after every attempt (tests, benchmarks). */
@@ -115,7 +110,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
         const report = await recordUntilStored(made, controller.signal);
         if (report.deleted) {
           // Its subscription was deleted during the attempt: nothing left to record.
-          deps.logger.debug?.(
+          deps.logger.debug(
             { delivery_id: job.id, subscription_id: subscription },
             'webhook delivery deleted during the attempt; result dropped',
           );

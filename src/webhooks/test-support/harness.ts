@@ -1,4 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
+import { silentLogger } from '../../../test/logger.js';
 import type { Tenant } from '../../core/caller.js';
 import { createAddressPolicy } from '../../lib/address-policy.js';
 import { manualClock } from '../../lib/clock.js';
@@ -11,8 +12,6 @@ import { createWebhookWorker, type WorkerDeps, type WorkerOptions } from '../del
 import { NOTIFY_CHANNEL, recordEvent } from '../events/record.js';
 import { newScope, sampleNotice, subscribe } from './fixtures.js';
 import { type Receiver, startReceiver } from './receiver.js';
-
-export const silentLogger = { warn() {}, error() {} };
 
 /** A private database, a manual clock, a receiver on 127.0.0.1 and a subscription to it. */
 export interface Harness {

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
+import { silentLogger } from '../../../test/logger.js';
 import { manualClock } from '../../lib/clock.js';
 import { newScope, subscribe } from '../../webhooks/test-support/fixtures.js';
 import {
@@ -23,7 +24,7 @@ describeEachDialect('wholesaler status announcements', (getDatabase) => {
       events: ['wholesaler.status_changed'],
     });
     const reports: Promise<void>[] = [];
-    const announcer = createStatusAnnouncer({ db, clock, wake: () => woken++, logger: { warn() {} } });
+    const announcer = createStatusAnnouncer({ db, clock, wake: () => woken++, logger: silentLogger });
     const recording = {
       report: (r: Parameters<typeof announcer.report>[0]) => {
         const done = announcer.report(r);
@@ -79,7 +80,7 @@ describeEachDialect('wholesaler status announcements', (getDatabase) => {
       wholesaler,
       events: ['wholesaler.status_changed'],
     });
-    const announcer = createStatusAnnouncer({ db, clock, logger: { warn() {} } });
+    const announcer = createStatusAnnouncer({ db, clock, logger: silentLogger });
     const pending: Promise<void>[] = [];
     const tracked = {
       report(report: StatusReport) {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { KeyMode } from '../../core/key-mode.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Tables } from '../../store/schema.js';
@@ -17,7 +18,7 @@ export interface StatusAnnouncerDeps {
   db: Kysely<Tables>;
   clock: Clock;
   wake?: () => void;
-  logger: { warn(object: object, message: string): void };
+  logger: Logger;
 }
 
 /**

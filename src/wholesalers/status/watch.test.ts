@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
+import { silentLogger } from '../../../test/logger.js';
 import { manualClock } from '../../lib/clock.js';
 import { createAccount } from '../../store/accounts.js';
 import { deleteCustomWholesaler, upsertCustomWholesaler } from '../../store/custom-wholesalers.js';
@@ -52,7 +53,7 @@ describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (get
       db,
       clock,
       wake: () => {},
-      logger: { warn: () => {} },
+      logger: silentLogger,
       feed: createWholesalerStatusFeed(),
       upstream: {
         endpointsInUse: () => {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { Clock } from '../../lib/clock.js';
 import type { PeriodicJob } from '../../lib/periodic.js';
 import { findCustomWholesaler } from '../../store/custom-wholesalers.js';
@@ -17,7 +18,7 @@ export interface WholesalerWatchOptions {
   clock: Clock;
   /** The webhook worker's wake. */
   wake: () => void;
-  logger: { warn(object: object, message: string): void };
+  logger: Logger;
   /** Breaker transitions of the transports (`WholesalerStatusFeed`). */
   feed: StatusFeed;
   /** `createUpstream(...)`: the endpoints in use, the probe and the breakers, per transport target. */
