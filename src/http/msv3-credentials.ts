@@ -29,7 +29,7 @@ export const Msv3CredentialHeaders = Type.Object({
 
 /** One pharmacy's call to one wholesaler: the caller, the wholesaler id as requested, the credentials. */
 export function customerRequest(request: FastifyRequest, wholesaler: string): CustomerRequest {
-  return { owner: request.auth, wholesaler, credentials: msv3Credentials(request, wholesaler) };
+  return { tenant: request.auth, wholesaler, credentials: msv3Credentials(request, wholesaler) };
 }
 
 export function msv3Credentials(request: FastifyRequest, wholesaler: string | null = null): Credentials {

@@ -41,15 +41,15 @@ export interface ConnectionTestResult {
 
 export async function testConnection(
   deps: ConnectionTestDeps,
-  owner: Tenant,
+  tenant: Tenant,
   credentials: Credentials,
   wholesalerId: string,
 ): Promise<ConnectionTestResult> {
-  const wholesaler = await deps.upstream.registry.resolve(owner, wholesalerId);
+  const wholesaler = await deps.upstream.registry.resolve(tenant, wholesalerId);
   const { latencyMs } = await callWholesaler(deps.upstream, wholesaler, verbindungTesten, credentials, {
     clientSoftwareId: deps.upstream.clientSoftwareId,
   });
-  if (reachesUnverifiedEndpoint(wholesaler)) await verify(deps, owner, wholesaler, credentials);
+  if (reachesUnverifiedEndpoint(wholesaler)) await verify(deps, tenant, wholesaler, credentials);
   return {
     connected: true,
     wholesaler: wholesalerId,
@@ -66,7 +66,7 @@ const CONTRACT_GATED = new Set(['bulk_availability', 'return_offers']);
 
 async function verify(
   deps: ConnectionTestDeps,
-  owner: Tenant,
+  tenant: Tenant,
   wholesaler: ResolvedWholesaler,
   credentials: Credentials,
 ): Promise<void> {
@@ -79,5 +79,5 @@ async function verify(
     capabilities = capabilitiesOfVersion(wholesaler.version).filter((c) => !CONTRACT_GATED.has(c));
   }
   // The stored id has no `_test` suffix; `custom` is the stored registration.
-  await markCustomWholesalerVerified(deps.db, deps.clock, owner, wholesaler.custom!.id, capabilities);
+  await markCustomWholesalerVerified(deps.db, deps.clock, tenant, wholesaler.custom!.id, capabilities);
 }

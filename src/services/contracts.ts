@@ -56,11 +56,11 @@ export interface ContractResult {
 
 export async function fetchContract(
   deps: UpstreamDeps,
-  owner: Tenant,
+  tenant: Tenant,
   credentials: Credentials,
   wholesalerId: string,
 ): Promise<ContractResult> {
-  const wholesaler = await deps.registry.resolve(owner, wholesalerId);
+  const wholesaler = await deps.registry.resolve(tenant, wholesalerId);
   const contract = await fetchContractData(deps, wholesaler, credentials);
   return toContract(wholesalerId, wholesaler.version, contract);
 }

@@ -24,7 +24,7 @@ export async function fetchDocument(
   documentId: string,
 ): Promise<DocumentDownload> {
   const id = documentId.toLowerCase();
-  const wholesaler = await deps.upstream.registry.resolve(request.owner, request.wholesaler);
+  const wholesaler = await deps.upstream.registry.resolve(request.tenant, request.wholesaler);
   let document: { data: Buffer } | undefined;
   try {
     const { value } = await callWholesaler(deps.upstream, wholesaler, dokumentAbfragen, request.credentials, {

@@ -37,8 +37,8 @@ export interface SandboxControlDeps {
 /** The customer id sent with a control request that concerns no customer (taking a tenant down). */
 const NO_CUSTOMER = 'testhelper';
 
-function requireTestMode(owner: Tenant): void {
-  if (owner.mode !== 'test') {
+function requireTestMode(tenant: Tenant): void {
+  if (tenant.mode !== 'test') {
     throw new ApiError(
       'test_mode_required',
       'Test helpers drive the sandbox and need a pk_test_ key; live wholesalers cannot be told what to do.',
@@ -59,15 +59,15 @@ function sandboxOnly(wholesaler: ResolvedWholesaler): void {
 /** The caller's own order, with the sandbox wholesaler it was placed with. */
 async function ownSandboxOrder(
   deps: SandboxControlDeps,
-  owner: Tenant,
+  tenant: Tenant,
   orderId: string,
 ): Promise<{ order: StoredOrder; wholesaler: ResolvedWholesaler }> {
-  requireTestMode(owner);
+  requireTestMode(tenant);
   const order = await findOrderById(deps.orders.db, orderId);
-  if (order === undefined || order.accountId !== owner.accountId || order.mode !== owner.mode) {
+  if (order === undefined || order.accountId !== tenant.accountId || order.mode !== tenant.mode) {
     throw new ApiError('order_not_found', `No order ${orderId} for this API key.`, { param: 'order_id' });
   }
-  const wholesaler = await deps.orders.upstream.registry.resolve(owner, order.wholesaler);
+  const wholesaler = await deps.orders.upstream.registry.resolve(tenant, order.wholesaler);
   sandboxOnly(wholesaler);
   return { order, wholesaler };
 }
@@ -114,7 +114,7 @@ function refusal(
 /** Records the notices' events (first sighting only) where the wholesaler has delivery notices at all. */
 async function noticeAppeared(
   deps: SandboxControlDeps,
-  owner: Tenant,
+  tenant: Tenant,
   order: StoredOrder,
   wholesaler: ResolvedWholesaler,
   notices: readonly DeliveryNotice[],
@@ -123,7 +123,7 @@ async function noticeAppeared(
   await rememberNotices(
     deps.deliveries,
     {
-      owner,
+      tenant,
       wholesaler: order.wholesaler,
       credentials: createCredentials(order.customerId, HELPER_PASSWORD),
     },
@@ -144,10 +144,10 @@ export interface ProcessedOrderJson {
  */
 export async function processSandboxOrder(
   deps: SandboxControlDeps,
-  owner: Tenant,
+  tenant: Tenant,
   orderId: string,
 ): Promise<ProcessedOrderJson> {
-  const { order, wholesaler } = await ownSandboxOrder(deps, owner, orderId);
+  const { order, wholesaler } = await ownSandboxOrder(deps, tenant, orderId);
   const result = await control(wholesaler, order.customerId, {
     action: 'process-order',
     orderId: order.bestellungId,
@@ -157,11 +157,16 @@ export async function processSandboxOrder(
       order_processed: `Order ${orderId} is no night-mode order waiting to be processed: the sandbox has processed it already.`,
     });
   }
-  const deliveries = await noticeAppeared(deps, owner, order, wholesaler, result.notices);
-  const status = await orderStatus(deps.orders, owner, createCredentials(order.customerId, HELPER_PASSWORD), {
-    orderId,
-    wholesaler: order.wholesaler,
-  });
+  const deliveries = await noticeAppeared(deps, tenant, order, wholesaler, result.notices);
+  const status = await orderStatus(
+    deps.orders,
+    tenant,
+    createCredentials(order.customerId, HELPER_PASSWORD),
+    {
+      orderId,
+      wholesaler: order.wholesaler,
+    },
+  );
   return { order: status, deliveries };
 }
 
@@ -178,11 +183,11 @@ export interface DeliveredOrderJson {
  */
 export async function deliverSandboxOrder(
   deps: SandboxControlDeps,
-  owner: Tenant,
+  tenant: Tenant,
   orderId: string,
   shortages: boolean,
 ): Promise<DeliveredOrderJson> {
-  const { order, wholesaler } = await ownSandboxOrder(deps, owner, orderId);
+  const { order, wholesaler } = await ownSandboxOrder(deps, tenant, orderId);
   if (!lieferavisAbfrageNeu.versions.includes(wholesaler.version)) {
     throw new ApiError(
       'operation_not_supported',
@@ -201,7 +206,7 @@ export async function deliverSandboxOrder(
       nothing_to_deliver: `Order ${orderId} has no line the wholesaler delivers (rejected, back-ordered or procured specially).`,
     });
   }
-  const deliveries = await noticeAppeared(deps, owner, order, wholesaler, result.notices);
+  const deliveries = await noticeAppeared(deps, tenant, order, wholesaler, result.notices);
   return { order_id: orderId, wholesaler: order.wholesaler, deliveries };
 }
 
@@ -219,12 +224,12 @@ export interface SandboxStatusJson {
  */
 export async function setSandboxStatus(
   deps: SandboxControlDeps,
-  owner: Tenant,
+  tenant: Tenant,
   wholesalerId: string,
   up: boolean,
 ): Promise<SandboxStatusJson> {
-  requireTestMode(owner);
-  const wholesaler = await deps.orders.upstream.registry.resolve(owner, wholesalerId);
+  requireTestMode(tenant);
+  const wholesaler = await deps.orders.upstream.registry.resolve(tenant, wholesalerId);
   sandboxOnly(wholesaler);
   const result = await control(wholesaler, NO_CUSTOMER, { action: 'status', up });
   if (!result.ok) {
@@ -239,8 +244,8 @@ export async function setSandboxStatus(
     deps.status.announce({
       wholesaler: wholesalerId,
       route: 'sandbox',
-      mode: owner.mode,
-      accountId: owner.accountId,
+      mode: tenant.mode,
+      accountId: tenant.accountId,
       status,
       previousStatus: up ? 'down' : 'up',
       at: deps.orders.clock.now(),
@@ -256,17 +261,17 @@ export async function setSandboxStatus(
  */
 export async function noticeSandboxOrderDeliveries(
   deps: SandboxControlDeps,
-  owner: Tenant,
+  tenant: Tenant,
   orderId: string,
 ): Promise<void> {
-  if (owner.mode !== 'test') return;
+  if (tenant.mode !== 'test') return;
   const order = await findOrderById(deps.orders.db, orderId);
-  if (order === undefined || order.accountId !== owner.accountId) return;
-  const wholesaler = await deps.orders.upstream.registry.resolve(owner, order.wholesaler);
+  if (order === undefined || order.accountId !== tenant.accountId) return;
+  const wholesaler = await deps.orders.upstream.registry.resolve(tenant, order.wholesaler);
   if (wholesaler.route !== 'sandbox' || !lieferavisAbfrageNeu.versions.includes(wholesaler.version)) return;
   const result = await control(wholesaler, order.customerId, {
     action: 'order-notices',
     orderId: order.bestellungId,
   });
-  if (result.ok) await noticeAppeared(deps, owner, order, wholesaler, result.notices);
+  if (result.ok) await noticeAppeared(deps, tenant, order, wholesaler, result.notices);
 }

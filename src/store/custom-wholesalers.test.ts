@@ -28,11 +28,14 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
 
   it('registers an endpoint unverified, without capabilities, at the clock time', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
-    const saved = await upsertCustomWholesaler(db, clock, owner, { ...registration('custom-a'), version: 1 });
+    const tenant = await newOwner();
+    const saved = await upsertCustomWholesaler(db, clock, tenant, {
+      ...registration('custom-a'),
+      version: 1,
+    });
     expect(saved).toEqual({
       id: 'custom-a',
-      accountId: owner.accountId,
+      accountId: tenant.accountId,
       mode: 'test',
       name: 'Großhandel custom-a',
       endpoint: 'https://custom-a.example.com/msv3/v2.0',
@@ -42,27 +45,27 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
       createdAt: clock.now(),
       verifiedAt: null,
     });
-    expect(await findCustomWholesaler(db, owner, 'custom-a')).toEqual(saved);
+    expect(await findCustomWholesaler(db, tenant, 'custom-a')).toEqual(saved);
   });
 
   it('returns the existing registration when the same owner registers the same id again', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
-    const first = await upsertCustomWholesaler(db, clock, owner, registration('custom-b'));
-    await markCustomWholesalerVerified(db, clock, owner, 'custom-b', ['bestellen']);
-    const verified = await findCustomWholesaler(db, owner, 'custom-b');
+    const tenant = await newOwner();
+    const first = await upsertCustomWholesaler(db, clock, tenant, registration('custom-b'));
+    await markCustomWholesalerVerified(db, clock, tenant, 'custom-b', ['bestellen']);
+    const verified = await findCustomWholesaler(db, tenant, 'custom-b');
     clock.advance(1000);
-    const again = await upsertCustomWholesaler(db, clock, owner, registration('custom-b'));
+    const again = await upsertCustomWholesaler(db, clock, tenant, registration('custom-b'));
     expect(again).toEqual(verified);
     expect(again.createdAt).toBe(first.createdAt);
-    expect(await listCustomWholesalers(db, owner)).toHaveLength(1);
+    expect(await listCustomWholesalers(db, tenant)).toHaveLength(1);
   });
 
   it('keeps the registered endpoint and version when another endpoint arrives under the same id', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-c'));
-    const again = await upsertCustomWholesaler(db, clock, owner, {
+    const tenant = await newOwner();
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-c'));
+    const again = await upsertCustomWholesaler(db, clock, tenant, {
       ...registration('custom-c', 'https://elsewhere.example.com/msv3'),
       version: 1,
     });
@@ -74,13 +77,13 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
   // upsert must leave the existing registration exactly as it was.
   it('leaves the existing registration’s name alone when the same id arrives with another endpoint', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
-    await upsertCustomWholesaler(db, clock, owner, { ...registration('custom-d'), name: 'Original' });
-    await upsertCustomWholesaler(db, clock, owner, {
+    const tenant = await newOwner();
+    await upsertCustomWholesaler(db, clock, tenant, { ...registration('custom-d'), name: 'Original' });
+    await upsertCustomWholesaler(db, clock, tenant, {
       ...registration('custom-d', 'https://collision.example.com/msv3'),
       name: 'Intruder',
     });
-    expect((await findCustomWholesaler(db, owner, 'custom-d'))?.name).toBe('Original');
+    expect((await findCustomWholesaler(db, tenant, 'custom-d'))?.name).toBe('Original');
   });
 
   it('lets two owners register the same id without seeing each other’s', async () => {
@@ -106,12 +109,12 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
 
   it('returns undefined for an id the owner has not registered', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
+    const tenant = await newOwner();
     const stranger = await newOwner();
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-e'));
-    expect(await findCustomWholesaler(db, owner, 'custom-unknown')).toBeUndefined();
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-e'));
+    expect(await findCustomWholesaler(db, tenant, 'custom-unknown')).toBeUndefined();
     expect(await findCustomWholesaler(db, stranger, 'custom-e')).toBeUndefined();
-    expect(await findCustomWholesaler(db, { ...owner, mode: 'live' }, 'custom-e')).toBeUndefined();
+    expect(await findCustomWholesaler(db, { ...tenant, mode: 'live' }, 'custom-e')).toBeUndefined();
   });
 
   it('refuses a registration for an unknown account', async () => {
@@ -127,16 +130,16 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
 
   it('lists only the owner’s registrations, oldest first and by id within one time', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
+    const tenant = await newOwner();
     const stranger = await newOwner();
     await upsertCustomWholesaler(db, clock, stranger, registration('custom-0'));
-    await upsertCustomWholesaler(db, clock, { ...owner, mode: 'live' }, registration('custom-live'));
+    await upsertCustomWholesaler(db, clock, { ...tenant, mode: 'live' }, registration('custom-live'));
     clock.advance(1);
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-z'));
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-m'));
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-z'));
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-m'));
     clock.advance(1);
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-a'));
-    expect((await listCustomWholesalers(db, owner)).map((w) => w.id)).toEqual([
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-a'));
+    expect((await listCustomWholesalers(db, tenant)).map((w) => w.id)).toEqual([
       'custom-m',
       'custom-z',
       'custom-a',
@@ -149,11 +152,14 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
 
   it('marks a registration verified with its capabilities and the clock time', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
-    const saved = await upsertCustomWholesaler(db, clock, owner, registration('custom-v'));
+    const tenant = await newOwner();
+    const saved = await upsertCustomWholesaler(db, clock, tenant, registration('custom-v'));
     clock.advance(60_000);
-    await markCustomWholesalerVerified(db, clock, owner, 'custom-v', ['verfuegbarkeitAnfragen', 'bestellen']);
-    expect(await findCustomWholesaler(db, owner, 'custom-v')).toEqual({
+    await markCustomWholesalerVerified(db, clock, tenant, 'custom-v', [
+      'verfuegbarkeitAnfragen',
+      'bestellen',
+    ]);
+    expect(await findCustomWholesaler(db, tenant, 'custom-v')).toEqual({
       ...saved,
       verified: true,
       capabilities: ['verfuegbarkeitAnfragen', 'bestellen'],
@@ -161,8 +167,8 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
     });
 
     clock.advance(1000);
-    await markCustomWholesalerVerified(db, clock, owner, 'custom-v', []);
-    expect(await findCustomWholesaler(db, owner, 'custom-v')).toMatchObject({
+    await markCustomWholesalerVerified(db, clock, tenant, 'custom-v', []);
+    expect(await findCustomWholesaler(db, tenant, 'custom-v')).toMatchObject({
       verified: true,
       capabilities: [],
       verifiedAt: saved.createdAt + 61_000,
@@ -171,52 +177,52 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
 
   it('verifies only the owner’s registration of that id', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
+    const tenant = await newOwner();
     const stranger = await newOwner();
     const theirs = await upsertCustomWholesaler(db, clock, stranger, registration('custom-w'));
     const live = await upsertCustomWholesaler(
       db,
       clock,
-      { ...owner, mode: 'live' },
+      { ...tenant, mode: 'live' },
       registration('custom-w'),
     );
-    const sibling = await upsertCustomWholesaler(db, clock, owner, registration('custom-w2'));
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-w'));
-    await markCustomWholesalerVerified(db, clock, owner, 'custom-w', ['bestellen']);
-    expect((await findCustomWholesaler(db, owner, 'custom-w'))?.verified).toBe(true);
+    const sibling = await upsertCustomWholesaler(db, clock, tenant, registration('custom-w2'));
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-w'));
+    await markCustomWholesalerVerified(db, clock, tenant, 'custom-w', ['bestellen']);
+    expect((await findCustomWholesaler(db, tenant, 'custom-w'))?.verified).toBe(true);
     expect(await findCustomWholesaler(db, stranger, 'custom-w')).toEqual(theirs);
-    expect(await findCustomWholesaler(db, { ...owner, mode: 'live' }, 'custom-w')).toEqual(live);
-    expect(await findCustomWholesaler(db, owner, 'custom-w2')).toEqual(sibling);
+    expect(await findCustomWholesaler(db, { ...tenant, mode: 'live' }, 'custom-w')).toEqual(live);
+    expect(await findCustomWholesaler(db, tenant, 'custom-w2')).toEqual(sibling);
   });
 
   it('deletes only the owner’s registration of that id, once', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
+    const tenant = await newOwner();
     const stranger = await newOwner();
-    const liveOwner: Tenant = { ...owner, mode: 'live' };
+    const liveOwner: Tenant = { ...tenant, mode: 'live' };
     const theirs = await upsertCustomWholesaler(db, clock, stranger, registration('custom-x'));
     const live = await upsertCustomWholesaler(db, clock, liveOwner, registration('custom-x'));
-    const sibling = await upsertCustomWholesaler(db, clock, owner, registration('custom-x2'));
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-x'));
+    const sibling = await upsertCustomWholesaler(db, clock, tenant, registration('custom-x2'));
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-x'));
 
-    expect(await deleteCustomWholesaler(db, owner, 'custom-x')).toBe(true);
-    expect(await findCustomWholesaler(db, owner, 'custom-x')).toBeUndefined();
-    expect(await listCustomWholesalers(db, owner)).toEqual([sibling]);
+    expect(await deleteCustomWholesaler(db, tenant, 'custom-x')).toBe(true);
+    expect(await findCustomWholesaler(db, tenant, 'custom-x')).toBeUndefined();
+    expect(await listCustomWholesalers(db, tenant)).toEqual([sibling]);
     expect(await findCustomWholesaler(db, stranger, 'custom-x')).toEqual(theirs);
     expect(await findCustomWholesaler(db, liveOwner, 'custom-x')).toEqual(live);
 
-    expect(await deleteCustomWholesaler(db, owner, 'custom-x')).toBe(false);
-    expect(await deleteCustomWholesaler(db, owner, 'custom-never')).toBe(false);
+    expect(await deleteCustomWholesaler(db, tenant, 'custom-x')).toBe(false);
+    expect(await deleteCustomWholesaler(db, tenant, 'custom-never')).toBe(false);
   });
 
   it('registers an endpoint again after its deletion, as new', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
-    await upsertCustomWholesaler(db, clock, owner, registration('custom-y'));
-    await markCustomWholesalerVerified(db, clock, owner, 'custom-y', ['bestellen']);
-    await deleteCustomWholesaler(db, owner, 'custom-y');
+    const tenant = await newOwner();
+    await upsertCustomWholesaler(db, clock, tenant, registration('custom-y'));
+    await markCustomWholesalerVerified(db, clock, tenant, 'custom-y', ['bestellen']);
+    await deleteCustomWholesaler(db, tenant, 'custom-y');
     clock.advance(5_000);
-    expect(await upsertCustomWholesaler(db, clock, owner, registration('custom-y'))).toMatchObject({
+    expect(await upsertCustomWholesaler(db, clock, tenant, registration('custom-y'))).toMatchObject({
       verified: false,
       capabilities: [],
       createdAt: clock.now(),
@@ -225,9 +231,9 @@ describeEachDialect('custom wholesalers repository', (getDatabase) => {
 
   it('creates nothing when verifying an id that is not registered', async () => {
     const { db } = getDatabase();
-    const owner = await newOwner();
-    await markCustomWholesalerVerified(db, clock, owner, 'custom-ghost', ['bestellen']);
-    expect(await findCustomWholesaler(db, owner, 'custom-ghost')).toBeUndefined();
-    expect(await listCustomWholesalers(db, owner)).toEqual([]);
+    const tenant = await newOwner();
+    await markCustomWholesalerVerified(db, clock, tenant, 'custom-ghost', ['bestellen']);
+    expect(await findCustomWholesaler(db, tenant, 'custom-ghost')).toBeUndefined();
+    expect(await listCustomWholesalers(db, tenant)).toEqual([]);
   });
 });

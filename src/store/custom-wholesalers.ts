@@ -25,15 +25,15 @@ export interface CustomWholesaler {
 export async function upsertCustomWholesaler(
   db: Kysely<Tables>,
   clock: Clock,
-  owner: Tenant,
+  tenant: Tenant,
   input: { id: string; name: string; endpoint: string; version: 1 | 2 },
 ): Promise<CustomWholesaler> {
   await db
     .insertInto('custom_wholesalers')
     .values({
       id: input.id,
-      account_id: owner.accountId,
-      mode: owner.mode,
+      account_id: tenant.accountId,
+      mode: tenant.mode,
       name: input.name,
       endpoint: input.endpoint,
       version: input.version,
@@ -44,32 +44,32 @@ export async function upsertCustomWholesaler(
     })
     .onConflict((oc) => oc.columns(['account_id', 'mode', 'id']).doNothing())
     .execute();
-  const saved = await findCustomWholesaler(db, owner, input.id);
+  const saved = await findCustomWholesaler(db, tenant, input.id);
   if (saved === undefined) throw new Error(`custom wholesaler ${input.id} vanished after insert`);
   return saved;
 }
 
 export async function findCustomWholesaler(
   db: Kysely<Tables>,
-  owner: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<CustomWholesaler | undefined> {
   const row = await db
     .selectFrom('custom_wholesalers')
     .selectAll()
-    .where('account_id', '=', owner.accountId)
-    .where('mode', '=', owner.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .where('id', '=', id)
     .executeTakeFirst();
   return row === undefined ? undefined : toCustomWholesaler(row);
 }
 
-export async function listCustomWholesalers(db: Kysely<Tables>, owner: Tenant): Promise<CustomWholesaler[]> {
+export async function listCustomWholesalers(db: Kysely<Tables>, tenant: Tenant): Promise<CustomWholesaler[]> {
   const rows = await db
     .selectFrom('custom_wholesalers')
     .selectAll()
-    .where('account_id', '=', owner.accountId)
-    .where('mode', '=', owner.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .orderBy('created_at')
     .orderBy('id')
     .execute();
@@ -80,15 +80,15 @@ export async function listCustomWholesalers(db: Kysely<Tables>, owner: Tenant): 
 export async function markCustomWholesalerVerified(
   db: Kysely<Tables>,
   clock: Clock,
-  owner: Tenant,
+  tenant: Tenant,
   id: string,
   capabilities: string[],
 ): Promise<void> {
   await db
     .updateTable('custom_wholesalers')
     .set({ verified: 1, capabilities: JSON.stringify(capabilities), verified_at: clock.now() })
-    .where('account_id', '=', owner.accountId)
-    .where('mode', '=', owner.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .where('id', '=', id)
     .execute();
 }
@@ -100,13 +100,13 @@ export async function markCustomWholesalerVerified(
  */
 export async function deleteCustomWholesaler(
   db: Kysely<Tables>,
-  owner: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<boolean> {
   const result = await db
     .deleteFrom('custom_wholesalers')
-    .where('account_id', '=', owner.accountId)
-    .where('mode', '=', owner.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .where('id', '=', id)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;

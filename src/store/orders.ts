@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { Tenant } from '../core/caller.js';
 import type { KeyMode } from '../core/key-mode.js';
 import type { Clock } from '../lib/clock.js';
 import type { OrderState, OrdersTable } from './orders-table.js';
@@ -82,17 +83,17 @@ export async function findOrderById(db: Kysely<Tables>, id: string): Promise<Sto
 /** The order, only if it belongs to this account, mode, wholesaler and MSV3 customer. */
 export async function findOwnOrder(
   db: Kysely<Tables>,
-  owner: { accountId: string; mode: KeyMode; wholesaler: string; customerId: string },
+  customer: Tenant & { wholesaler: string; customerId: string },
   id: string,
 ): Promise<StoredOrder | undefined> {
   const row = await db
     .selectFrom('orders')
     .selectAll()
     .where('id', '=', id)
-    .where('account_id', '=', owner.accountId)
-    .where('mode', '=', owner.mode)
-    .where('wholesaler', '=', owner.wholesaler)
-    .where('customer_id', '=', owner.customerId)
+    .where('account_id', '=', customer.accountId)
+    .where('mode', '=', customer.mode)
+    .where('wholesaler', '=', customer.wholesaler)
+    .where('customer_id', '=', customer.customerId)
     .executeTakeFirst();
   return row === undefined ? undefined : toStoredOrder(row);
 }

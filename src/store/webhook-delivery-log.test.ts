@@ -16,10 +16,10 @@ const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 describeEachDialect('webhook delivery log', (getDatabase) => {
   const clock = manualClock(T0);
 
-  async function newSubscription(scope?: Tenant): Promise<WebhookSubscription> {
+  async function newSubscription(tenant?: Tenant): Promise<WebhookSubscription> {
     const accountId =
-      scope?.accountId ?? (await createAccount(getDatabase().db, clock, { name: 'Apotheke' })).id;
-    const s = sampleSubscription({ accountId, mode: scope?.mode ?? 'test' }, T0);
+      tenant?.accountId ?? (await createAccount(getDatabase().db, clock, { name: 'Apotheke' })).id;
+    const s = sampleSubscription({ accountId, mode: tenant?.mode ?? 'test' }, T0);
     await insertSubscription(getDatabase().db, s);
     return s;
   }
@@ -177,17 +177,17 @@ describeEachDialect('webhook delivery log', (getDatabase) => {
     const tiedA = await addDelivery(s, T0 + 1, { id: 'whd_tied_a' });
     const tiedB = await addDelivery(s, T0 + 1, { id: 'whd_tied_b' });
     const newest = await addDelivery(s, T0 + 2);
-    const scope = scopeOf(s);
+    const tenant = scopeOf(s);
 
-    const first = await listDeliveries(db, scope, s.id, { limit: 2 });
+    const first = await listDeliveries(db, tenant, s.id, { limit: 2 });
     expect(first.deliveries.map((d) => d.id)).toEqual([newest.id, tiedB.id]);
     expect(first.hasMore).toBe(true);
-    const second = await listDeliveries(db, scope, s.id, { limit: 2, startingAfter: tiedB.id });
+    const second = await listDeliveries(db, tenant, s.id, { limit: 2, startingAfter: tiedB.id });
     expect(second.deliveries.map((d) => d.id)).toEqual([tiedA.id, oldest.id]);
     expect(second.hasMore).toBe(false);
-    const last = await listDeliveries(db, scope, s.id, { limit: 2, startingAfter: oldest.id });
+    const last = await listDeliveries(db, tenant, s.id, { limit: 2, startingAfter: oldest.id });
     expect(last).toEqual({ deliveries: [], hasMore: false });
-    const all = await listDeliveries(db, scope, s.id, { limit: 4 });
+    const all = await listDeliveries(db, tenant, s.id, { limit: 4 });
     expect(all.deliveries.map((d) => d.id)).toEqual([newest.id, tiedB.id, tiedA.id, oldest.id]);
     expect(all.hasMore).toBe(false);
   });

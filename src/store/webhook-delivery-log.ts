@@ -35,7 +35,7 @@ export interface AttemptRecord {
 /** Newest first, `limit` per page after the delivery `startingAfter`; with their attempts, newest first. */
 export async function listDeliveries(
   db: Kysely<Tables>,
-  scope: Tenant,
+  tenant: Tenant,
   subscriptionId: string,
   page: { limit: number; startingAfter?: string; status?: DeliveryStatus },
 ): Promise<{ deliveries: DeliveryRecord[]; hasMore: boolean }> {
@@ -45,8 +45,8 @@ export async function listDeliveries(
     .selectAll('d')
     .select('e.type')
     .where('d.subscription_id', '=', subscriptionId)
-    .where('d.account_id', '=', scope.accountId)
-    .where('d.mode', '=', scope.mode);
+    .where('d.account_id', '=', tenant.accountId)
+    .where('d.mode', '=', tenant.mode);
   if (page.status !== undefined) query = query.where('d.status', '=', page.status);
   if (page.startingAfter !== undefined) {
     const cursor = await db
@@ -84,7 +84,7 @@ export async function listDeliveries(
 
 export async function findDelivery(
   db: Kysely<Tables>,
-  scope: Tenant,
+  tenant: Tenant,
   subscriptionId: string,
   id: string,
 ): Promise<DeliveryRecord | undefined> {
@@ -95,8 +95,8 @@ export async function findDelivery(
     .select('e.type')
     .where('d.id', '=', id)
     .where('d.subscription_id', '=', subscriptionId)
-    .where('d.account_id', '=', scope.accountId)
-    .where('d.mode', '=', scope.mode)
+    .where('d.account_id', '=', tenant.accountId)
+    .where('d.mode', '=', tenant.mode)
     .executeTakeFirst();
   if (row === undefined) return undefined;
   const attempts = await attemptsOf(db, [id]);

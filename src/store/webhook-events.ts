@@ -35,14 +35,14 @@ const PING = 'ping';
  */
 export async function listEvents(
   db: Kysely<Tables>,
-  scope: Tenant,
+  tenant: Tenant,
   page: EventFilter & { limit: number; startingAfter?: string },
 ): Promise<EventPage> {
   let query = db
     .selectFrom('webhook_events')
     .select('payload')
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .where('type', '!=', PING);
   if (page.type !== undefined) query = query.where('type', '=', page.type);
   if (page.wholesaler !== undefined) query = query.where('wholesaler', '=', page.wholesaler);
@@ -53,8 +53,8 @@ export async function listEvents(
       .selectFrom('webhook_events')
       .select(['created_at', 'id'])
       .where('id', '=', page.startingAfter)
-      .where('account_id', '=', scope.accountId)
-      .where('mode', '=', scope.mode)
+      .where('account_id', '=', tenant.accountId)
+      .where('mode', '=', tenant.mode)
       .where('type', '!=', PING)
       .executeTakeFirst();
     if (cursor === undefined) return { payloads: [], hasMore: false };
@@ -79,15 +79,15 @@ export async function listEvents(
 /** One event's JSON body, if it is an event of this scope (pings excluded). */
 export async function findEventPayload(
   db: Kysely<Tables>,
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<string | undefined> {
   const row = await db
     .selectFrom('webhook_events')
     .select('payload')
     .where('id', '=', id)
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .where('type', '!=', PING)
     .executeTakeFirst();
   return row?.payload;

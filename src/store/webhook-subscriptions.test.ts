@@ -23,8 +23,8 @@ import {
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 const HOUR = 60 * 60 * 1000;
 
-const subscription = (scope: Tenant, overrides: Partial<WebhookSubscription> = {}) =>
-  sampleSubscription(scope, T0, { events: ['delivery.received', 'order.status_changed'], ...overrides });
+const subscription = (tenant: Tenant, overrides: Partial<WebhookSubscription> = {}) =>
+  sampleSubscription(tenant, T0, { events: ['delivery.received', 'order.status_changed'], ...overrides });
 
 describe('toSubscription', () => {
   it('turns a row into a subscription, with 0/1 as booleans and text numbers as numbers', () => {
@@ -79,21 +79,21 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
   /** A wholesaler id no other test subscribes to, for the cross-account `subscriptionsFor`. */
   const freshWholesaler = () => `wholesaler-${++wholesalerCounter}-${randomToken(6)}`;
 
-  async function insert(scope: Tenant, overrides: Partial<WebhookSubscription> = {}) {
-    const s = subscription(scope, overrides);
+  async function insert(tenant: Tenant, overrides: Partial<WebhookSubscription> = {}) {
+    const s = subscription(tenant, overrides);
     await insertSubscription(getDatabase().db, s);
     return s;
   }
 
   it('stores a subscription and finds it again field for field', async () => {
     const { db } = getDatabase();
-    const scope = await newScope('live');
-    const s = await insert(scope, {
+    const tenant = await newScope('live');
+    const s = await insert(tenant, {
       previousSecret: 'whsec_previous',
       previousSecretExpiresAt: T0 + HOUR,
       failingSince: T0 - 5,
     });
-    expect(await findSubscription(db, scope, s.id)).toEqual(s);
+    expect(await findSubscription(db, tenant, s.id)).toEqual(s);
   });
 
   it('refuses a subscription for an unknown account and a duplicate id', async () => {
@@ -101,42 +101,42 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
     await expect(
       insertSubscription(db, subscription({ accountId: 'acct_nobody', mode: 'test' })),
     ).rejects.toThrow();
-    const scope = await newScope();
-    const s = await insert(scope);
+    const tenant = await newScope();
+    const s = await insert(tenant);
     await expect(insertSubscription(db, { ...s, url: 'https://other.example.com' })).rejects.toThrow();
-    expect((await findSubscription(db, scope, s.id))?.url).toBe(s.url);
+    expect((await findSubscription(db, tenant, s.id))?.url).toBe(s.url);
   });
 
   it('keeps one account’s subscriptions from another, and test mode from live', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
+    const tenant = await newScope();
     const other = await newScope();
-    const s = await insert(scope);
+    const s = await insert(tenant);
     expect(await findSubscription(db, other, s.id)).toBeUndefined();
-    expect(await findSubscription(db, { ...scope, mode: 'live' }, s.id)).toBeUndefined();
-    expect(await findSubscription(db, scope, 'whk_unknown')).toBeUndefined();
+    expect(await findSubscription(db, { ...tenant, mode: 'live' }, s.id)).toBeUndefined();
+    expect(await findSubscription(db, tenant, 'whk_unknown')).toBeUndefined();
     expect(await listSubscriptions(db, other)).toEqual([]);
     expect(await countSubscriptions(db, other)).toBe(0);
-    expect(await countSubscriptions(db, { ...scope, mode: 'live' })).toBe(0);
+    expect(await countSubscriptions(db, { ...tenant, mode: 'live' })).toBe(0);
   });
 
   it('lists a scope’s subscriptions oldest first, by id within one time, and counts them', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const newest = await insert(scope, { id: 'whk_a_newest', createdAt: T0 + 2 });
-    const laterId = await insert(scope, { id: 'whk_z_first', createdAt: T0 + 1 });
-    const earlierId = await insert(scope, { id: 'whk_m_first', createdAt: T0 + 1 });
-    await insert({ ...scope, mode: 'live' }, { createdAt: T0 });
-    expect(await listSubscriptions(db, scope)).toEqual([earlierId, laterId, newest]);
-    expect(await countSubscriptions(db, scope)).toBe(3);
-    expect(await countSubscriptions(db, { ...scope, mode: 'live' })).toBe(1);
+    const tenant = await newScope();
+    const newest = await insert(tenant, { id: 'whk_a_newest', createdAt: T0 + 2 });
+    const laterId = await insert(tenant, { id: 'whk_z_first', createdAt: T0 + 1 });
+    const earlierId = await insert(tenant, { id: 'whk_m_first', createdAt: T0 + 1 });
+    await insert({ ...tenant, mode: 'live' }, { createdAt: T0 });
+    expect(await listSubscriptions(db, tenant)).toEqual([earlierId, laterId, newest]);
+    expect(await countSubscriptions(db, tenant)).toBe(3);
+    expect(await countSubscriptions(db, { ...tenant, mode: 'live' })).toBe(1);
   });
 
   it('applies only the given changes and returns the updated subscription', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope);
-    const updated = await updateSubscription(db, scope, s.id, {
+    const tenant = await newScope();
+    const s = await insert(tenant);
+    const updated = await updateSubscription(db, tenant, s.id, {
       url: 'https://new.example.com/hooks',
       events: ['wholesaler.status_changed'],
       secret: 'whsec_rotated',
@@ -154,9 +154,9 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
       updatedAt: T0 + 10,
     };
     expect(updated).toEqual(expected);
-    expect(await findSubscription(db, scope, s.id)).toEqual(expected);
+    expect(await findSubscription(db, tenant, s.id)).toEqual(expected);
 
-    const disabled = await updateSubscription(db, scope, s.id, {
+    const disabled = await updateSubscription(db, tenant, s.id, {
       active: false,
       disabledReason: 'disabled by the user',
       disabledAt: T0 + 20,
@@ -175,8 +175,8 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
 
   it('clears nullable fields when a change sets them to null', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope, {
+    const tenant = await newScope();
+    const s = await insert(tenant, {
       previousSecret: 'whsec_old',
       previousSecretExpiresAt: T0 + HOUR,
       active: false,
@@ -184,7 +184,7 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
       disabledAt: T0,
       failingSince: T0 - HOUR,
     });
-    const enabled = await updateSubscription(db, scope, s.id, {
+    const enabled = await updateSubscription(db, tenant, s.id, {
       active: true,
       previousSecret: null,
       previousSecretExpiresAt: null,
@@ -207,28 +207,28 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
 
   it('changes nothing and returns undefined for a subscription outside the scope', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
+    const tenant = await newScope();
     const other = await newScope();
-    const s = await insert(scope);
+    const s = await insert(tenant);
     const change = { url: 'https://attacker.example.com', active: false, updatedAt: T0 + 1 };
     expect(await updateSubscription(db, other, s.id, change)).toBeUndefined();
-    expect(await updateSubscription(db, { ...scope, mode: 'live' }, s.id, change)).toBeUndefined();
-    expect(await updateSubscription(db, scope, 'whk_unknown', change)).toBeUndefined();
-    expect(await findSubscription(db, scope, s.id)).toEqual(s);
+    expect(await updateSubscription(db, { ...tenant, mode: 'live' }, s.id, change)).toBeUndefined();
+    expect(await updateSubscription(db, tenant, 'whk_unknown', change)).toBeUndefined();
+    expect(await findSubscription(db, tenant, s.id)).toEqual(s);
   });
 
   it('deletes a subscription in scope with its deliveries and attempts, once', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope);
-    const keep = await insert(scope);
+    const tenant = await newScope();
+    const s = await insert(tenant);
+    const keep = await insert(tenant);
     const eventId = `evt_${randomToken(22)}`;
     await db
       .insertInto('webhook_events')
       .values({
         id: eventId,
-        account_id: scope.accountId,
-        mode: scope.mode,
+        account_id: tenant.accountId,
+        mode: tenant.mode,
         type: 'delivery.received',
         wholesaler: 'phoenix',
         customer_id: null,
@@ -240,8 +240,8 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
       id,
       event_id: eventId,
       subscription_id: subscriptionId,
-      account_id: scope.accountId,
-      mode: scope.mode,
+      account_id: tenant.accountId,
+      mode: tenant.mode,
       status: 'failed' as const,
       attempts: 1,
       next_attempt_at: null,
@@ -276,11 +276,11 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
       .execute();
 
     expect(await deleteSubscription(db, await newScope(), s.id)).toBe(false);
-    expect(await deleteSubscription(db, { ...scope, mode: 'live' }, s.id)).toBe(false);
-    expect(await deleteSubscription(db, scope, s.id)).toBe(true);
-    expect(await deleteSubscription(db, scope, s.id)).toBe(false);
+    expect(await deleteSubscription(db, { ...tenant, mode: 'live' }, s.id)).toBe(false);
+    expect(await deleteSubscription(db, tenant, s.id)).toBe(true);
+    expect(await deleteSubscription(db, tenant, s.id)).toBe(false);
 
-    expect(await findSubscription(db, scope, s.id)).toBeUndefined();
+    expect(await findSubscription(db, tenant, s.id)).toBeUndefined();
     const deliveries = await db
       .selectFrom('webhook_deliveries')
       .select('id')
@@ -293,28 +293,28 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
       .where('delivery_id', '=', gone)
       .execute();
     expect(attempts).toEqual([]);
-    expect(await findSubscription(db, scope, keep.id)).toEqual(keep);
+    expect(await findSubscription(db, tenant, keep.id)).toEqual(keep);
   });
 
   it('finds the active subscriptions of one account that want an event type for a wholesaler', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
+    const tenant = await newScope();
     const other = await newScope();
     const wholesaler = freshWholesaler();
-    const wanted = await insert(scope, { id: 'whk_b', wholesaler, events: ['delivery.received'] });
-    const alsoWanted = await insert(scope, {
+    const wanted = await insert(tenant, { id: 'whk_b', wholesaler, events: ['delivery.received'] });
+    const alsoWanted = await insert(tenant, {
       id: 'whk_a',
       wholesaler,
       events: ['order.status_changed', 'delivery.received'],
     });
-    await insert(scope, { wholesaler, events: ['delivery.shortage'] });
-    await insert(scope, { wholesaler, events: ['delivery.received'], active: false });
-    await insert(scope, { wholesaler: freshWholesaler(), events: ['delivery.received'] });
-    await insert({ ...scope, mode: 'live' }, { wholesaler, events: ['delivery.received'] });
+    await insert(tenant, { wholesaler, events: ['delivery.shortage'] });
+    await insert(tenant, { wholesaler, events: ['delivery.received'], active: false });
+    await insert(tenant, { wholesaler: freshWholesaler(), events: ['delivery.received'] });
+    await insert({ ...tenant, mode: 'live' }, { wholesaler, events: ['delivery.received'] });
     await insert(other, { wholesaler, events: ['delivery.received'] });
 
     const found = await subscriptionsFor(db, {
-      accountId: scope.accountId,
+      accountId: tenant.accountId,
       mode: 'test',
       wholesaler,
       type: 'delivery.received',
@@ -341,40 +341,40 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
 
   it('matches a subscription to every wholesaler (`*`) and to every event type (`*`)', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
+    const tenant = await newScope();
     const wholesaler = freshWholesaler();
-    const everyWholesaler = await insert(scope, { wholesaler: '*', events: ['delivery.received'] });
-    const everyEvent = await insert(scope, { wholesaler, events: ['*'] });
-    const everything = await insert(scope, { wholesaler: '*', events: ['*'] });
-    await insert(scope, { wholesaler: freshWholesaler(), events: ['*'] });
-    await insert({ ...scope, mode: 'live' }, { wholesaler: '*', events: ['*'] });
+    const everyWholesaler = await insert(tenant, { wholesaler: '*', events: ['delivery.received'] });
+    const everyEvent = await insert(tenant, { wholesaler, events: ['*'] });
+    const everything = await insert(tenant, { wholesaler: '*', events: ['*'] });
+    await insert(tenant, { wholesaler: freshWholesaler(), events: ['*'] });
+    await insert({ ...tenant, mode: 'live' }, { wholesaler: '*', events: ['*'] });
 
     const sorted = (list: WebhookSubscription[]) => [...list].sort((x, y) => (x.id < y.id ? -1 : 1));
     const find = (type: 'delivery.received' | 'order.status_changed') =>
-      subscriptionsFor(db, { accountId: scope.accountId, mode: 'test', wholesaler, type });
+      subscriptionsFor(db, { accountId: tenant.accountId, mode: 'test', wholesaler, type });
     expect(await find('delivery.received')).toEqual(sorted([everyWholesaler, everyEvent, everything]));
     expect(await find('order.status_changed')).toEqual(sorted([everyEvent, everything]));
   });
 
   it('starts a failure run once and keeps its start over later failures', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope);
+    const tenant = await newScope();
+    const s = await insert(tenant);
     expect(await markSubscriptionFailing(db, s.id, T0 + 100, HOUR, 'HTTP 500')).toBe(false);
     expect(await markSubscriptionFailing(db, s.id, T0 + 200, HOUR, 'HTTP 500')).toBe(false);
-    expect(await findSubscription(db, scope, s.id)).toEqual({ ...s, failingSince: T0 + 100 });
+    expect(await findSubscription(db, tenant, s.id)).toEqual({ ...s, failingSince: T0 + 100 });
   });
 
   it('disables a subscription once its failure run has lasted the limit, and reports that only once', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope);
+    const tenant = await newScope();
+    const s = await insert(tenant);
     await markSubscriptionFailing(db, s.id, T0, HOUR, 'HTTP 500');
     expect(await markSubscriptionFailing(db, s.id, T0 + HOUR - 1, HOUR, 'HTTP 502')).toBe(false);
-    expect((await findSubscription(db, scope, s.id))?.active).toBe(true);
+    expect((await findSubscription(db, tenant, s.id))?.active).toBe(true);
 
     expect(await markSubscriptionFailing(db, s.id, T0 + HOUR, HOUR, 'HTTP 503')).toBe(true);
-    expect(await findSubscription(db, scope, s.id)).toEqual({
+    expect(await findSubscription(db, tenant, s.id)).toEqual({
       ...s,
       active: false,
       disabledReason: 'HTTP 503',
@@ -383,37 +383,37 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
       updatedAt: T0 + HOUR,
     });
     expect(await markSubscriptionFailing(db, s.id, T0 + 2 * HOUR, HOUR, 'HTTP 504')).toBe(false);
-    expect((await findSubscription(db, scope, s.id))?.disabledReason).toBe('HTTP 503');
+    expect((await findSubscription(db, tenant, s.id))?.disabledReason).toBe('HTTP 503');
   });
 
   it('ends the failure run after a success, so the next failure starts a new one', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope);
-    const bystander = await insert(scope, { failingSince: T0 - 1 });
+    const tenant = await newScope();
+    const s = await insert(tenant);
+    const bystander = await insert(tenant, { failingSince: T0 - 1 });
     await markSubscriptionFailing(db, s.id, T0, HOUR, 'HTTP 500');
     await markSubscriptionHealthy(db, s.id);
-    expect(await findSubscription(db, scope, s.id)).toEqual(s);
-    expect((await findSubscription(db, scope, bystander.id))?.failingSince).toBe(T0 - 1);
+    expect(await findSubscription(db, tenant, s.id)).toEqual(s);
+    expect((await findSubscription(db, tenant, bystander.id))?.failingSince).toBe(T0 - 1);
 
     expect(await markSubscriptionFailing(db, s.id, T0 + HOUR, HOUR, 'HTTP 500')).toBe(false);
-    expect((await findSubscription(db, scope, s.id))?.failingSince).toBe(T0 + HOUR);
+    expect((await findSubscription(db, tenant, s.id))?.failingSince).toBe(T0 + HOUR);
   });
 
   it('leaves the update time alone when marking health or the start of a failure run', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope);
+    const tenant = await newScope();
+    const s = await insert(tenant);
     await markSubscriptionFailing(db, s.id, T0 + 5, HOUR, 'HTTP 500');
     await markSubscriptionHealthy(db, s.id);
-    expect((await findSubscription(db, scope, s.id))?.updatedAt).toBe(s.updatedAt);
+    expect((await findSubscription(db, tenant, s.id))?.updatedAt).toBe(s.updatedAt);
   });
 
   it('disables an active subscription at once and reports whether it was active', async () => {
     const { db } = getDatabase();
-    const scope = await newScope();
-    const s = await insert(scope);
-    const bystander = await insert(scope);
+    const tenant = await newScope();
+    const s = await insert(tenant);
+    const bystander = await insert(tenant);
     expect(await disableSubscription(db, s.id, T0 + 7, 'receiver answered 410')).toBe(true);
     const disabled = {
       ...s,
@@ -422,11 +422,11 @@ describeEachDialect('webhook subscriptions repository', (getDatabase) => {
       disabledAt: T0 + 7,
       updatedAt: T0 + 7,
     };
-    expect(await findSubscription(db, scope, s.id)).toEqual(disabled);
+    expect(await findSubscription(db, tenant, s.id)).toEqual(disabled);
     expect(await disableSubscription(db, s.id, T0 + 8, 'again')).toBe(false);
-    expect(await findSubscription(db, scope, s.id)).toEqual(disabled);
+    expect(await findSubscription(db, tenant, s.id)).toEqual(disabled);
     expect(await disableSubscription(db, 'whk_unknown', T0, 'x')).toBe(false);
-    expect(await findSubscription(db, scope, bystander.id)).toEqual(bystander);
+    expect(await findSubscription(db, tenant, bystander.id)).toEqual(bystander);
   });
 });
 
@@ -437,23 +437,23 @@ describeEachDialect(
       const database = getDatabase();
       const clock = manualClock(T0);
       const account = await createAccount(database.db, clock, { name: 'Apotheke' });
-      const scope: Tenant = { accountId: account.id, mode: 'test' };
+      const tenant: Tenant = { accountId: account.id, mode: 'test' };
       const wholesaler = `wholesaler-${randomToken(6)}`;
-      const s = sampleSubscription(scope, T0, { wholesaler, events: ['delivery.received'] });
+      const s = sampleSubscription(tenant, T0, { wholesaler, events: ['delivery.received'] });
       await insertSubscription(database.db, s);
       const other = await database.openAnother();
       let deleted: Promise<boolean> | undefined;
       let settled = false;
       await database.db.transaction().execute(async (trx) => {
         const found = await subscriptionsFor(trx, {
-          accountId: scope.accountId,
+          accountId: tenant.accountId,
           mode: 'test',
           wholesaler,
           type: 'delivery.received',
         });
         expect(found.map((f) => f.id)).toEqual([s.id]);
         // Another request deletes the subscription now; it must wait for this transaction.
-        deleted = deleteSubscription(other.db, scope, s.id);
+        deleted = deleteSubscription(other.db, tenant, s.id);
         void deleted.finally(() => {
           settled = true;
         });
@@ -464,7 +464,7 @@ describeEachDialect(
           .insertInto('webhook_events')
           .values({
             id: eventId,
-            account_id: scope.accountId,
+            account_id: tenant.accountId,
             mode: 'test',
             type: 'delivery.received',
             wholesaler,

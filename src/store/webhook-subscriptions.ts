@@ -35,37 +35,37 @@ export async function insertSubscription(
 
 export async function findSubscription(
   db: Kysely<Tables>,
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<WebhookSubscription | undefined> {
   const row = await db
     .selectFrom('webhook_subscriptions')
     .selectAll()
     .where('id', '=', id)
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .executeTakeFirst();
   return row && toSubscription(row);
 }
 
-export async function listSubscriptions(db: Kysely<Tables>, scope: Tenant): Promise<WebhookSubscription[]> {
+export async function listSubscriptions(db: Kysely<Tables>, tenant: Tenant): Promise<WebhookSubscription[]> {
   const rows = await db
     .selectFrom('webhook_subscriptions')
     .selectAll()
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .orderBy('created_at')
     .orderBy('id')
     .execute();
   return rows.map(toSubscription);
 }
 
-export async function countSubscriptions(db: Kysely<Tables>, scope: Tenant): Promise<number> {
+export async function countSubscriptions(db: Kysely<Tables>, tenant: Tenant): Promise<number> {
   const { count } = await db
     .selectFrom('webhook_subscriptions')
     .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .executeTakeFirstOrThrow();
   return Number(count);
 }
@@ -88,7 +88,7 @@ export type SubscriptionChanges = Partial<
 /** Applies `changes` to the scoped subscription; the updated one, or undefined if there is none. */
 export async function updateSubscription(
   db: Kysely<Tables>,
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
   changes: SubscriptionChanges,
 ): Promise<WebhookSubscription | undefined> {
@@ -108,19 +108,19 @@ export async function updateSubscription(
     .updateTable('webhook_subscriptions')
     .set(set)
     .where('id', '=', id)
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .execute();
-  return findSubscription(db, scope, id);
+  return findSubscription(db, tenant, id);
 }
 
 /** Deletes the subscription with its deliveries and attempts; false if there was none in scope. */
-export async function deleteSubscription(db: Kysely<Tables>, scope: Tenant, id: string): Promise<boolean> {
+export async function deleteSubscription(db: Kysely<Tables>, tenant: Tenant, id: string): Promise<boolean> {
   const result = await db
     .deleteFrom('webhook_subscriptions')
     .where('id', '=', id)
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
+    .where('account_id', '=', tenant.accountId)
+    .where('mode', '=', tenant.mode)
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }

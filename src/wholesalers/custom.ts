@@ -51,11 +51,11 @@ export interface CustomWholesalerInput {
 
 export async function registerCustomWholesaler(
   deps: CustomWholesalerDeps,
-  owner: Tenant,
+  tenant: Tenant,
   input: CustomWholesalerInput,
 ): Promise<Wholesaler> {
-  const endpoint = await checkedEndpoint(deps, owner, input.endpoint);
-  const registered = await listCustomWholesalers(deps.db, owner);
+  const endpoint = await checkedEndpoint(deps, tenant, input.endpoint);
+  const registered = await listCustomWholesalers(deps.db, tenant);
   const known = registered.find((w) => w.endpoint === endpoint);
   if (known !== undefined) {
     // The name is only a label, but the version decides how every call is encoded: never ignore it.
@@ -66,7 +66,7 @@ export async function registerCustomWholesaler(
         { param: 'msv3_version' },
       );
     }
-    return shown(known, owner);
+    return shown(known, tenant);
   }
   if (registered.length >= MAX_CUSTOM_WHOLESALERS) {
     throw new ApiError(
@@ -76,8 +76,8 @@ export async function registerCustomWholesaler(
   }
 
   const name = input.name.trim();
-  const id = customWholesalerId(owner, name, endpoint);
-  const saved = await upsertCustomWholesaler(deps.db, deps.clock, owner, {
+  const id = customWholesalerId(tenant, name, endpoint);
+  const saved = await upsertCustomWholesaler(deps.db, deps.clock, tenant, {
     id,
     name,
     endpoint,
@@ -90,7 +90,7 @@ export async function registerCustomWholesaler(
       `The id ${id} is taken by another endpoint; register it under another name.`,
     );
   }
-  return shown(saved, owner);
+  return shown(saved, tenant);
 }
 
 /**
@@ -103,10 +103,10 @@ export async function registerCustomWholesaler(
  */
 export async function removeCustomWholesaler(
   deps: Pick<CustomWholesalerDeps, 'db'>,
-  owner: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<void> {
-  if (await deleteCustomWholesaler(deps.db, owner, id)) return;
+  if (await deleteCustomWholesaler(deps.db, tenant, id)) return;
   throw new ApiError(
     'wholesaler_not_found',
     `No custom wholesaler '${id}' is registered by this account in this mode (catalogue wholesalers cannot be deleted; \`<id>_test\` is a route of \`<id>\`, not a registration of its own).`,
@@ -114,8 +114,8 @@ export async function removeCustomWholesaler(
   );
 }
 
-export function customWholesalerId(owner: Tenant, name: string, endpoint: string): string {
-  const hash = createHash('sha256').update(`${owner.accountId}\n${owner.mode}\n${endpoint}`).digest('hex');
+export function customWholesalerId(tenant: Tenant, name: string, endpoint: string): string {
+  const hash = createHash('sha256').update(`${tenant.accountId}\n${tenant.mode}\n${endpoint}`).digest('hex');
   return `custom-${slugOf(name)}-${hash.slice(0, 6)}`;
 }
 
@@ -136,9 +136,9 @@ export function slugOf(name: string): string {
 }
 
 /** Validates the URL and returns its canonical form (lower-case host, no default port, no trailing `/`). */
-async function checkedEndpoint(deps: CustomWholesalerDeps, owner: Tenant, text: string): Promise<string> {
+async function checkedEndpoint(deps: CustomWholesalerDeps, tenant: Tenant, text: string): Promise<string> {
   const check = await checkOutboundUrl(text, {
-    live: owner.mode === 'live',
+    live: tenant.mode === 'live',
     policy: deps.addressPolicy,
     ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }),
   });
@@ -157,7 +157,7 @@ async function checkedEndpoint(deps: CustomWholesalerDeps, owner: Tenant, text: 
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
-function shown(custom: CustomWholesaler, owner: Tenant): Wholesaler {
+function shown(custom: CustomWholesaler, tenant: Tenant): Wholesaler {
   return {
     id: custom.id,
     name: custom.name,
@@ -165,6 +165,6 @@ function shown(custom: CustomWholesaler, owner: Tenant): Wholesaler {
     verified: custom.verified,
     capabilities: custom.capabilities,
     msv3_version: custom.version,
-    route: owner.mode === 'test' ? 'sandbox' : 'live',
+    route: tenant.mode === 'test' ? 'sandbox' : 'live',
   };
 }

@@ -34,39 +34,39 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
     });
 
   it('routes test keys to the sandbox mock, with a tenant path per account and wholesaler, and its version', async () => {
-    const owner = { accountId: 'acct_x', mode: 'test' as const };
-    const phoenix = await registryFor().resolve(owner, 'phoenix');
+    const tenant = { accountId: 'acct_x', mode: 'test' as const };
+    const phoenix = await registryFor().resolve(tenant, 'phoenix');
     expect(phoenix.route).toBe('sandbox');
     expect(sandboxTenant('acct_x', 'phoenix')).toMatch(/^sandbox\/[0-9a-f]{16}\/phoenix$/);
     expect(phoenix.endpoint.baseUrl).toBe(
       `http://127.0.0.1:9999/${sandboxTenant('acct_x', 'phoenix')}/msv3/v2.0`,
     );
-    const gehe = await registryFor().resolve(owner, 'gehe');
+    const gehe = await registryFor().resolve(tenant, 'gehe');
     expect(gehe.endpoint.baseUrl).toBe(`http://127.0.0.1:9999/${sandboxTenant('acct_x', 'gehe')}/msv3/v1.0`);
     expect(gehe.version).toBe(1);
   });
 
   it('routes `<id>_test` with a test key to the configured test server, and refuses it without one', async () => {
-    const owner = { accountId: 'acct_x', mode: 'test' as const };
-    const resolved = await registryFor().resolve(owner, 'phoenix_test');
+    const tenant = { accountId: 'acct_x', mode: 'test' as const };
+    const resolved = await registryFor().resolve(tenant, 'phoenix_test');
     expect(resolved.route).toBe('test_server');
     expect(resolved.endpoint).toMatchObject({
       baseUrl: 'https://test.example/msv3/v2.0',
       target: 'phoenix_test',
     });
     expect(resolved.endpoint.paths?.lieferavis).toBe('/Lieferavis');
-    await expect(registryFor().resolve(owner, 'gehe_test')).rejects.toThrow(/no test server/);
+    await expect(registryFor().resolve(tenant, 'gehe_test')).rejects.toThrow(/no test server/);
   });
 
   it('routes live keys to live endpoints and refuses test servers and unconfigured wholesalers', async () => {
-    const owner = { accountId: 'acct_x', mode: 'live' as const };
-    expect((await registryFor().resolve(owner, 'phoenix')).endpoint.baseUrl).toBe(
+    const tenant = { accountId: 'acct_x', mode: 'live' as const };
+    expect((await registryFor().resolve(tenant, 'phoenix')).endpoint.baseUrl).toBe(
       'https://live.example/msv3/v2.0',
     );
-    await expect(registryFor().resolve(owner, 'phoenix_test')).rejects.toThrow(/pk_test_ keys only/);
-    await expect(registryFor().resolve(owner, 'aep')).rejects.toThrow(/no live endpoint/);
+    await expect(registryFor().resolve(tenant, 'phoenix_test')).rejects.toThrow(/pk_test_ keys only/);
+    await expect(registryFor().resolve(tenant, 'aep')).rejects.toThrow(/no live endpoint/);
     const error = await registryFor()
-      .resolve(owner, 'nobody')
+      .resolve(tenant, 'nobody')
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(404);
@@ -104,8 +104,8 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
   it('answers an unknown id with the closest known id and the ids this key can use, custom ones included', async () => {
     const { db } = getDatabase();
     const account = await createAccount(db, clock, { name: 'Typo' });
-    const owner = { accountId: account.id, mode: 'test' as const };
-    await upsertCustomWholesaler(db, clock, owner, {
+    const tenant = { accountId: account.id, mode: 'test' as const };
+    await upsertCustomWholesaler(db, clock, tenant, {
       id: 'custom-hausapotheke-ab12cd',
       name: 'Hausapotheke',
       endpoint: 'https://msv3.hausapotheke.example/msv3/v2.0',
@@ -114,7 +114,7 @@ describeEachDialect('wholesaler registry', (getDatabase) => {
     const message = async (id: string) =>
       (
         (await registryFor()
-          .resolve(owner, id)
+          .resolve(tenant, id)
           .catch((e: unknown) => e)) as ApiError
       ).message;
     const known =

@@ -39,9 +39,9 @@ export interface ResolvedWholesaler {
 }
 
 export interface WholesalerRegistry {
-  list(owner: Tenant): Promise<Wholesaler[]>;
+  list(tenant: Tenant): Promise<Wholesaler[]>;
   /** @throws ApiError `wholesaler_not_found` (404) with a message saying why. */
-  resolve(owner: Tenant, id: string): Promise<ResolvedWholesaler>;
+  resolve(tenant: Tenant, id: string): Promise<ResolvedWholesaler>;
 }
 
 export const TEST_SUFFIX = '_test';
@@ -94,15 +94,15 @@ export interface RegistryDeps {
 export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry {
   const byId = new Map(deps.catalogue.map((entry) => [entry.id, entry]));
 
-  function sandboxEndpoint(owner: Tenant, id: string, version: Msv3Version): Msv3Endpoint {
+  function sandboxEndpoint(tenant: Tenant, id: string, version: Msv3Version): Msv3Endpoint {
     const base = deps.sandboxUrl().replace(/\/+$/, '');
     const target = deps.targets.note({
       wholesaler: id,
       route: 'sandbox',
-      accountId: owner.accountId,
+      accountId: tenant.accountId,
       custom: false,
     });
-    return { target, baseUrl: `${base}/${sandboxTenant(owner.accountId, id)}/msv3/v${version}.0`, version };
+    return { target, baseUrl: `${base}/${sandboxTenant(tenant.accountId, id)}/msv3/v${version}.0`, version };
   }
 
   function serverEndpoint(id: string, server: CatalogueServer, version: Msv3Version): Msv3Endpoint {
@@ -117,18 +117,18 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
     });
   }
 
-  async function unknownId(owner: Tenant, id: string): Promise<ApiError> {
-    const known = (await registry.list(owner)).map((wholesaler) => wholesaler.id);
+  async function unknownId(tenant: Tenant, id: string): Promise<ApiError> {
+    const known = (await registry.list(tenant)).map((wholesaler) => wholesaler.id);
     return new ApiError('wholesaler_not_found', unknownWholesalerMessage(id, known), { wholesaler: id });
   }
 
   const registry: WholesalerRegistry = {
-    async list(owner) {
+    async list(tenant) {
       const out: Wholesaler[] = [];
       for (const entry of deps.catalogue) {
         const base = { name: entry.name, verified: true, msv3_version: entry.version };
         const capabilities = capabilitiesOfVersion(entry.version);
-        if (owner.mode === 'test') {
+        if (tenant.mode === 'test') {
           out.push({ id: entry.id, ...base, capabilities, route: 'sandbox' });
           if (entry.test) {
             out.push({
@@ -143,7 +143,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
           out.push({ id: entry.id, ...base, capabilities, route: 'live' });
         }
       }
-      for (const custom of await listCustomWholesalers(deps.db, owner)) {
+      for (const custom of await listCustomWholesalers(deps.db, tenant)) {
         const shown = {
           name: custom.name,
           endpoint: custom.endpoint,
@@ -151,7 +151,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
           capabilities: custom.capabilities,
           msv3_version: custom.version,
         };
-        if (owner.mode === 'test') {
+        if (tenant.mode === 'test') {
           out.push({ id: custom.id, ...shown, route: 'sandbox' });
           out.push({ id: custom.id + TEST_SUFFIX, ...shown, route: 'test_server' });
         } else {
@@ -161,24 +161,24 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
       return out;
     },
 
-    async resolve(owner, id) {
-      const resolved = await resolveFor(owner, id);
-      resolved.endpoint.account = owner.accountId;
+    async resolve(tenant, id) {
+      const resolved = await resolveFor(tenant, id);
+      resolved.endpoint.account = tenant.accountId;
       return resolved;
     },
   };
 
-  async function resolveFor(owner: Tenant, id: string): Promise<ResolvedWholesaler> {
+  async function resolveFor(tenant: Tenant, id: string): Promise<ResolvedWholesaler> {
     const wantsTestServer = id.endsWith(TEST_SUFFIX);
     const baseId = wantsTestServer ? id.slice(0, -TEST_SUFFIX.length) : id;
-    if (wantsTestServer && owner.mode === 'live') {
+    if (wantsTestServer && tenant.mode === 'live') {
       throw notFound(id, 'test servers (`<id>_test`) are reachable with pk_test_ keys only');
     }
     const entry = byId.get(baseId);
     if (entry !== undefined) {
       const resolved = { id, name: entry.name, version: entry.version, custom: null };
-      if (owner.mode === 'test' && !wantsTestServer) {
-        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, entry.version) };
+      if (tenant.mode === 'test' && !wantsTestServer) {
+        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(tenant, baseId, entry.version) };
       }
       if (wantsTestServer) {
         if (!entry.test)
@@ -193,11 +193,11 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
         throw notFound(id, `no live endpoint is configured for ${baseId} in the wholesaler catalogue`);
       return { ...resolved, route: 'live', endpoint: serverEndpoint(id, entry.live, entry.version) };
     }
-    const custom = await findCustomWholesaler(deps.db, owner, baseId);
-    if (custom === undefined) throw await unknownId(owner, id);
+    const custom = await findCustomWholesaler(deps.db, tenant, baseId);
+    if (custom === undefined) throw await unknownId(tenant, id);
     const resolved = { id, name: custom.name, version: custom.version, custom };
-    if (owner.mode === 'test' && !wantsTestServer) {
-      return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(owner, baseId, custom.version) };
+    if (tenant.mode === 'test' && !wantsTestServer) {
+      return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(tenant, baseId, custom.version) };
     }
     return {
       ...resolved,
@@ -206,7 +206,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
         target: deps.targets.note({
           wholesaler: id,
           route: wantsTestServer ? 'test_server' : 'live',
-          accountId: owner.accountId,
+          accountId: tenant.accountId,
           custom: true,
         }),
         baseUrl: custom.endpoint,

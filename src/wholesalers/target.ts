@@ -27,9 +27,9 @@ export type Route = 'sandbox' | 'test_server' | 'live';
 
 /** The transports' name for a target: their breakers and limits are kept by it. The one key function. */
 export function targetKey(target: Target): string {
-  const owner = target.accountId === null ? '' : `${target.accountId}/`;
-  if (target.route === 'sandbox') return `sandbox/${owner}${target.wholesaler}`;
-  return target.custom ? `custom/${owner}${target.wholesaler}` : target.wholesaler;
+  const account = target.accountId === null ? '' : `${target.accountId}/`;
+  if (target.route === 'sandbox') return `sandbox/${account}${target.wholesaler}`;
+  return target.custom ? `custom/${account}${target.wholesaler}` : target.wholesaler;
 }
 
 export function modeOf(target: Target): KeyMode {

@@ -40,16 +40,16 @@ describe('createUpstream', () => {
   it('notes the endpoint of every call, through either client, for the status monitor', async () => {
     expect(upstream.endpointsInUse()).toEqual([]);
     const account = await createAccount(database.db, manualClock(), { name: 'Apotheke' });
-    const owner = { accountId: account.id, mode: 'live' as const };
+    const tenant = { accountId: account.id, mode: 'live' as const };
     const customUrl = mock.baseUrl({ tenant: 'custom/nord' });
-    await upsertCustomWholesaler(database.db, manualClock(), owner, {
+    await upsertCustomWholesaler(database.db, manualClock(), tenant, {
       id: 'custom-nord-abc123',
       name: 'Nord',
       endpoint: customUrl,
       version: 2,
     });
-    const trusted = (await upstream.deps.registry.resolve(owner, 'phoenix')).endpoint;
-    const custom = (await upstream.deps.registry.resolve(owner, 'custom-nord-abc123')).endpoint;
+    const trusted = (await upstream.deps.registry.resolve(tenant, 'phoenix')).endpoint;
+    const custom = (await upstream.deps.registry.resolve(tenant, 'custom-nord-abc123')).endpoint;
     const request = { clientSoftwareId: 'test' };
     expect((await upstream.deps.client.call(verbindungTesten, trusted, CREDENTIALS, request)).ok).toBe(true);
     // Loopback is not allowed for customer-registered endpoints here: the call fails, but it was made.

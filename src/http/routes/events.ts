@@ -8,7 +8,7 @@ import { EventListQuerySchema, EventListSchema, EventParamsSchema, EventSchema }
 import type { GatewayApp } from '../types.js';
 
 const tags = ['events'];
-const scopeOf = (request: FastifyRequest): Tenant => ({
+const tenantOf = (request: FastifyRequest): Tenant => ({
   accountId: request.auth.accountId,
   mode: request.auth.mode,
 });
@@ -54,7 +54,7 @@ export function registerEventRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const { limit, starting_after, type, wholesaler, created_after, created_before } = request.query;
-      const page = await listEvents(db, scopeOf(request), {
+      const page = await listEvents(db, tenantOf(request), {
         limit,
         ...(starting_after === undefined ? {} : { startingAfter: starting_after }),
         ...(type === undefined ? {} : { type }),
@@ -82,7 +82,7 @@ export function registerEventRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const payload = await findEventPayload(db, scopeOf(request), request.params.id);
+      const payload = await findEventPayload(db, tenantOf(request), request.params.id);
       if (payload === undefined) {
         throw new ApiError('resource_not_found', `No event ${request.params.id} for this API key.`, {
           param: 'id',

@@ -52,7 +52,7 @@ const STATUS_ERRORS = routeErrors(
   NOTES,
 );
 
-const owner = (request: FastifyRequest) => ({ accountId: request.auth.accountId, mode: request.auth.mode });
+const tenant = (request: FastifyRequest) => ({ accountId: request.auth.accountId, mode: request.auth.mode });
 
 export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): void {
   const helpers = deps.services.sandbox;
@@ -71,7 +71,7 @@ export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): vo
         response: { 200: ProcessedOrderSchema },
       },
     },
-    async (request) => processSandboxOrder(helpers, owner(request), request.params.order_id),
+    async (request) => processSandboxOrder(helpers, tenant(request), request.params.order_id),
   );
 
   app.post(
@@ -90,7 +90,12 @@ export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): vo
       },
     },
     async (request) =>
-      deliverSandboxOrder(helpers, owner(request), request.params.order_id, request.body?.shortages ?? false),
+      deliverSandboxOrder(
+        helpers,
+        tenant(request),
+        request.params.order_id,
+        request.body?.shortages ?? false,
+      ),
   );
 
   for (const up of [false, true]) {
@@ -110,7 +115,7 @@ export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): vo
           response: { 200: SandboxStatusSchema },
         },
       },
-      async (request) => setSandboxStatus(helpers, owner(request), request.params.id, up),
+      async (request) => setSandboxStatus(helpers, tenant(request), request.params.id, up),
     );
   }
 }

@@ -29,7 +29,7 @@ import type { GatewayApp } from '../types.js';
 import { attemptResultJson, deliveryJson, webhookJson } from '../webhooks-view.js';
 
 const tags = ['webhooks'];
-const scopeOf = (request: FastifyRequest): Tenant => ({
+const tenantOf = (request: FastifyRequest): Tenant => ({
   accountId: request.auth.accountId,
   mode: request.auth.mode,
 });
@@ -69,7 +69,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const created = await createSubscription(subscriptionDeps, scopeOf(request), request.body);
+      const created = await createSubscription(subscriptionDeps, tenantOf(request), request.body);
       return reply.code(201).send(webhookJson(created, now(), { revealSecret: true }));
     },
   );
@@ -86,7 +86,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) => ({
-      webhooks: (await listSubscriptions(db, scopeOf(request))).map((s) => webhookJson(s, now())),
+      webhooks: (await listSubscriptions(db, tenantOf(request))).map((s) => webhookJson(s, now())),
     }),
   );
 
@@ -102,7 +102,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         response: { 200: WebhookSchema },
       },
     },
-    async (request) => webhookJson(await getSubscription({ db }, scopeOf(request), request.params.id), now()),
+    async (request) =>
+      webhookJson(await getSubscription({ db }, tenantOf(request), request.params.id), now()),
   );
 
   app.patch(
@@ -123,7 +124,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
     async (request) => {
       const changed = await changeSubscription(
         subscriptionDeps,
-        scopeOf(request),
+        tenantOf(request),
         request.params.id,
         request.body,
       );
@@ -145,8 +146,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      if (!(await deleteSubscription(db, scopeOf(request), request.params.id))) {
-        await getSubscription({ db }, scopeOf(request), request.params.id);
+      if (!(await deleteSubscription(db, tenantOf(request), request.params.id))) {
+        await getSubscription({ db }, tenantOf(request), request.params.id);
       }
       return reply.code(204).send(null);
     },
@@ -167,7 +168,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) =>
-      attemptResultJson(await sendTestEvent(deliverDeps, scopeOf(request), request.params.id)),
+      attemptResultJson(await sendTestEvent(deliverDeps, tenantOf(request), request.params.id)),
   );
 
   app.get(
@@ -185,10 +186,10 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const scope = scopeOf(request);
-      await getSubscription({ db }, scope, request.params.id);
+      const tenant = tenantOf(request);
+      await getSubscription({ db }, tenant, request.params.id);
       const { limit, starting_after: startingAfter, status } = request.query;
-      const page = await listDeliveries(db, scope, request.params.id, { limit, startingAfter, status });
+      const page = await listDeliveries(db, tenant, request.params.id, { limit, startingAfter, status });
       return { deliveries: page.deliveries.map(deliveryJson), has_more: page.hasMore };
     },
   );
@@ -209,7 +210,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) =>
       attemptResultJson(
-        await retryDelivery(deliverDeps, scopeOf(request), request.params.id, request.params.delivery_id),
+        await retryDelivery(deliverDeps, tenantOf(request), request.params.id, request.params.delivery_id),
       ),
   );
 
@@ -228,7 +229,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const rotated = await rotateSecret({ db, clock: deps.clock }, scopeOf(request), request.params.id);
+      const rotated = await rotateSecret({ db, clock: deps.clock }, tenantOf(request), request.params.id);
       return webhookJson(rotated, now(), { revealSecret: true });
     },
   );

@@ -26,12 +26,12 @@ export interface BulkAvailabilityResult {
 
 export async function checkBulkAvailability(
   deps: UpstreamDeps,
-  owner: Tenant,
+  tenant: Tenant,
   credentials: Credentials,
   input: BulkAvailabilityInput,
 ): Promise<BulkAvailabilityResult> {
   const pzns = [...new Set(input.pzns.map(normalisePzn))];
-  const wholesaler = await deps.registry.resolve(owner, input.wholesaler);
+  const wholesaler = await deps.registry.resolve(tenant, input.wholesaler);
   const { value } = await callWholesaler(deps, wholesaler, verfuegbarkeitAnfragenBulk, credentials, {
     clientSoftwareId: deps.clientSoftwareId,
     id: newUuid(),

@@ -66,7 +66,7 @@ const AVAILABLE_TYPES = new Set(['Normal', 'Verbund']);
 
 export async function checkAvailability(
   deps: UpstreamDeps,
-  owner: Tenant,
+  tenant: Tenant,
   credentials: Credentials,
   input: AvailabilityInput,
 ): Promise<AvailabilityResult> {
@@ -76,7 +76,7 @@ export async function checkAvailability(
     '.pzn',
     input.wholesaler,
   );
-  const wholesaler = await deps.registry.resolve(owner, input.wholesaler);
+  const wholesaler = await deps.registry.resolve(tenant, input.wholesaler);
   checkQuantities(wholesaler, input.items);
 
   const { value } = await callWholesaler(deps, wholesaler, verfuegbarkeitAnfragen, credentials, {

@@ -30,7 +30,7 @@ export interface DeliveryDeps {
 
 /** One pharmacy's call to one wholesaler. */
 export interface CustomerRequest {
-  owner: Tenant;
+  tenant: Tenant;
   /** The wholesaler id as requested. */
   wholesaler: string;
   credentials: Credentials;
@@ -38,8 +38,8 @@ export interface CustomerRequest {
 
 export function customerScopeOf(request: CustomerRequest): CustomerScope {
   return {
-    accountId: request.owner.accountId,
-    mode: request.owner.mode,
+    accountId: request.tenant.accountId,
+    mode: request.tenant.mode,
     wholesaler: request.wholesaler,
     customerHash: customerHash(request.credentials.username),
   };
@@ -57,8 +57,8 @@ export function rememberNotices(
 ): Promise<StoredNotice[]> {
   return saveSeenNotices(deps.db, deps.clock, customerScopeOf(request), notices, async (trx, stored) => {
     const base = {
-      accountId: request.owner.accountId,
-      mode: request.owner.mode,
+      accountId: request.tenant.accountId,
+      mode: request.tenant.mode,
       wholesaler: request.wholesaler,
       customerId: request.credentials.username,
       data: toDeliveryNoticeJson(stored.notice),
@@ -69,7 +69,7 @@ export function rememberNotices(
 }
 
 export function resolveWholesaler(deps: DeliveryDeps, request: CustomerRequest): Promise<ResolvedWholesaler> {
-  return deps.upstream.registry.resolve(request.owner, request.wholesaler);
+  return deps.upstream.registry.resolve(request.tenant, request.wholesaler);
 }
 
 export interface NewDeliveriesJson {

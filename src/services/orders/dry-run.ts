@@ -1,3 +1,4 @@
+import type { Tenant } from '../../core/caller.js';
 import { newUuid } from '../../lib/ids.js';
 import type { Credentials } from '../../msv3/credentials.js';
 import type { BestellungTyp, Pzn } from '../../msv3/model.js';
@@ -63,11 +64,11 @@ const WITHIN_PREFERENCE: Record<DeliveryPreference, ReadonlySet<BestellungTyp>> 
 
 export async function dryRunOrder(
   deps: OrderDeps,
-  owner: { accountId: string; mode: 'test' | 'live' },
+  tenant: Tenant,
   credentials: Credentials,
   input: { wholesaler: string; items: OrderItemInput[] },
 ): Promise<DryRunResult> {
-  const wholesaler = await deps.upstream.registry.resolve(owner, input.wholesaler);
+  const wholesaler = await deps.upstream.registry.resolve(tenant, input.wholesaler);
   assertSupports(wholesaler, bestellen);
   const lines = orderLines(input.items, wholesaler);
   const contract = await fetchContractData(deps.upstream, wholesaler, credentials);

@@ -1,5 +1,5 @@
+import type { Tenant } from '../../core/caller.js';
 import { ApiError } from '../../core/errors.js';
-import type { KeyMode } from '../../core/key-mode.js';
 import type { Credentials } from '../../msv3/credentials.js';
 import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
@@ -25,15 +25,15 @@ import { ORDER_STATUS, rejectionOf } from './view.js';
 
 export async function orderStatus(
   deps: OrderDeps,
-  owner: { accountId: string; mode: KeyMode },
+  tenant: Tenant,
   credentials: Credentials,
   input: { orderId: string; wholesaler: string },
 ): Promise<OrderStatusResult> {
-  const scope = { ...owner, wholesaler: input.wholesaler, customerId: credentials.username };
-  const wholesaler = await deps.upstream.registry.resolve(owner, input.wholesaler).catch(async (error) => {
-    throw (await goneWholesalerError(deps, scope, input.orderId, error)) ?? error;
+  const customer = { ...tenant, wholesaler: input.wholesaler, customerId: credentials.username };
+  const wholesaler = await deps.upstream.registry.resolve(tenant, input.wholesaler).catch(async (error) => {
+    throw (await goneWholesalerError(deps, customer, input.orderId, error)) ?? error;
   });
-  const order = await findOwnOrder(deps.db, scope, input.orderId);
+  const order = await findOwnOrder(deps.db, customer, input.orderId);
   if (order === undefined) {
     throw new ApiError(
       'order_not_found',
@@ -60,17 +60,17 @@ export async function orderStatus(
  */
 async function goneWholesalerError(
   deps: OrderDeps,
-  scope: Parameters<typeof findOwnOrder>[1],
+  customer: Parameters<typeof findOwnOrder>[1],
   orderId: string,
   error: unknown,
 ): Promise<ApiError | undefined> {
   if (!(error instanceof ApiError) || error.kind !== 'wholesaler_not_found') return undefined;
-  if (!scope.wholesaler.startsWith('custom-')) return undefined;
-  if ((await findOwnOrder(deps.db, scope, orderId)) === undefined) return undefined;
+  if (!customer.wholesaler.startsWith('custom-')) return undefined;
+  if ((await findOwnOrder(deps.db, customer, orderId)) === undefined) return undefined;
   return new ApiError(
     'wholesaler_not_found',
-    `Order ${orderId} was placed with ${scope.wholesaler}, which is no longer registered (a deleted custom wholesaler): the order's stored data are kept, but its status cannot be asked. Registering the same endpoint again brings ${scope.wholesaler} back.`,
-    { wholesaler: scope.wholesaler, param: 'wholesaler' },
+    `Order ${orderId} was placed with ${customer.wholesaler}, which is no longer registered (a deleted custom wholesaler): the order's stored data are kept, but its status cannot be asked. Registering the same endpoint again brings ${customer.wholesaler} back.`,
+    { wholesaler: customer.wholesaler, param: 'wholesaler' },
   );
 }
 

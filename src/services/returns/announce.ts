@@ -67,7 +67,7 @@ export async function enquireReturn(
   items: readonly ReturnItemInput[],
   keyScope?: OrderKeyScope,
 ): Promise<ReturnEnquiryJson> {
-  const wholesaler = await upstream.registry.resolve(request.owner, request.wholesaler);
+  const wholesaler = await upstream.registry.resolve(request.tenant, request.wholesaler);
   const header = requestIdFor('retourenavisAnfragen', keyScope);
   const { value } = await callWholesaler(upstream, wholesaler, retourenavisAnfragen, request.credentials, {
     clientSoftwareId: upstream.clientSoftwareId,
@@ -89,7 +89,7 @@ export async function announceReturn(
   company: CompanyDetailsInput = {},
   keyScope?: OrderKeyScope,
 ): Promise<ReturnAnnouncementJson> {
-  const wholesaler = await upstream.registry.resolve(request.owner, request.wholesaler);
+  const wholesaler = await upstream.registry.resolve(request.tenant, request.wholesaler);
   const announcement: ReturnAnnouncement = {
     ...requestIdFor('retourenavisAnkuendigen', keyScope),
     positions: toReturnPositions(items),

@@ -37,7 +37,7 @@ export async function requestTakeBackOffer(
   items: readonly OfferItemInput[],
   keyScope?: OrderKeyScope,
 ): Promise<TakeBackOfferJson> {
-  const wholesaler = await upstream.registry.resolve(request.owner, request.wholesaler);
+  const wholesaler = await upstream.registry.resolve(request.tenant, request.wholesaler);
   const articles = checkedArticles(items, maxQuantity(wholesaler.version), request.wholesaler);
   const { id } = requestIdFor('ruecknahmeangebotAnfordern', keyScope);
   const value = await callBindingReturnOperation(

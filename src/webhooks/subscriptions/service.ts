@@ -36,20 +36,20 @@ export interface SubscriptionDeps {
    * Throws 404 `wholesaler_not_found` unless the caller can use this wholesaler id in its mode: the
    * registry's `resolve` (catalogue, `<id>_test` for test keys, the account's custom wholesalers).
    */
-  resolveWholesaler: (owner: Tenant, id: string) => Promise<unknown>;
+  resolveWholesaler: (tenant: Tenant, id: string) => Promise<unknown>;
   /** Wakes this process's delivery worker (`AppDeps.webhooks.wake`) when deliveries become due. */
   wake?: () => void;
 }
 
 export async function createSubscription(
   deps: SubscriptionDeps,
-  scope: Tenant,
+  tenant: Tenant,
   input: { url: string; wholesaler: string; events: string[] },
 ): Promise<WebhookSubscription> {
   const events = checkEvents(input.events);
-  if (input.wholesaler !== EVERY) await deps.resolveWholesaler(scope, input.wholesaler);
-  const url = await checkUrl(deps, scope, input.url);
-  if ((await countSubscriptions(deps.db, scope)) >= MAX_SUBSCRIPTIONS) {
+  if (input.wholesaler !== EVERY) await deps.resolveWholesaler(tenant, input.wholesaler);
+  const url = await checkUrl(deps, tenant, input.url);
+  if ((await countSubscriptions(deps.db, tenant)) >= MAX_SUBSCRIPTIONS) {
     throw new ApiError(
       'conflict',
       `An account can have at most ${MAX_SUBSCRIPTIONS} webhook subscriptions per mode.`,
@@ -58,8 +58,8 @@ export async function createSubscription(
   const now = deps.clock.now();
   const subscription: WebhookSubscription = {
     id: newWebhookId(),
-    accountId: scope.accountId,
-    mode: scope.mode,
+    accountId: tenant.accountId,
+    mode: tenant.mode,
     url,
     wholesaler: input.wholesaler,
     events,
@@ -79,10 +79,10 @@ export async function createSubscription(
 
 export async function getSubscription(
   deps: Pick<SubscriptionDeps, 'db'>,
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<WebhookSubscription> {
-  const subscription = await findSubscription(deps.db, scope, id);
+  const subscription = await findSubscription(deps.db, tenant, id);
   if (subscription === undefined) throw notFound(id);
   return subscription;
 }
@@ -94,15 +94,15 @@ export async function getSubscription(
  */
 export async function changeSubscription(
   deps: Omit<SubscriptionDeps, 'resolveWholesaler'>,
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
   input: { url?: string; events?: string[]; active?: boolean },
 ): Promise<WebhookSubscription> {
-  const current = await getSubscription(deps, scope, id);
+  const current = await getSubscription(deps, tenant, id);
   const now = deps.clock.now();
   const changes: SubscriptionChanges = { updatedAt: now };
   if (input.events !== undefined) changes.events = checkEvents(input.events);
-  if (input.url !== undefined) changes.url = await checkUrl(deps, scope, input.url);
+  if (input.url !== undefined) changes.url = await checkUrl(deps, tenant, input.url);
   const enable = input.active === true && !current.active;
   const disable = input.active === false && current.active;
   if (enable)
@@ -115,7 +115,7 @@ export async function changeSubscription(
     if (resume) resumed = await resumeDeliveries(trx, id, now);
     if (disable) await pauseDeliveries(trx, id);
     if (resumed > 0) await notifyWorkers(trx);
-    return updateSubscription(trx, scope, id, changes);
+    return updateSubscription(trx, tenant, id, changes);
   });
   if (resumed > 0) deps.wake?.();
   return updated ?? Promise.reject(notFound(id));
@@ -127,12 +127,12 @@ export async function changeSubscription(
  */
 export async function rotateSecret(
   deps: Pick<SubscriptionDeps, 'db' | 'clock'>,
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<WebhookSubscription> {
-  const current = await getSubscription(deps, scope, id);
+  const current = await getSubscription(deps, tenant, id);
   const now = deps.clock.now();
-  const updated = await updateSubscription(deps.db, scope, id, {
+  const updated = await updateSubscription(deps.db, tenant, id, {
     secret: generateSigningSecret(),
     previousSecret: current.secret,
     previousSecretExpiresAt: now + ROTATION_OVERLAP_MS,
@@ -144,10 +144,10 @@ export async function rotateSecret(
 /** Sends a signed `ping` now (also to a disabled subscription) and reports the attempt. */
 export async function sendTestEvent(
   deps: DeliverDeps & { leaseMs: number },
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
 ): Promise<AttemptReport> {
-  const subscription = await getSubscription(deps, scope, id);
+  const subscription = await getSubscription(deps, tenant, id);
   const token = `test:${randomToken(12)}`;
   const now = deps.clock.now();
   // Deleted by another request since it was read: the same 404 as before it was read.
@@ -186,12 +186,12 @@ export async function sendTestEvent(
 /** Attempts one delivery of this subscription now, whatever its state; 409 while it is in flight. */
 export async function retryDelivery(
   deps: DeliverDeps & { leaseMs: number },
-  scope: Tenant,
+  tenant: Tenant,
   id: string,
   deliveryId: string,
 ): Promise<AttemptReport> {
-  await getSubscription(deps, scope, id);
-  const delivery = await findDelivery(deps.db, scope, id, deliveryId);
+  await getSubscription(deps, tenant, id);
+  const delivery = await findDelivery(deps.db, tenant, id, deliveryId);
   if (delivery === undefined) {
     throw new ApiError('resource_not_found', `No delivery ${deliveryId} for webhook ${id}.`, {
       param: 'delivery_id',
@@ -232,11 +232,11 @@ function checkEvents(events: string[]): EventSelector[] {
 
 async function checkUrl(
   deps: Omit<SubscriptionDeps, 'resolveWholesaler'>,
-  scope: Tenant,
+  tenant: Tenant,
   url: string,
 ): Promise<string> {
   const check = await checkOutboundUrl(url, {
-    live: scope.mode === 'live',
+    live: tenant.mode === 'live',
     policy: deps.addressPolicy,
     lookup: deps.lookup,
   });

@@ -15,13 +15,13 @@ describeEachDialect('watchWholesalerStatus and deleted custom wholesalers', (get
     const account = await createAccount(db, clock, { name: 'Apotheke' });
     const live = { accountId: account.id, mode: 'live' as const };
     const test = { accountId: account.id, mode: 'test' as const };
-    for (const [owner, id] of [
+    for (const [tenant, id] of [
       [live, 'custom-nord-abc123'],
       [live, 'custom-sued-def456'],
       [test, 'custom-west-aaa111'],
     ] as const) {
       const endpoint = `https://${id}.example/msv3/v2.0`;
-      await upsertCustomWholesaler(db, clock, owner, { id, name: id, endpoint, version: 2 });
+      await upsertCustomWholesaler(db, clock, tenant, { id, name: id, endpoint, version: 2 });
     }
     const custom = (id: string, mode: 'live' | 'test' = 'live'): MonitoredEndpoint => ({
       target: `custom/${account.id}/${id}`,
