@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { webhookVectors } from '../../test/webhook-vectors.js';
 import { deliveryHeaders, msv3Signature, standardSignature } from './sign.js';
 import { generateSigningSecret, maskSigningSecret, standardWebhooksKey } from './subscriptions/secrets.js';
 
@@ -107,5 +108,23 @@ describe('deliveryHeaders', () => {
       standardSignature('evt_abc', input.timestampSeconds, input.body, current),
       standardSignature('evt_abc', input.timestampSeconds, input.body, previous),
     ]);
+  });
+});
+
+describe('the shared test vectors (test/webhook-vectors.json)', () => {
+  it('carry the signatures this signer writes, so verifiers are checked against the real wire format', () => {
+    const good = webhookVectors[0]!;
+    const headers = deliveryHeaders({
+      eventId: good.headers['webhook-id']!,
+      eventType: 'delivery.received',
+      deliveryId: 'whd_1',
+      attempt: 1,
+      body: good.body,
+      secrets: good.secrets,
+      timestampSeconds: Number(good.headers['webhook-timestamp']),
+      userAgent: 'test',
+    });
+    expect(headers['webhook-signature']).toBe(good.headers['webhook-signature']);
+    expect(headers['x-msv3-signature']).toBe(good.headers['x-msv3-signature']);
   });
 });

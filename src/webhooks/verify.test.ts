@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { VECTORS_NOW, webhookVectors } from '../../test/webhook-vectors.js';
 import { deliveryHeaders } from './sign.js';
 import { generateSigningSecret } from './subscriptions/secrets.js';
 import { verifyWebhook, type WebhookVerificationError } from './verify.js';
@@ -114,5 +115,17 @@ describe('verifyWebhook', () => {
     );
     expect(swapped.code).toBe('invalid_payload');
     expect(() => verifyWebhook(body, signed([secret]), '')).toThrow(TypeError);
+  });
+});
+
+describe('verifyWebhook on the shared test vectors (test/webhook-vectors.json)', () => {
+  it.each(webhookVectors.map((vector) => [vector.name, vector] as const))('%s', (_name, vector) => {
+    const run = () =>
+      verifyWebhook(vector.body, vector.headers, vector.secrets, {
+        ...vector.options,
+        now: () => VECTORS_NOW,
+      });
+    if ('event' in vector.expect) expect(run()).toEqual(vector.expect.event);
+    else expect(failure(run).code).toBe(vector.expect.error);
   });
 });

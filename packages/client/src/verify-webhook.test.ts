@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deliveryHeaders } from '../../../src/webhooks/sign.js';
 import { generateSigningSecret } from '../../../src/webhooks/subscriptions/secrets.js';
 import { verifyWebhook as verifyOnServer } from '../../../src/webhooks/verify.js';
+import { VECTORS_NOW, webhookVectors } from '../../../test/webhook-vectors.js';
 import { type VerifyWebhookOptions, verifyWebhook, type WebhookVerificationError } from './verify-webhook.js';
 
 // The client's verifyWebhook (Web Crypto) and the gateway's msv3-gateway/webhooks export (node:crypto)
@@ -111,5 +112,16 @@ describe('verifyWebhook, client and gateway alike', () => {
   it('needs a secret', async () => {
     await expect(verifyWebhook(body, signed(), [])).rejects.toThrow(TypeError);
     await expect(verifyWebhook(body, signed(), '')).rejects.toThrow(TypeError);
+  });
+});
+
+describe('verifyWebhook on the shared test vectors (test/webhook-vectors.json)', () => {
+  it.each(webhookVectors.map((vector) => [vector.name, vector] as const))('%s', async (_name, vector) => {
+    const outcome = verifyWebhook(vector.body, vector.headers, vector.secrets, {
+      ...vector.options,
+      now: () => VECTORS_NOW,
+    });
+    if ('event' in vector.expect) await expect(outcome).resolves.toEqual(vector.expect.event);
+    else await expect(outcome).rejects.toMatchObject({ code: vector.expect.error });
   });
 });

@@ -3,7 +3,7 @@ import type { WebhookEvents } from './generated/api.js';
 /**
  * Webhook verification with Web Crypto (`crypto.subtle`: Node 20 and later, Deno, Bun, browsers), so a
  * receiver needs nothing but this package. The same rules as the gateway's own `msv3-gateway/webhooks`
- * export, which is synchronous (node:crypto); `verify-webhook.test.ts` checks both on the same deliveries.
+ * export, which is synchronous (node:crypto): both pass the same test vectors (test/webhook-vectors.json).
  */
 
 /** Any webhook event, narrowed by `type`. */
