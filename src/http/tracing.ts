@@ -8,7 +8,7 @@ import type { GatewayApp } from './types.js';
  * A server span per request (docs/tracing.md), named by route pattern (`POST /v1/orders`), continuing the
  * caller's W3C `traceparent`. Its trace id goes back in the `traceresponse` header and onto every log
  * line of the request (`trace_id`). Route handlers run inside the span, so the wholesaler calls they
- * make become its children (`services/wholesaler-call-span.ts`). Installed before the other `onRequest`
+ * make become its children (`wholesalers/call-span.ts`). Installed before the other `onRequest`
  * hooks, so requests refused by auth or the rate limit get a span too.
  *
  * Recorded: method, route pattern, path without query string, status, request id, the caller's account

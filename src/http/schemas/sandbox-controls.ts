@@ -3,7 +3,7 @@ import { WholesalerIdSchema } from './common.js';
 import { DELIVERY_NOTICE_EXAMPLE, DeliveryNoticeSchema } from './deliveries.js';
 import { ORDER_STATUS_EXAMPLE, OrderStatusSchema } from './orders.js';
 
-/** Schemas of the test helpers (`routes/test-helpers.ts`, docs/sandbox.md "Test helpers"). */
+/** Schemas of the test helpers (`routes/sandbox-controls.ts`, docs/sandbox.md "Test helpers"). */
 
 export const WholesalerParamsSchema = Type.Object(
   { id: WholesalerIdSchema },

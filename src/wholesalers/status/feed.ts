@@ -39,7 +39,7 @@ export interface WholesalerStatusFeed {
   publish(change: BreakerChange & { about: Target }): void;
   /**
    * A change the gateway made itself rather than observed: a test helper taking a sandbox wholesaler
-   * down or up (`services/test-helpers.ts`). Goes to the same listeners, so the one announcer decides.
+   * down or up (`services/sandbox-controls.ts`). Goes to the same listeners, so the one announcer decides.
    */
   announce(change: WholesalerStatusChange): void;
 }
