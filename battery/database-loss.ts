@@ -21,6 +21,14 @@ import { startWebhookReceiver } from './webhook-receiver.js';
  */
 
 const DATABASE = 'dbloss';
+/** Each order: three sub-orders of three types, one Bestellung (docs/orders.md). */
+const THREE_SUB_ORDERS = {
+  sub_orders: [
+    { items: [{ pzn: '04114918', quantity: 1 }] },
+    { order_type: 'batch', order_label: 'LAGER', items: [{ pzn: '04114918', quantity: 2 }] },
+    { order_type: 'special', items: [{ pzn: '01234562', quantity: 1 }] },
+  ],
+};
 
 interface Disruption {
   atMs: number;
@@ -83,7 +91,7 @@ export async function databaseLossCheck(ctx: BatteryContext): Promise<Row[]> {
           gateways: urls,
           apiKey: keys.test,
           wholesaler: 'phoenix',
-          items: [{ pzn: '04114918', quantity: 1 }],
+          order: THREE_SUB_ORDERS,
           deadline: started + trafficMs + 60_000,
           abandon: () => gateways.every((g) => g.exit() !== undefined),
         });

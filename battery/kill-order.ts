@@ -39,10 +39,19 @@ export async function killOrderCheck(ctx: BatteryContext): Promise<Row[]> {
         gateways,
         apiKey: keys.test,
         wholesaler: 'phoenix_test',
-        items: [
-          { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity: 2 },
-          { pzn: '4114918', quantity: 3 },
-        ],
+        // Three sub-orders of three types in one Bestellung; the first holds the answer back.
+        order: {
+          sub_orders: [
+            {
+              items: [
+                { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity: 2 },
+                { pzn: '4114918', quantity: 3 },
+              ],
+            },
+            { order_type: 'batch', order_label: 'LAGER', items: [{ pzn: '4114918', quantity: 10 }] },
+            { order_type: 'special', items: [{ pzn: '1234562', quantity: 1 }] },
+          ],
+        },
         deadline,
         key,
         username,

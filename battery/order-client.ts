@@ -31,7 +31,8 @@ export interface OrderOptions {
   gateways: () => readonly string[];
   apiKey: string;
   wholesaler: string;
-  items: { pzn: string; quantity: number }[];
+  /** The order beside `wholesaler`: `items`, or `sub_orders` (docs/orders.md). */
+  order: { items: unknown[] } | { sub_orders: unknown[] };
   /** Give up retrying after this moment (performance.now()). */
   deadline: number;
   /** Give up at once when this says so (e.g. every gateway process has exited). */
@@ -66,7 +67,7 @@ export async function placeOrderWithRetries(options: OrderOptions): Promise<Orde
         'x-msv3-password': 'battery-secret',
         'idempotency-key': record.key,
       },
-      body: JSON.stringify({ wholesaler: options.wholesaler, items: options.items }),
+      body: JSON.stringify({ wholesaler: options.wholesaler, ...options.order }),
       timeoutMs: options.timeoutMs ?? 15_000,
     });
     const seen: OrderAttempt = outcome.ok

@@ -308,6 +308,24 @@ const ConfigSchema = Type.Object({
         'Sandbox mock: delay of the LATE_ANSWER scenario (meant to exceed UPSTREAM_HEADERS_TIMEOUT_MS).',
     }),
   }),
+  orders: Type.Object({
+    maxPositions: Type.Integer({
+      env: 'ORDER_MAX_POSITIONS',
+      default: 500,
+      minimum: 1,
+      maximum: 1000,
+      description:
+        'Most positions one order may have across its sub-orders, after repeated PZNs are merged (MSV3 allows 1,000; pharmacy software commonly sends at most 500).',
+    }),
+    contractCacheTtlMs: Type.Integer({
+      env: 'ORDER_CONTRACT_CACHE_TTL_MS',
+      default: 300_000,
+      minimum: 0,
+      maximum: 86_400_000,
+      description:
+        'How long the contract read to check an order (order types, free labels, complete containers) is reused for the same wholesaler, user name and password; 0: read it for every such order. Never stores the credentials (docs/orders.md).',
+    }),
+  }),
   idempotency: Type.Object({
     lockTimeoutMs: Type.Integer({
       env: 'IDEMPOTENCY_LOCK_TIMEOUT_MS',

@@ -15,6 +15,7 @@ import { startTracing } from './observability/start-tracing.js';
 import type { Tracing } from './observability/tracing.js';
 import { createRateLimiter } from './ratelimit/create.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import { createContractCache } from './services/orders/contract-check.js';
 import type { OrderDeps } from './services/orders/state.js';
 import { noticeSandboxOrderDeliveries } from './services/sandbox-controls.js';
 import { type Database, openDatabase } from './store/database.js';
@@ -180,7 +181,7 @@ export async function buildDependencies(
     );
     // Before the probes: a probe round in flight is awaited while the upstream connections are open.
     opened.unshift({ name: 'periodic jobs', close: () => jobs.stop() });
-    const services = buildServiceDeps({
+    const services = buildServiceDeps(config, {
       upstream: upstream.deps,
       database,
       clock,
@@ -223,6 +224,7 @@ export async function buildDependencies(
  * once it is placed (docs/sandbox.md "Test helpers").
  */
 function buildServiceDeps(
+  config: Config,
   parts: Pick<
     AppDeps,
     'upstream' | 'database' | 'clock' | 'logger' | 'webhooks' | 'wholesalerStatus' | 'outbound'
@@ -239,6 +241,8 @@ function buildServiceDeps(
     recordEvent,
     log: parts.logger,
     afterPlaced: (tenant, orderId) => noticeSandboxOrderDeliveries(sandbox, tenant, orderId),
+    contracts: createContractCache({ clock, ttlMs: config.orders.contractCacheTtlMs }),
+    maxPositions: config.orders.maxPositions,
   };
   const sandbox = { orders, deliveries, status: parts.wholesalerStatus };
   const checksUrls = {

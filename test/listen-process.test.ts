@@ -146,7 +146,8 @@ describe('msv3-gateway listen as a process', () => {
     const secret = /Signing secret[^:]*: (whsec_\S+)/.exec(stdout)?.[1];
     expect(secret, stdout).toBeDefined();
 
-    // An order (order.status_changed), then its delivery notice read (delivery.received).
+    // An order (order.status_changed; the sandbox's notes deliver it at once: order.fulfilled), then
+    // its delivery notice read (delivery.received).
     await placeOrder();
     const deliveries = await api('/v1/deliveries?wholesaler=phoenix', { headers: CREDENTIALS });
     expect(deliveries.status, await deliveries.clone().text()).toBe(200);
@@ -175,7 +176,7 @@ describe('msv3-gateway listen as a process', () => {
         new RegExp(`Z  ${event.type.replace('.', '\\.')}  ${event.id}  -> 200 OK in \\d+ ms\\n`),
       );
     }
-    expect([...types].sort()).toEqual(['delivery.received', 'order.status_changed']);
+    expect([...types].sort()).toEqual(['delivery.received', 'order.fulfilled', 'order.status_changed']);
 
     listener.kill('SIGTERM');
     const code = await Promise.race([

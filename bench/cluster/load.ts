@@ -82,15 +82,21 @@ export async function call(
   return answer;
 }
 
-const ORDER = { wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 1 }] };
-/** With the mock's slow-answer scenario PZN: the order stays in flight for seconds (a crash target). */
-export const SLOW_ORDER = {
+/** Three sub-orders of three types in one Bestellung (docs/orders.md). */
+const subOrders = (first: { pzn: string; quantity: number }[]) => ({
   wholesaler: 'phoenix',
-  items: [
-    { pzn: '04114918', quantity: 1 },
-    { pzn: SCENARIO_PZNS.SLOW_ANSWER.pzn, quantity: 1 },
+  sub_orders: [
+    { items: first },
+    { order_type: 'batch', order_label: 'LAGER', items: [{ pzn: '04114918', quantity: 2 }] },
+    { order_type: 'special', items: [{ pzn: '01234562', quantity: 1 }] },
   ],
-};
+});
+const ORDER = subOrders([{ pzn: '04114918', quantity: 1 }]);
+/** With the mock's slow-answer scenario PZN: the order stays in flight for seconds (a crash target). */
+export const SLOW_ORDER = subOrders([
+  { pzn: '04114918', quantity: 1 },
+  { pzn: SCENARIO_PZNS.SLOW_ANSWER.pzn, quantity: 1 },
+]);
 
 /**
  * One order with one key, retried until a final answer or `giveUpMs`. `firstBase` sends the first

@@ -129,6 +129,24 @@ export const ERROR_CATALOGUE = {
     status: 409,
     description: 'The request conflicts with the current state of the resource.',
   },
+  order_type_not_agreed: {
+    code: '1306',
+    status: 422,
+    description:
+      "The order type (batch, special or shipping) is not part of the customer's contract with the wholesaler (`Vereinbart`); checked before anything is sent.",
+  },
+  order_labels_exceeded: {
+    code: '1307',
+    status: 422,
+    description:
+      "More order labels of the client's own choosing for one order type than the contract allows (`MaxAnzahlFreieAuftragskennungen`); checked before anything is sent.",
+  },
+  complete_containers_only: {
+    code: '1308',
+    status: 422,
+    description:
+      'The wholesaler ships complete containers only (`NurKompletteGebinde`): a shipping container must belong to one sub-order and allow no later delivery; checked before anything is sent.',
+  },
 
   // 14xx: throttling
   rate_limited: {

@@ -6,6 +6,7 @@ export const EVENT_TYPES = [
   'delivery.received',
   'delivery.shortage',
   'order.status_changed',
+  'order.fulfilled',
   'wholesaler.status_changed',
 ] as const;
 

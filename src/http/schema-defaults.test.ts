@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { AvailabilityBody } from './routes/availability.js';
 import { compileDefaults } from './schema-defaults.js';
 import { HistoryQuerySchema } from './schemas/deliveries.js';
-import { OrderBodySchema, OrderQuerySchema } from './schemas/orders.js';
+import { OrderQuerySchema, orderBodySchema } from './schemas/orders.js';
 
 const Nested = Type.Object({
   a: Type.Optional(Type.String({ default: 'x' })),
@@ -34,7 +34,7 @@ const Nested = Type.Object({
 
 const SCHEMAS: [string, TSchema][] = [
   ['POST /v1/availability body', AvailabilityBody],
-  ['POST /v1/orders body', OrderBodySchema],
+  ['POST /v1/orders body', orderBodySchema(500)],
   ['POST /v1/orders query', OrderQuerySchema],
   ['GET /v1/deliveries/history query', HistoryQuerySchema],
   ['nested objects, arrays, unions, records, additional properties', Nested],

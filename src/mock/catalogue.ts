@@ -152,6 +152,7 @@ const SCENARIO_PROFILES: Partial<Record<ScenarioName, Partial<Article>>> = {
   },
   TOUR_DEVIATION: { stock: 500, tourDeviation: true, name: 'Kühlin Injektionslösung (2–8 °C) N1' },
   NETWORK: { ...NOTHING, networkStock: 10_000, backOrder: true, name: 'Verbundin Salbe N2' },
+  SPLIT_DELIVERY: { stock: 10_000, name: 'Zweiteilin Kapseln N3' },
   DISPO: {
     ...NOTHING,
     specialProcurement: true,

@@ -24,6 +24,8 @@ export interface Contract {
   specificAvailability: boolean;
   /** Order types besides NORMAL (always agreed). */
   orderTypes: Record<Exclude<Auftragsart, 'NORMAL'>, boolean>;
+  /** `NurKompletteGebinde` of VERSAND. */
+  completeContainersOnly: boolean;
 }
 
 function markersIn(customerId: string): Set<ContractMarker> {
@@ -40,6 +42,7 @@ export function contractFor(customerId: string): Contract {
     substitution: !m.has('nosubst'),
     specificAvailability: !m.has('unspecific'),
     orderTypes: { STAPEL: !m.has('normalonly'), SONDER: !m.has('normalonly'), VERSAND: m.has('versand') },
+    completeContainersOnly: m.has('komplett'),
   };
 }
 
@@ -81,7 +84,11 @@ export function contractData(
       NORMAL: { maxFreeOrderLabels: 5 },
       STAPEL: { maxFreeOrderLabels: 1, agreed: contract.orderTypes.STAPEL },
       SONDER: { maxFreeOrderLabels: 1, agreed: contract.orderTypes.SONDER },
-      VERSAND: { maxFreeOrderLabels: versand ? 1 : 0, agreed: versand, completeContainersOnly: false },
+      VERSAND: {
+        maxFreeOrderLabels: versand ? 1 : 0,
+        agreed: versand,
+        completeContainersOnly: contract.completeContainersOnly,
+      },
     },
     substitutionAgreed: contract.substitution,
     specificAvailabilityAgreed: contract.specificAvailability,

@@ -84,55 +84,87 @@ export function issueDeliveryNotices(
     if (answer.error !== undefined) continue;
     const containerId = request.subOrders.find((s) => s.id === answer.id)?.containerId;
     for (const group of groupByTour(answer)) {
-      const date = group.deliveryTime.slice(0, 10);
-      const number = noteNumber(tenant, date);
-      tenant.counters.parcel++;
-      const parcelNumber = `WANNE${String(tenant.counters.parcel).padStart(6, '0')}`;
-      const lines: DeliveryNoticeLine[] = group.lines.map(({ position, quantity }) => {
-        const pzn =
-          position.substitution !== undefined && position.substitution.reason !== 'Vorschlag'
-            ? position.substitution.deliveredPzn
-            : position.pzn;
-        const shortage = shortageOf(position, quantity, shortages);
-        const delivered = quantity - shortage;
-        return {
-          pzn,
-          articleName: articleName(pzn),
-          ...(containerId === undefined ? {} : { containerId }),
-          delivered:
-            delivered > 0
-              ? [
-                  {
-                    orderId: answer.id,
-                    quantity: delivered,
-                    parcelNumber,
-                    batch: batchFor(pzn, date),
-                    expiryDate: expiryFor(pzn, date),
-                  },
-                ]
-              : [],
-          shortages: shortage > 0 ? [{ orderId: answer.id, quantity: shortage }] : [],
+      for (const lines of splitNotes(group.lines)) {
+        const date = group.deliveryTime.slice(0, 10);
+        const number = noteNumber(tenant, date);
+        tenant.counters.parcel++;
+        const parcelNumber = `WANNE${String(tenant.counters.parcel).padStart(6, '0')}`;
+        const noticeLines = lines.map(({ position, quantity }) =>
+          noticeLine(position, quantity, { answer, containerId, parcelNumber, date, shortages }),
+        );
+        const documentId = env.newId();
+        const notice: DeliveryNotice = {
+          deliveryNoteNumber: number,
+          barcodeReference: `0#${number}`,
+          orderType: answer.orderType,
+          orderLabel: answer.orderLabel,
+          documentDate: date,
+          deliveryTime: group.deliveryTime,
+          ...(group.tour === undefined ? {} : { tour: group.tour }),
+          hasShortages: noticeLines.some((l) => l.shortages.length > 0),
+          lines: noticeLines,
+          documentId,
         };
-      });
-      const documentId = env.newId();
-      const notice: DeliveryNotice = {
-        deliveryNoteNumber: number,
-        barcodeReference: `0#${number}`,
-        orderType: answer.orderType,
-        orderLabel: answer.orderLabel,
-        documentDate: date,
-        deliveryTime: group.deliveryTime,
-        ...(group.tour === undefined ? {} : { tour: group.tour }),
-        hasShortages: lines.some((l) => l.shortages.length > 0),
-        lines,
-        documentId,
-      };
-      customer.notices.set(number, { notice, createdAt: at, confirmed: false });
-      customer.documents.set(documentId, { kind: 'delivery-note', deliveryNoteNumber: number });
-      issued.push(notice);
+        customer.notices.set(number, { notice, createdAt: at, confirmed: false });
+        customer.documents.set(documentId, { kind: 'delivery-note', deliveryNoteNumber: number });
+        issued.push(notice);
+      }
     }
   }
   return issued;
+}
+
+type NoteLine = TourGroup['lines'][number];
+
+/**
+ * The notes a tour's lines are printed on: one, unless a SPLIT_DELIVERY line is among them; then its
+ * first half (rounded up) goes with the others and the rest on a second note.
+ */
+function splitNotes(lines: NoteLine[]): NoteLine[][] {
+  const split = lines.find((l) => l.position.pzn === SCENARIO_PZNS.SPLIT_DELIVERY.pzn && l.quantity > 1);
+  if (split === undefined) return [lines];
+  const first = Math.ceil(split.quantity / 2);
+  return [
+    lines.map((l) => (l === split ? { ...l, quantity: first } : l)),
+    [{ ...split, quantity: split.quantity - first }],
+  ];
+}
+
+function noticeLine(
+  position: PositionAnswer,
+  quantity: number,
+  note: {
+    answer: SubOrderAnswer;
+    containerId: string | undefined;
+    parcelNumber: string;
+    date: string;
+    shortages: ShortageRule;
+  },
+): DeliveryNoticeLine {
+  const pzn =
+    position.substitution !== undefined && position.substitution.reason !== 'Vorschlag'
+      ? position.substitution.deliveredPzn
+      : position.pzn;
+  const shortage = shortageOf(position, quantity, note.shortages);
+  const delivered = quantity - shortage;
+  return {
+    pzn,
+    articleName: articleName(pzn),
+    ...(note.containerId === undefined ? {} : { containerId: note.containerId }),
+    delivered:
+      delivered > 0
+        ? [
+            {
+              orderId: note.answer.id,
+              quantity: delivered,
+              parcelNumber: note.parcelNumber,
+              batch: batchFor(pzn, note.date),
+              expiryDate: expiryFor(pzn, note.date),
+            },
+          ]
+        : [],
+    shortages: shortage > 0 ? [{ orderId: note.answer.id, quantity: shortage }] : [],
+  };
 }
 
 export function newDeliveryNotices(ctx: RequestContext): DeliveryNoticesResponse {

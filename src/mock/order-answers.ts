@@ -82,6 +82,20 @@ export function answerSubOrder(sub: SubOrder, terms: SupplyTerms): SubOrderAnswe
       },
     };
   }
+  const later = sub.positions.find(
+    (p) => p.deliveryInstruction === 'MaxNachlieferung' || p.deliveryInstruction === 'MaxDispo',
+  );
+  if (sub.orderType === 'VERSAND' && terms.contract.completeContainersOnly && later !== undefined) {
+    return {
+      ...header,
+      positions: [],
+      error: {
+        errorCode: 'A18',
+        userText: `Gebinde ${sub.containerId ?? ''} nur komplett: PZN ${later.pzn} darf nicht nachgeliefert werden.`,
+        technicalText: 'NurKompletteGebinde: a VERSAND sub-order allows a later delivery',
+      },
+    };
+  }
   const rejected = SCENARIO_PZNS.ORDER_REJECTED.pzn;
   if (sub.positions.some((p) => p.pzn === rejected)) {
     return {

@@ -70,6 +70,12 @@ export const SCENARIO_PZNS = {
       'The sub-order containing it is rejected in-band: Auftragsfehler, no positions, no delivery notice.',
     operations: 'bestellen, bestellstatusAbfragen',
   },
+  SPLIT_DELIVERY: {
+    pzn: '09990145',
+    summary:
+      'Confirmed in full, delivered on two delivery notes: half (rounded up) on the note of its sub-order and tour, the rest on a second note of the same tour.',
+    operations: 'bestellen, lieferavis*, dokumentAbfragen',
+  },
   DELIVERY_SHORTAGE: {
     pzn: '09990122',
     summary:
@@ -171,6 +177,8 @@ export const CONTRACT_MARKERS = {
     'VerfuegbarkeitEinzelnSpezifischeRueckmeldungVereinbart=false: availability answers are RTyp=Unspezifisch, without Lieferzeitpunkt and Tour.',
   normalonly: 'STAPEL and SONDER not agreed: such sub-orders are rejected with Auftragsfehler.',
   versand: 'VERSAND agreed (off by default): VERSAND sub-orders (with GebindeId) are accepted.',
+  komplett:
+    'NurKompletteGebinde=true (with versand): shipping containers must be complete: one sub-order per GebindeId, no MaxNachlieferung or MaxDispo lines; a sub-order breaking it is rejected with Auftragsfehler.',
 } as const;
 
 export type ContractMarker = keyof typeof CONTRACT_MARKERS;

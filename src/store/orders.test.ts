@@ -41,6 +41,8 @@ describeEachDialect('orders repository', (getDatabase) => {
       state: 'sending',
       answer: null,
       lastStatus: null,
+      placementStatus: 'outcome_unknown',
+      fulfilledAt: null,
       createdAt: clock.now(),
       updatedAt: clock.now(),
     });

@@ -23,6 +23,9 @@ export interface StoredOrder {
   request: unknown;
   answer: unknown;
   lastStatus: string | null;
+  /** The placement status clients see; null only for a row that was never settled or changed. */
+  placementStatus: string | null;
+  fulfilledAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -57,6 +60,7 @@ export async function insertOrderIfAbsent(
       request: JSON.stringify(order.request),
       answer: null,
       last_status: null,
+      placement_status: 'outcome_unknown',
       created_at: now,
       updated_at: now,
     })
@@ -102,6 +106,8 @@ export interface OrderChange {
   state?: OrderState;
   answer?: unknown;
   lastStatus?: string | null;
+  placementStatus?: string;
+  fulfilledAt?: number;
 }
 
 /** Applies the change; pass a transaction to write it together with its webhook event. */
@@ -117,13 +123,15 @@ export async function updateOrder(
       ...(change.state === undefined ? {} : { state: change.state }),
       ...(change.answer === undefined ? {} : { answer: JSON.stringify(change.answer) }),
       ...(change.lastStatus === undefined ? {} : { last_status: change.lastStatus }),
+      ...(change.placementStatus === undefined ? {} : { placement_status: change.placementStatus }),
+      ...(change.fulfilledAt === undefined ? {} : { fulfilled_at: change.fulfilledAt }),
       updated_at: clock.now(),
     })
     .where('id', '=', id)
     .execute();
 }
 
-function toStoredOrder(row: Selectable<OrdersTable>): StoredOrder {
+export function toStoredOrder(row: Selectable<OrdersTable>): StoredOrder {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -135,6 +143,8 @@ function toStoredOrder(row: Selectable<OrdersTable>): StoredOrder {
     request: JSON.parse(row.request) as unknown,
     answer: row.answer === null ? null : (JSON.parse(row.answer) as unknown),
     lastStatus: row.last_status,
+    placementStatus: row.placement_status,
+    fulfilledAt: row.fulfilled_at === null ? null : Number(row.fulfilled_at),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -1,7 +1,7 @@
 import type { KeyMode } from '../core/key-mode.js';
 import type { DeliveryNoticesTable } from './delivery-notices-table.js';
 import type { IdempotencyKeysTable } from './idempotency-table.js';
-import type { OrdersTable } from './orders-table.js';
+import type { OrderFillsTable, OrderHistoryTable, OrderLinesTable, OrdersTable } from './orders-table.js';
 import type { SandboxTenantsTable } from './sandbox-tenants-table.js';
 import type {
   WebhookAttemptsTable,
@@ -26,6 +26,9 @@ export interface Tables {
   delivery_notices: DeliveryNoticesTable;
   idempotency_keys: IdempotencyKeysTable;
   orders: OrdersTable;
+  order_lines: OrderLinesTable;
+  order_fills: OrderFillsTable;
+  order_history: OrderHistoryTable;
   sandbox_tenants: SandboxTenantsTable;
 }
 

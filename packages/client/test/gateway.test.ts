@@ -108,6 +108,11 @@ describe('the client against a real gateway', () => {
     expect(ordersPlaced()).toBe(before + 1);
     const status = await client.getOrderStatus({ order_id: order.order_id!, wholesaler: PHOENIX });
     expect(status.order_id).toBe(order.order_id);
+    // The stored record and the listing need no MSV3 login.
+    const record = await client.getOrder({ order_id: order.order_id! });
+    expect(record.sub_orders[0]!.sub_order_id).toBe(order.sub_orders[0]!.sub_order_id);
+    const listed = await client.listOrders({ wholesaler: PHOENIX, limit: 1 });
+    expect(listed.orders.map((o) => o.order_id)).toEqual([order.order_id]);
 
     const { deliveries } = await client.listDeliveries({ wholesaler: PHOENIX });
     const last = deliveries.at(-1)!;

@@ -127,7 +127,7 @@ describeEachDialect('GET /v1/events', (getDatabase) => {
       body: {
         url: receiver.url,
         wholesaler: 'phoenix',
-        events: ['delivery.received', 'delivery.shortage', 'order.status_changed'],
+        events: ['delivery.received', 'delivery.shortage', 'order.status_changed', 'order.fulfilled'],
       },
     });
     expect(created.statusCode).toBe(201);

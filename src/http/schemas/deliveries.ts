@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ORDER_TYPES } from '../../services/deliveries/view.js';
+import { ORDER_TYPES } from '../../services/order-types.js';
 import { NullableString, WholesalerIdSchema } from './common.js';
 import { BARCODE_PATTERN } from './patterns.js';
 import { CalendarDate } from './strings.js';
@@ -83,7 +83,7 @@ const DELIVERY_NOTICE_PROPERTIES = {
     description: 'Delivery-note number (`Lieferscheinnummer`); used to confirm.',
   }),
   barcode: Type.String({ description: '`BarcodeReferenz` printed on the note.' }),
-  order_type: Type.Enum(Object.values(ORDER_TYPES), {
+  order_type: Type.Enum([...ORDER_TYPES], {
     description: '`Auftragsart`: `normal`, `batch` (STAPEL), `special` (SONDER), `shipping` (VERSAND).',
   }),
   date: Type.String({ description: 'Document date (`Belegdatum`), `YYYY-MM-DD`.' }),

@@ -6,6 +6,7 @@ import {
   BARCODE_PATTERN,
   CUSTOM_WHOLESALER_ID_PATTERN,
   HOUR_MINUTE_PATTERN,
+  PRINTABLE_ID_PATTERN,
   UUID_PATTERN,
 } from './patterns.js';
 import { describePattern as describeTextPattern } from './strings.js';
@@ -20,6 +21,10 @@ import { WEBHOOK_ID_PATTERN } from './webhooks.js';
 
 const PATTERN_PROBLEMS: ReadonlyMap<string, string> = new Map([
   [PZN_PATTERN, 'must be 1 to 8 digits, e.g. 04114918'],
+  [
+    PRINTABLE_ID_PATTERN,
+    'must be 1 to 20 capital letters, digits or the characters `+ - _` (a printable MSV3 id), e.g. K1',
+  ],
   [
     TRACKING_NUMBER_PATTERN,
     'must be 1 to 30 letters, digits or the characters `# + * / - _`, e.g. LS-2025-000123',

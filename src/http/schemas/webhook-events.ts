@@ -2,13 +2,14 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { EVENT_TYPES } from '../../core/event-types.js';
 import type { WholesalerStatusData } from '../../webhooks/events/record.js';
 import { DELIVERY_NOTICE_EXAMPLE, DeliveryNoticeSchema } from './deliveries.js';
+import { ORDER_RECORD_EXAMPLE, OrderRecordSchema } from './order-records.js';
 import { ORDER_STATUS_EXAMPLE, OrderStatusSchema } from './orders.js';
 
 /**
  * Payload schemas of every webhook event, for the OpenAPI document (`webhooks`), each with an example.
- * `data` is the resource as the API returns it: the delivery notice of `GET /v1/deliveries` and the order
- * status of `GET /v1/orders/{order_id}/status` (plus `previous_status`), with the very schemas those
- * endpoints answer with.
+ * `data` is the resource as the API returns it: the delivery notice of `GET /v1/deliveries`, the order
+ * status of `GET /v1/orders/{order_id}/status` (plus `previous_status`) and the order record of
+ * `GET /v1/orders/{order_id}`, with the very schemas those endpoints answer with.
  */
 
 /** The order status as `GET /v1/orders/{order_id}/status` returns it, and the status before the change. */
@@ -51,6 +52,7 @@ const DATA_SCHEMAS: Record<(typeof EVENT_TYPES)[number] | 'ping', TSchema> = {
   'delivery.received': DeliveryNoticeSchema,
   'delivery.shortage': DeliveryNoticeSchema,
   'order.status_changed': OrderStatusChangedDataSchema,
+  'order.fulfilled': OrderRecordSchema,
   'wholesaler.status_changed': WholesalerStatusDataSchema,
   ping: PingDataSchema,
 };
@@ -62,6 +64,8 @@ const TRIGGERS: Record<keyof typeof DATA_SCHEMAS, string> = {
     'A newly seen delivery notice with at least one shortage (`has_shortages: true`); sent in addition to `delivery.received`. `data` is the notice.',
   'order.status_changed':
     'The status of an order placed through the gateway (`available`, `expired`, `unknown`) differs from the last one recorded, as learnt from its placement (`POST /v1/orders`) or a status query (`GET /v1/orders/{order_id}/status`). `data` is the order status as that endpoint returns it, with `previous_status`.',
+  'order.fulfilled':
+    'Every line of an order placed through the gateway has been delivered or reported short (`Fehlmenge`), as the delivery notes the gateway saw say (`GET /v1/deliveries`, a history lookup, or the sandbox’s own notes). Sent once per order. `data` is the order record as `GET /v1/orders/{order_id}` returns it, with the figures per line.',
   'wholesaler.status_changed':
     'A wholesaler endpoint in use went down or came back. Seen by the circuit breaker over real calls (open: down; closed again: up) and by a credential-free probe, every WHOLESALER_PROBE_INTERVAL_MS, of the endpoints called in the last hour (an MSV3 server that answers at all, 401 to the anonymous request included, is up). One state per wholesaler, mode and account: an event only on a real change. Sent to every account subscribed to that wholesaler in that mode (custom wholesalers: their owner only).',
   ping: 'Only sent by `POST /v1/webhooks/{id}/test`.',
@@ -71,6 +75,7 @@ const EXAMPLE_DATA: Record<keyof typeof DATA_SCHEMAS, unknown> = {
   'delivery.received': DELIVERY_NOTICE_EXAMPLE,
   'delivery.shortage': DELIVERY_NOTICE_EXAMPLE,
   'order.status_changed': { ...ORDER_STATUS_EXAMPLE, previous_status: 'expired' },
+  'order.fulfilled': ORDER_RECORD_EXAMPLE,
   'wholesaler.status_changed': {
     wholesaler: 'phoenix',
     status: 'down',

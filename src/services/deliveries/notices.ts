@@ -16,6 +16,7 @@ import type { Tables } from '../../store/schema.js';
 import type { EventRecorder } from '../../webhooks/events/record.js';
 import { callWholesaler, type UpstreamDeps } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { creditDeliveryNotice } from '../orders/fulfilment.js';
 import { type DeliveryNoticeJson, hasShortages, toDeliveryNoticeJson } from './view.js';
 
 /** Delivery notices (docs/msv3.md "Delivery notices"): read the new ones, confirm them. */
@@ -48,23 +49,25 @@ export function customerScopeOf(request: CustomerRequest): CustomerScope {
 /**
  * Stores what the wholesaler just returned for this customer. A notice seen for the first time (from
  * the unconfirmed list or a history lookup) gets a `delivery.received` event, and a
- * `delivery.shortage` event if it has shortages, in the transaction that stores it.
+ * `delivery.shortage` event if it has shortages, and is credited to the orders it fills
+ * (`orders/fulfilment.ts`), in the transaction that stores it.
  */
 export function rememberNotices(
   deps: DeliveryDeps,
   request: CustomerRequest,
   notices: readonly DeliveryNotice[],
 ): Promise<StoredNotice[]> {
+  const customer = {
+    accountId: request.tenant.accountId,
+    mode: request.tenant.mode,
+    wholesaler: request.wholesaler,
+    customerId: request.credentials.username,
+  };
   return saveSeenNotices(deps.db, deps.clock, customerScopeOf(request), notices, async (trx, stored) => {
-    const base = {
-      accountId: request.tenant.accountId,
-      mode: request.tenant.mode,
-      wholesaler: request.wholesaler,
-      customerId: request.credentials.username,
-      data: toDeliveryNoticeJson(stored.notice),
-    };
+    const base = { ...customer, data: toDeliveryNoticeJson(stored.notice) };
     await deps.recordEvent(trx, { type: 'delivery.received', ...base });
     if (hasShortages(stored.notice)) await deps.recordEvent(trx, { type: 'delivery.shortage', ...base });
+    await creditDeliveryNotice(trx, deps, customer, stored.notice);
   });
 }
 

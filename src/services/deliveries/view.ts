@@ -1,5 +1,4 @@
 import { toLocalDateTime } from '../../lib/local-date-time.js';
-import type { Auftragsart } from '../../msv3/model.js';
 import type {
   DeliveredPortion,
   DeliveryNotice,
@@ -7,6 +6,7 @@ import type {
   Shortage,
 } from '../../msv3/operations/lieferavis.js';
 import type { StoredNotice } from '../../store/delivery-notices.js';
+import { ORDER_TYPE_OF, type OrderType } from '../order-types.js';
 
 /**
  * Delivery notices as the API shows them (docs/msv3.md "Delivery notices", plus additive MSV3 detail).
@@ -16,14 +16,6 @@ import type { StoredNotice } from '../../store/delivery-notices.js';
  * shortage, and MSV3 may print one PZN on several lines (one per batch, for instance). The lines
  * themselves, with batches, expiry dates, parcels and sub-order ids, are in the additive `lines`.
  */
-
-/** `Auftragsart` → `order_type`, as in the contract's `capabilities.order_types`. */
-export const ORDER_TYPES: Record<Auftragsart, string> = {
-  NORMAL: 'normal',
-  STAPEL: 'batch',
-  SONDER: 'special',
-  VERSAND: 'shipping',
-};
 
 interface DeliveryItemJson {
   pzn: string;
@@ -62,7 +54,7 @@ interface DeliveryLineJson {
 export interface DeliveryNoticeJson {
   tracking_number: string;
   barcode: string;
-  order_type: string;
+  order_type: OrderType;
   date: string;
   has_shortages: boolean;
   items: DeliveryItemJson[];
@@ -145,7 +137,7 @@ export function toDeliveryNoticeJson(notice: DeliveryNotice): DeliveryNoticeJson
   return {
     tracking_number: notice.deliveryNoteNumber,
     barcode: notice.barcodeReference,
-    order_type: ORDER_TYPES[notice.orderType],
+    order_type: ORDER_TYPE_OF[notice.orderType],
     date: notice.documentDate.slice(0, 10),
     has_shortages: hasShortages(notice),
     items: toItems(lines),

@@ -9,18 +9,33 @@ import {
 } from '../../msv3/operations/verfuegbarkeit-anfragen.js';
 import { assertSupports, callWholesaler } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
-import { fetchContractData } from '../contracts.js';
+import type { OrderType } from '../order-types.js';
+import { checkAgainstContract } from './contract-check.js';
 import { type CutoffOutlook, cutoffOutlook, type NextCutoff } from './cutoff.js';
-import { type DeliveryPreference, type OrderItemInput, type OrderLine, orderLines } from './request.js';
+import {
+  type DeliveryPreference,
+  type OrderInput,
+  type OrderLine,
+  paramAt,
+  plannedSubOrders,
+  storedOrderRequest,
+} from './request.js';
 import type { OrderDeps } from './state.js';
-import { type OrderItemResult, type OrderResult, orderItem } from './view.js';
+import {
+  type OrderItemResult,
+  type OrderResult,
+  orderItem,
+  type SubOrderResult,
+  subOrderHeader,
+} from './view.js';
 
 /**
- * POST /v1/orders?dry_run=true: validates without placing (MSV3 has no validate-only order, docs/msv3.md
- * "Orders"). The same validation as a real order, then the contract (`vertragsdatenAbfragen`: the order type
- * NORMAL is always agreed; the next cut-off from `Bestellfenster`/`Sondertag`) and the current
- * availability (`verfuegbarkeitAnfragen`, 50 articles per call). Nothing is stored and `bestellen` is never
- * called.
+ * POST /v1/orders?dry_run=true: validates without placing (MSV3 has no validate-only order, docs/orders.md
+ * "Dry run"). The same validation as a real order, then the contract (`vertragsdatenAbfragen`: each
+ * sub-order's type must be agreed, with its labels and containers, as for a real order, else the same
+ * 422; the next cut-off from `Bestellfenster`/`Sondertag`, which MSV3 gives for all order types alike)
+ * and the current availability (`verfuegbarkeitAnfragen`, 50 articles per call, per sub-order). Nothing is
+ * stored and `bestellen` is never called.
  *
  * Findings are warnings, never errors: a wholesaler takes orders at any hour (a closed window only moves
  * the delivery to the next one; at night it answers in night mode), and availability changes by the
@@ -37,20 +52,23 @@ interface DryRunWarning {
     | 'not_fully_available'
     | 'substituted';
   message: string;
-  /** The request item it concerns (its first index, for merged lines). */
+  /** The request item it concerns (its first index, for merged lines), within its sub-order. */
   item?: number;
+  /** The sub-order of that item, when the order has `sub_orders`. */
+  sub_order?: number;
+}
+
+interface SubOrderCheck {
+  order_type: OrderType;
+  order_type_agreed: true;
+  next_cutoff: NextCutoff | null;
 }
 
 export interface DryRunResult extends OrderResult {
   status: 'dry_run';
   dry_run: true;
-  /** Additive: what the dry run checked. */
-  checks: {
-    order_type: 'normal';
-    order_type_agreed: true;
-    next_cutoff: NextCutoff | null;
-    warnings: DryRunWarning[];
-  };
+  /** Additive: what the dry run checked; `order_type` etc. of the first sub-order, each in `sub_orders`. */
+  checks: SubOrderCheck & { warnings: DryRunWarning[]; sub_orders: SubOrderCheck[] };
 }
 
 const AVAILABILITY_CHUNK = 50;
@@ -66,42 +84,59 @@ export async function dryRunOrder(
   deps: OrderDeps,
   tenant: Tenant,
   credentials: Credentials,
-  input: { wholesaler: string; items: OrderItemInput[] },
+  input: OrderInput & { wholesaler: string },
 ): Promise<DryRunResult> {
   const wholesaler = await deps.upstream.registry.resolve(tenant, input.wholesaler);
   assertSupports(wholesaler, bestellen);
-  const lines = orderLines(input.items, wholesaler);
-  const contract = await fetchContractData(deps.upstream, wholesaler, credentials);
+  const planned = plannedSubOrders(input, wholesaler, deps.maxPositions);
+  const contract = await deps.contracts.contractFor(deps.upstream, wholesaler, credentials);
+  checkAgainstContract(contract, planned, input.wholesaler);
   const outlook = cutoffOutlook(contract, deps.clock.now());
-  const articles = await availabilityOf(deps, wholesaler, credentials, lines);
+  const articles = await Promise.all(
+    planned.map((sub) => availabilityOf(deps, wholesaler, credentials, sub.lines)),
+  );
+  const bestellungId = newUuid();
+  const request = storedOrderRequest(bestellungId, planned);
 
   const warnings = cutoffWarnings(outlook);
-  const items = lines.map((line) => {
-    const item = forecast(line, articles.get(line.pzn));
-    const index = line.from[0]!;
-    if (item.quantity_confirmed < item.quantity_ordered) {
-      warnings.push({
-        code: 'not_fully_available',
-        item: index,
-        message: `items[${index}] (${line.pzn}): ${item.quantity_confirmed} of ${item.quantity_ordered} would be delivered with delivery_preference ${line.preference}.`,
-      });
-    }
-    if (item.substitution !== null && item.substitution.reason !== 'proposal') {
-      warnings.push({
-        code: 'substituted',
-        item: index,
-        message: `items[${index}] (${line.pzn}) would be delivered as ${item.substitution.pzn} (${item.substitution.reason}).`,
-      });
-    }
-    return item;
+  const subOrders: SubOrderResult[] = request.subOrders.map((sub, subIndex) => {
+    const where = planned[subIndex]!.at;
+    const items = sub.lines.map((line) => {
+      const item = forecast(line, articles[subIndex]!.get(line.pzn));
+      const index = line.from[0]!;
+      const at = { item: index, ...(where === '' ? {} : { sub_order: subIndex }) };
+      const name = paramAt(where, `items[${index}]`);
+      if (item.quantity_confirmed < item.quantity_ordered) {
+        warnings.push({
+          code: 'not_fully_available',
+          ...at,
+          message: `${name} (${line.pzn}): ${item.quantity_confirmed} of ${item.quantity_ordered} would be delivered with delivery_preference ${line.preference}.`,
+        });
+      }
+      if (item.substitution !== null && item.substitution.reason !== 'proposal') {
+        warnings.push({
+          code: 'substituted',
+          ...at,
+          message: `${name} (${line.pzn}) would be delivered as ${item.substitution.pzn} (${item.substitution.reason}).`,
+        });
+      }
+      return item;
+    });
+    return { ...subOrderHeader(sub), order_label: null, status: 'dry_run', error: null, items };
   });
+  const checks = subOrders.map((sub) => ({
+    order_type: sub.order_type,
+    order_type_agreed: true as const,
+    next_cutoff: outlook.next,
+  }));
   return {
-    request_id: newUuid(),
+    request_id: bestellungId,
     status: 'dry_run',
     wholesaler: input.wholesaler,
     dry_run: true,
-    items,
-    checks: { order_type: 'normal', order_type_agreed: true, next_cutoff: outlook.next, warnings },
+    items: subOrders.flatMap((sub) => sub.items),
+    sub_orders: subOrders,
+    checks: { ...checks[0]!, warnings, sub_orders: checks },
   };
 }
 

@@ -6,6 +6,7 @@ import {
   gatewayOrderId,
   subOrderIdFor,
   supportIdFor,
+  uuidFromHash,
 } from './ids.js';
 
 const scope = {
@@ -47,11 +48,22 @@ describe('order ids', () => {
     expect(gatewayOrderId(id)).toMatch(new RegExp(GATEWAY_ORDER_ID_PATTERN));
     expect(gatewayOrderId(id)).toBe(gatewayOrderId(id));
     expect(gatewayOrderId(id)).not.toBe(gatewayOrderId(bestellungIdFor(undefined)));
-    expect(subOrderIdFor(id)).toMatch(UUID_PATTERN);
-    expect(subOrderIdFor(id)).not.toBe(id);
+    expect(subOrderIdFor(id, 0)).toMatch(UUID_PATTERN);
+    expect(subOrderIdFor(id, 0)).not.toBe(id);
+    expect(new Set([0, 1, 2, 3, 4].map((i) => subOrderIdFor(id, i))).size).toBe(5);
+    expect(subOrderIdFor(id, 2)).toBe(subOrderIdFor(id, 2));
     const support = supportIdFor(id);
     expect(support).toBeGreaterThanOrEqual(1);
     expect(support).toBeLessThanOrEqual(999_999);
     expect(supportIdFor(id)).toBe(support);
+  });
+});
+
+describe('sub-order ids', () => {
+  it('keep the first sub-order id of orders stored before sub-orders existed', () => {
+    // The Id the gateway derived for its one sub-order before orders could have several.
+    expect(subOrderIdFor('9d7e6f50-1a2b-4c3d-8e9f-0a1b2c3d4e5f', 0)).toBe(
+      uuidFromHash('msv3-gateway/auftrag/v1', '9d7e6f50-1a2b-4c3d-8e9f-0a1b2c3d4e5f', '0'),
+    );
   });
 });

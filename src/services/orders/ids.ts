@@ -58,9 +58,9 @@ export function gatewayOrderId(bestellungId: string): string {
 
 export const GATEWAY_ORDER_ID_PATTERN = '^GW-[0-9A-Za-z]{22}$';
 
-/** The one sub-order's Id: derived, so a resend is identical. */
-export function subOrderIdFor(bestellungId: string): string {
-  return uuidFromHash('msv3-gateway/auftrag/v1', bestellungId, '0');
+/** The Id of the order's sub-order at `index` (0 for the first): derived, so a resend is identical. */
+export function subOrderIdFor(bestellungId: string, index: number): string {
+  return uuidFromHash('msv3-gateway/auftrag/v1', bestellungId, String(index));
 }
 
 /** `BestellSupportId` / `AuftragsSupportID`, 1..999999, derived for the same reason. */

@@ -18,6 +18,7 @@ import { createAccount } from '../../store/accounts.js';
 import { findOrderById } from '../../store/orders.js';
 import { eventRecorder } from '../../webhooks/events/record.js';
 import type { ResolvedWholesaler, WholesalerRegistry } from '../../wholesalers/registry.js';
+import { createContractCache } from './contract-check.js';
 import { bestellungIdFor, gatewayOrderId } from './ids.js';
 import { placeOrder } from './placement.js';
 import type { OrderDeps } from './state.js';
@@ -117,6 +118,8 @@ describeEachDialect('placeOrder against a scripted wholesaler', (getDatabase) =>
       clock,
       recordEvent: eventRecorder({ clock }),
       log: createLogger({ level: 'silent' }),
+      contracts: createContractCache({ clock, ttlMs: 0 }),
+      maxPositions: 500,
     };
     accountId = (await createAccount(getDatabase().db, clock, { name: 'Apotheke' })).id;
   });

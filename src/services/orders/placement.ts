@@ -8,20 +8,29 @@ import { bestellen, type SubOrderAnswer } from '../../msv3/operations/bestellen.
 import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
 import type { UpstreamError } from '../../msv3/upstream-error.js';
 import { databaseErrorToApiError } from '../../store/database-unavailable.js';
-import { deleteUnsentOrder, insertOrderIfAbsent, type StoredOrder } from '../../store/orders.js';
+import { ensureOrderLines } from '../../store/order-lines.js';
+import {
+  deleteUnsentOrder,
+  findOrderById,
+  insertOrderIfAbsent,
+  type StoredOrder,
+} from '../../store/orders.js';
 import { assertSupports, callWholesalerRaw } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
 import { apiErrorFromUpstream } from '../../wholesalers/upstream-errors.js';
+import { checkAgainstContract, needsContract } from './contract-check.js';
 import { bestellungIdFor, gatewayOrderId } from './ids.js';
+import { orderLineRows } from './lines.js';
 import {
-  type OrderItemInput,
-  orderLines,
+  type OrderInput,
+  plannedSubOrders,
   type StoredOrderRequest,
   storedOrderRequest,
+  storedRequestOf,
   toMsv3OrderRequest,
 } from './request.js';
-import { type OrderDeps, saveOrderChange, statusOfState } from './state.js';
-import { type OrderResult, orderItems, orderLabelOf, rejectionOf } from './view.js';
+import { type OrderDeps, placementStatusOf, saveOrderChange, statusOfState } from './state.js';
+import { type OrderResult, placementOfAnswer, rejectionsOf, subOrderResults } from './view.js';
 
 /**
  * POST /v1/orders → `bestellen`, placed at most once per request (docs/msv3.md "Orders", "Order answers",
@@ -51,9 +60,8 @@ import { type OrderResult, orderItems, orderLabelOf, rejectionOf } from './view.
  * A second `bestellen` with a new Id for the same request is impossible: the Id is fixed before step 2.
  */
 
-export interface PlaceOrderInput {
+export interface PlaceOrderInput extends OrderInput {
   wholesaler: string;
-  items: OrderItemInput[];
   /** From `request.idempotency`; without it every request is a new order. */
   idempotency?: { key: string; firstUsedAt: number } | null;
   /** The request's logger, whose lines carry the request id; default `OrderDeps.log`. */
@@ -111,12 +119,18 @@ async function place(
 ): Promise<OrderResult> {
   const wholesaler = await deps.upstream.registry.resolve(caller, input.wholesaler);
   assertSupports(wholesaler, bestellen);
-  const lines = orderLines(input.items, wholesaler);
+  const planned = plannedSubOrders(input, wholesaler, deps.maxPositions);
   const key = input.idempotency ?? undefined;
   const bestellungId = bestellungIdFor(
     key === undefined ? undefined : { ...caller, idempotencyKey: key.key, firstUsedAt: key.firstUsedAt },
   );
   const id = gatewayOrderId(bestellungId);
+  const request = storedOrderRequest(bestellungId, planned);
+  // Before anything is stored or sent; a retry of an order stored already was checked when it was new.
+  if (needsContract(planned) && (await findOrderById(deps.db, id)) === undefined) {
+    const contract = await deps.contracts.contractFor(deps.upstream, wholesaler, credentials);
+    checkAgainstContract(contract, planned, input.wholesaler);
+  }
   progress.orderId = id;
   progress.mayBeStored = true;
   const { order, created } = await insertOrderIfAbsent(deps.db, deps.clock, {
@@ -126,17 +140,18 @@ async function place(
     wholesaler: input.wholesaler,
     customerId: credentials.username,
     bestellungId,
-    request: storedOrderRequest(bestellungId, lines),
+    request,
   });
-  if (!created) checkSameOrder(order, caller, credentials, input.wholesaler, lines);
+  // The stored request, not a rebuilt one: a resend must carry exactly what may have reached the wholesaler.
+  const stored = storedRequestOf(order.request);
+  if (!created) checkSameOrder(order, stored, caller, credentials, input.wholesaler, request);
   const placement: Placement = {
     deps,
     log: input.log ?? deps.log,
     wholesaler,
     credentials,
     order,
-    // The stored request, not a rebuilt one: a resend must carry exactly what may have reached the wholesaler.
-    request: order.request as StoredOrderRequest,
+    request: stored,
     wholesalerId: input.wholesaler,
     withKey: key !== undefined,
     // An open row found by a retry may have been sent by an earlier attempt.
@@ -213,6 +228,8 @@ async function resume(p: Placement): Promise<OrderResult> {
 /** Sends `bestellen` (`sendsLeft` counts this one) and settles the order from what comes back. */
 async function send(p: Placement, sendsLeft: number): Promise<OrderResult> {
   if (p.order.state !== 'sending') await saveOrderChange(p.deps, p.order, { state: 'sending', status: null });
+  // The record's lines exist before the wholesaler can answer (idempotent for a resent order).
+  await ensureOrderLines(p.deps.db, p.order.id, orderLineRows(p.request));
   p.maybeSent = true;
   const outcome = await callWholesalerRaw(
     p.deps.upstream,
@@ -285,7 +302,7 @@ async function reconcile(p: Placement, sendsLeft: number, failure?: UpstreamErro
 }
 
 async function settleWithAnswer(p: Placement, answer: SubOrderAnswer[]): Promise<OrderResult> {
-  if (rejectionOf(p.request, answer) !== null) {
+  if (placementOfAnswer(p.request, answer) === 'rejected') {
     await saveOrderChange(p.deps, p.order, { state: 'rejected', answer, status: 'available' });
     throw rejectedError(p);
   }
@@ -307,41 +324,48 @@ async function settle(
 }
 
 function result(p: Placement): OrderResult {
-  const answer = (p.order.answer ?? []) as SubOrderAnswer[];
+  const answer = p.order.state === 'queued_night_mode' ? null : ((p.order.answer ?? []) as SubOrderAnswer[]);
+  const subOrders = subOrderResults(p.order.bestellungId, p.request, answer);
   return {
     request_id: p.order.bestellungId,
     status: p.order.state === 'queued_night_mode' ? 'queued_night_mode' : 'confirmed',
     wholesaler: p.wholesalerId,
     dry_run: false,
-    items: orderItems(p.order.bestellungId, p.request, answer),
+    items: subOrders.flatMap((sub) => sub.items),
     order_id: p.order.id,
-    order_label: orderLabelOf(p.request, answer),
+    order_label: subOrders[0]?.order_label ?? null,
+    placement_status: placementStatusOf(p.order.state, p.request, p.order.answer),
+    sub_orders: subOrders,
   };
 }
 
+/** 422 with every sub-order's `Auftragsfehler` in the message, the first one's texts in `upstream`. */
 function rejectedError(p: Placement): ApiError {
-  const answered = rejectionOf(p.request, (p.order.answer ?? []) as SubOrderAnswer[]);
-  // The wholesaler's texts, made safe for the error body as in upstream-errors.ts.
-  const rejection =
-    answered === null
-      ? null
-      : {
-          error_code: sanitizeUntrustedText(answered.error_code, 20),
-          user_text: sanitizeUntrustedText(answered.user_text),
-          technical_text: sanitizeUntrustedText(answered.technical_text),
-        };
-  const text = rejection === null ? 'no reason given' : `${rejection.user_text} (${rejection.error_code})`;
+  const rejections = rejectionsOf(p.request, (p.order.answer ?? []) as SubOrderAnswer[]).map(
+    ({ subOrder, rejection }) => ({
+      subOrder,
+      // The wholesaler's texts, made safe for the error body as in wholesalers/upstream-errors.ts.
+      error_code: sanitizeUntrustedText(rejection.error_code, 20),
+      user_text: sanitizeUntrustedText(rejection.user_text),
+      technical_text: sanitizeUntrustedText(rejection.technical_text),
+    }),
+  );
+  const several = p.request.subOrders.length > 1;
+  const text =
+    rejections.length === 0
+      ? 'no reason given'
+      : rejections
+          .map((r) => `${several ? `${r.subOrder.orderLabel}: ` : ''}${r.user_text} (${r.error_code})`)
+          .join('; ');
+  const first = rejections[0];
   return new ApiError('order_rejected', `${p.wholesalerId} rejected order ${p.order.id}: ${text}`, {
     wholesaler: p.wholesalerId,
+    orderId: p.order.id,
     upstream: {
       kind: 'Auftragsfehler',
-      ...(rejection === null
+      ...(first === undefined
         ? {}
-        : {
-            error_code: rejection.error_code,
-            user_text: rejection.user_text,
-            technical_text: rejection.technical_text,
-          }),
+        : { error_code: first.error_code, user_text: first.user_text, technical_text: first.technical_text }),
     },
   });
 }
@@ -373,18 +397,27 @@ function outcomeUnknownError(p: Placement, cause?: unknown): ApiError {
 /** The idempotency fingerprint already guarantees this; a stored order never answers someone else's request. */
 function checkSameOrder(
   order: StoredOrder,
+  stored: StoredOrderRequest,
   caller: Caller,
   credentials: Credentials,
   wholesalerId: string,
-  lines: ReturnType<typeof orderLines>,
+  request: StoredOrderRequest,
 ): void {
-  const stored = order.request as StoredOrderRequest;
   const same =
     order.accountId === caller.accountId &&
     order.mode === caller.mode &&
     order.wholesaler === wholesalerId &&
     order.customerId === credentials.username &&
-    JSON.stringify(stored.lines) === JSON.stringify(lines);
+    stored.subOrders.length === request.subOrders.length &&
+    stored.subOrders.every((sub, i) => {
+      const other = request.subOrders[i]!;
+      return (
+        sub.orderType === other.orderType &&
+        sub.orderLabel === other.orderLabel &&
+        sub.containerId === other.containerId &&
+        JSON.stringify(sub.lines) === JSON.stringify(other.lines)
+      );
+    });
   if (!same) {
     throw new ApiError(
       'idempotency_key_reused',

@@ -2,14 +2,20 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Tenant } from '../../core/caller.js';
 import type { Clock } from '../../lib/clock.js';
+import { randomToken } from '../../lib/ids.js';
 import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
+import { recordAnsweredLines } from '../../store/order-lines.js';
+import { appendOrderHistory } from '../../store/order-listing.js';
 import type { OrderState, StoredOrder } from '../../store/orders.js';
 import { updateOrder } from '../../store/orders.js';
 import type { Tables } from '../../store/schema.js';
 import type { EventRecorder } from '../../webhooks/events/record.js';
 import type { UpstreamDeps } from '../../wholesalers/call.js';
+import type { ContractCache } from './contract-check.js';
+import { answeredLineRows } from './lines.js';
+import { type StoredOrderRequest, storedRequestOf } from './request.js';
 import { orderStatusJson } from './status-view.js';
-import type { OrderStatusValue } from './view.js';
+import { type OrderStatusValue, type PlacementStatus, placementOfAnswer } from './view.js';
 
 /** What the order services need. */
 export interface OrderDeps {
@@ -26,6 +32,10 @@ export interface OrderDeps {
    * (`noticeSandboxOrderDeliveries`, wired in src/wiring.ts); absent elsewhere.
    */
   afterPlaced?: (tenant: Tenant, orderId: string) => Promise<void>;
+  /** Contracts read to check orders (order types, labels, containers), reused for a short while. */
+  contracts: ContractCache;
+  /** ORDER_MAX_POSITIONS. */
+  maxPositions: number;
 }
 
 /**
@@ -39,6 +49,25 @@ export function statusOfState(state: OrderState): OrderStatusValue | null {
   return null;
 }
 
+/** What clients see of a stored order's placement (`placement_status`). */
+export function placementStatusOf(
+  state: OrderState,
+  request: StoredOrderRequest,
+  answer: unknown,
+): PlacementStatus {
+  switch (state) {
+    case 'sending':
+    case 'unknown':
+      return 'outcome_unknown';
+    case 'confirmed':
+      return placementOfAnswer(request, (answer ?? []) as SubOrderAnswer[]) === 'partially_confirmed'
+        ? 'partially_confirmed'
+        : 'confirmed';
+    default:
+      return state;
+  }
+}
+
 export interface OrderChange {
   state: OrderState;
   /** The sub-orders of the wholesaler's answer, when this change brings one. */
@@ -48,21 +77,39 @@ export interface OrderChange {
 }
 
 /**
- * Writes the change and, when the status changed, its `order.status_changed` event in one transaction:
- * a webhook never announces a state the database does not hold, and no change goes unannounced.
+ * Writes the change in one transaction with what follows from it: the lines' confirmed quantities when
+ * it brings an answer, a history entry when the placement status or the MSV3 status changes, and, when
+ * the status changed, its `order.status_changed` event: a webhook never announces a state the database
+ * does not hold, and no change goes unannounced.
  */
 export async function saveOrderChange(
-  deps: OrderDeps,
+  deps: Pick<OrderDeps, 'db' | 'clock' | 'recordEvent'>,
   order: StoredOrder,
   change: OrderChange,
 ): Promise<void> {
   const newStatus = change.status !== order.lastStatus ? change.status : null;
+  const request = storedRequestOf(order.request);
+  const answer = change.answer ?? order.answer;
+  const placement = placementStatusOf(change.state, request, answer);
+  const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await updateOrder(trx, deps.clock, order.id, {
       state: change.state,
       ...(change.answer === undefined ? {} : { answer: change.answer }),
       ...(newStatus === null ? {} : { lastStatus: newStatus }),
+      placementStatus: placement,
     });
+    if (change.answer !== undefined)
+      await recordAnsweredLines(trx, order.id, answeredLineRows(order.bestellungId, request, change.answer));
+    if (placement !== order.placementStatus || newStatus !== null) {
+      await appendOrderHistory(trx, {
+        id: randomToken(16),
+        order_id: order.id,
+        at: now,
+        placement_status: placement,
+        status: change.status ?? order.lastStatus,
+      });
+    }
     if (newStatus !== null) {
       await deps.recordEvent(trx, {
         accountId: order.accountId,
@@ -71,7 +118,7 @@ export async function saveOrderChange(
         wholesaler: order.wholesaler,
         customerId: order.customerId,
         data: {
-          ...orderStatusJson({ ...order, ...change, answer: change.answer ?? order.answer }, newStatus),
+          ...orderStatusJson({ ...order, ...change, answer, placementStatus: placement }, newStatus),
           previous_status: order.lastStatus,
         },
       });
@@ -80,4 +127,5 @@ export async function saveOrderChange(
   order.state = change.state;
   if (change.answer !== undefined) order.answer = change.answer;
   if (newStatus !== null) order.lastStatus = newStatus;
+  order.placementStatus = placement;
 }

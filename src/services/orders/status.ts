@@ -5,10 +5,10 @@ import type { SubOrderAnswer } from '../../msv3/operations/bestellen.js';
 import { bestellstatusAbfragen } from '../../msv3/operations/bestellstatus-abfragen.js';
 import { findOwnOrder, type OrderState } from '../../store/orders.js';
 import { callWholesaler } from '../../wholesalers/call.js';
-import type { StoredOrderRequest } from './request.js';
+import { type StoredOrderRequest, storedRequestOf } from './request.js';
 import { type OrderDeps, saveOrderChange } from './state.js';
 import { type OrderStatusResult, orderStatusJson } from './status-view.js';
-import { ORDER_STATUS, rejectionOf } from './view.js';
+import { ORDER_STATUS, placementOfAnswer } from './view.js';
 
 /**
  * GET /v1/orders/{order_id}/status → `bestellstatusAbfragen` with the order's Bestellung Id (docs/msv3.md
@@ -47,7 +47,7 @@ export async function orderStatus(
   });
   const status = ORDER_STATUS[value.status];
   await saveOrderChange(deps, order, {
-    ...stateAfter(order.state, value.status, order.request as StoredOrderRequest, value.subOrders),
+    ...stateAfter(order.state, value.status, storedRequestOf(order.request), value.subOrders),
     status,
   });
   return orderStatusJson(order, status);
@@ -81,7 +81,10 @@ function stateAfter(
   subOrders: SubOrderAnswer[],
 ): { state: OrderState; answer?: SubOrderAnswer[] } {
   if (status === 'BestellantwortVerfuegbar') {
-    return { state: rejectionOf(request, subOrders) === null ? 'confirmed' : 'rejected', answer: subOrders };
+    return {
+      state: placementOfAnswer(request, subOrders) === 'rejected' ? 'rejected' : 'confirmed',
+      answer: subOrders,
+    };
   }
   // Known without an answer: it was taken. An open outcome is settled; a settled one stays as it was.
   if (

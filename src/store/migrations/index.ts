@@ -8,6 +8,7 @@ import * as webhookLeases from './006_webhook_leases.js';
 import * as webhookEventsFeed from './007_webhook_events_feed.js';
 import * as sandboxTenants from './008_sandbox_tenants.js';
 import * as rateLimits from './009_rate_limits.js';
+import * as orderRecords from './010_order_records.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -25,4 +26,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '007_webhook_events_feed': webhookEventsFeed,
   '008_sandbox_tenants': sandboxTenants,
   '009_rate_limits': rateLimits,
+  '010_order_records': orderRecords,
 };

@@ -45,7 +45,7 @@ describe('msv3-gateway listen: the command line', () => {
         'order.status_changed,order.created',
       ],
       {},
-      '--events: unknown event type order.created; the types are delivery.received, delivery.shortage, order.status_changed, wholesaler.status_changed',
+      '--events: unknown event type order.created; the types are delivery.received, delivery.shortage, order.status_changed, order.fulfilled, wholesaler.status_changed',
     ],
     [
       ['--forward-to', 'http://localhost:3000/hooks', '--key', 'pk_test_x', '--since', '42'],

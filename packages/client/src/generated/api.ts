@@ -2,7 +2,7 @@
 // run `npm run generate -w @msv3-gateway/client` after changing a route.
 
 /** Every error kind of the gateway (docs/error-catalogue.md). */
-export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'internal_error' | 'service_unavailable';
+export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'order_type_not_agreed' | 'order_labels_exceeded' | 'complete_containers_only' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'internal_error' | 'service_unavailable';
 
 export type ErrorBody = {
   /** Error kind; see the error catalogue. */
@@ -301,6 +301,74 @@ export interface Operations {
     };
     errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
   };
+  /** The orders of this key’s account and mode, newest first */
+  listOrders: {
+    input: {
+      /** Orders per page, 1 to 100. */
+      limit?: number;
+      /** The `order_id` of the last order of the previous page: the page continues with older orders. An id that is not one of this key’s orders gives an empty page. */
+      starting_after?: string;
+      /** Only orders with this wholesaler id. */
+      wholesaler?: string;
+      /** Only orders with this placement status. */
+      placement_status?: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+      /** Only orders created at or after this time (inclusive). */
+      created_after?: string;
+      /** Only orders created before this time (exclusive). */
+      created_before?: string;
+      /** Only orders with a line of this PZN. */
+      pzn?: string;
+    };
+    inputRequired: false;
+    response: {
+      /** Newest first. */
+      orders: ({
+        order_id: string;
+        /** The MSV3 order id (`bestellung/@Id`). */
+        request_id: string;
+        wholesaler: string;
+        /** When the order was first stored. */
+        created_at: string;
+        /** Its last change. */
+        updated_at: string;
+        /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+        placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+        /** The last MSV3 status the gateway learnt (placement or status query); null if none. */
+        status: ('available' | 'expired' | 'unknown') | null;
+        /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+        answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+        /** What arrived, summed over every line. */
+        fulfilment: {
+          /** `waiting`: no answer yet (night mode, an open outcome); `open`: answered, goods outstanding; `fulfilled`: every line delivered or reported short; `none`: nothing to deliver (rejected, not placed). */
+          status: 'waiting' | 'open' | 'fulfilled' | 'none';
+          fulfilled_at: string | null;
+          quantity_ordered: number;
+          quantity_confirmed: number;
+          quantity_delivered: number;
+          quantity_short: number;
+        };
+        sub_orders: ({
+          sub_order_id: string;
+          order_type: 'normal' | 'batch' | 'special' | 'shipping';
+          requested_label: string;
+          /** The returned `Auftragskennung`, null before the answer. */
+          order_label: string | null;
+          /** `GebindeId` of a shipping sub-order. */
+          container_id: string | null;
+          /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+          status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+          error: ({
+            error_code: string;
+            user_text: string;
+            technical_text: string;
+          }) | null;
+        })[];
+      })[];
+      /** Pass the last `order_id` as `starting_after` for the next page. */
+      has_more: boolean;
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable';
+  };
   /** Place an order (bestellen), or validate it with dry_run=true */
   placeOrder: {
     input: {
@@ -309,14 +377,38 @@ export interface Operations {
       body: {
         /** Wholesaler id from `GET /v1/wholesalers`. With a pk_test_ key, `<id>_test` reaches that wholesaler’s own test server; every other id reaches the built-in sandbox. */
         wholesaler: string;
-        /** 1 to 500 positions. Lines repeating a PZN with the same delivery_preference are merged into one position (quantities summed); with different preferences the request is refused. */
-        items: ({
+        /** The order as one sub-order: 1 to 500 positions. Send `items` or `sub_orders`, exactly one. Lines repeating a PZN with the same delivery_preference are merged into one position (quantities summed); with different preferences the request is refused. */
+        items?: ({
           /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
           pzn: string;
           /** Order quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
           quantity: number;
           /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
           delivery_preference?: 'normal' | 'backorder' | 'grouped' | 'disposition';
+        })[];
+        /** With `items`; normal when absent. MSV3 `Auftragsart`: `normal` (NORMAL), `batch` (STAPEL, replenishment), `special` (SONDER), `shipping` (VERSAND, for mail-order: needs `container_id`). Types other than normal must be agreed in the contract (`GET /v1/contracts`), else 422 `order_type_not_agreed` before anything is sent. */
+        order_type?: 'normal' | 'batch' | 'special' | 'shipping';
+        /** With `items`. MSV3 `Auftragskennung`, printed on totes and delivery notes: 1 to 20 of `A-Z 0-9 + - _`. Without it, the type's default label (`K1` for normal orders, `STAPEL`, `SONDER`, `VERSAND`). The contract limits the labels of the client's own choosing per type (`MaxAnzahlFreieAuftragskennungen`: 422 `order_labels_exceeded`); the wholesaler may replace a label in its answer. */
+        order_label?: string;
+        /** With `items`. MSV3 `GebindeId`, the container a shipping order travels in: required for `shipping`, refused for any other type. 1 to 20 of `A-Z 0-9 + - _`. */
+        container_id?: string;
+        /** The order as several sub-orders (MSV3 `Auftraege`), sent as one MSV3 `Bestellung`: each with its own type, label, container and items; a PZN at most once per sub-order (repeats merged), any number of times across them. Positions across all sub-orders: at most 500 (ORDER_MAX_POSITIONS) after merging. */
+        sub_orders?: ({
+          /** MSV3 `Auftragsart`: `normal` (NORMAL), `batch` (STAPEL, replenishment), `special` (SONDER), `shipping` (VERSAND, for mail-order: needs `container_id`). Types other than normal must be agreed in the contract (`GET /v1/contracts`), else 422 `order_type_not_agreed` before anything is sent. */
+          order_type?: 'normal' | 'batch' | 'special' | 'shipping';
+          /** MSV3 `Auftragskennung`, printed on totes and delivery notes: 1 to 20 of `A-Z 0-9 + - _`. Without it, the type's default label (`K1` for normal orders, `STAPEL`, `SONDER`, `VERSAND`). The contract limits the labels of the client's own choosing per type (`MaxAnzahlFreieAuftragskennungen`: 422 `order_labels_exceeded`); the wholesaler may replace a label in its answer. */
+          order_label?: string;
+          /** MSV3 `GebindeId`, the container a shipping order travels in: required for `shipping`, refused for any other type. 1 to 20 of `A-Z 0-9 + - _`. */
+          container_id?: string;
+          /** 1 to 500 positions of this sub-order. Lines repeating a PZN with the same delivery_preference are merged into one position (quantities summed); with different preferences the request is refused. */
+          items: ({
+            /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+            pzn: string;
+            /** Order quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
+            quantity: number;
+            /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+            delivery_preference?: 'normal' | 'backorder' | 'grouped' | 'disposition';
+          })[];
         })[];
       };
     };
@@ -369,14 +461,78 @@ export interface Operations {
         /** Additive, only for merged lines: indexes of the request items with this PZN. */
         merged_from?: number[];
       })[];
-      /** Additive: the gateway order id for `GET /v1/orders/{order_id}/status`; absent in a dry run. */
+      /** Additive: the gateway order id for `GET /v1/orders/{order_id}` (the stored record) and `GET /v1/orders/{order_id}/status`; absent in a dry run. */
       order_id?: string;
-      /** Additive: the `Auftragskennung` the wholesaler returned (it may replace ours), or null. */
+      /** Additive: the `Auftragskennung` the wholesaler returned for the first sub-order (it may replace ours), or null. */
       order_label?: string | null;
+      /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+      placement_status?: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+      /** Additive: one per sub-order, in request order (one for the `items` form). */
+      sub_orders: ({
+        /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+        sub_order_id: string;
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** The `Auftragskennung` sent. */
+        requested_label: string;
+        /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+        order_label: string | null;
+        /** `GebindeId` of a shipping sub-order, else null. */
+        container_id: string | null;
+        /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+        status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+        error: ({
+          error_code: string;
+          user_text: string;
+          technical_text: string;
+        }) | null;
+        /** Its positions, in request order. */
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          quantity_ordered: number;
+          /** Sum of the portions that deliver (normal, network, backorder, special_procurement). In a dry run: what current availability would deliver within `delivery_preference` (a forecast). */
+          quantity_confirmed: number;
+          /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+          delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+          /** MSV3 `Anteile` (1 to 9; empty when not answered, e.g. in night mode). */
+          deliveries: ({
+            /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+            type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+            /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+            quantity: number | null;
+            /** Tour name, e.g. `Mittagstour`; null when none was given. */
+            tour: string | null;
+            /** Printable tour id (`TourId`); order answers only. */
+            tour_id?: string | null;
+            /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+            estimated_at: string | null;
+            /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+            estimated_at_offset: string | null;
+            /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+            reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+            tour_deviation: boolean | null;
+          })[];
+          /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+          substitution: ({
+            /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+            reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+            /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+            defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** The PZN that would be delivered instead (8 digits). */
+            pzn: string;
+          }) | null;
+          /** Additive: false when the answer has no line for this position (night mode). */
+          answered: boolean;
+          /** Additive, only for merged lines: indexes of the request items with this PZN. */
+          merged_from?: number[];
+        })[];
+      })[];
       /** Additive, dry runs only: what was checked. */
       checks?: {
-        order_type: 'normal';
-        /** NORMAL is always agreed in MSV3. */
+        /** The first sub-order’s type. */
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** Always true in a 200: a type the contract does not agree is 422 `order_type_not_agreed`. */
         order_type_agreed: boolean;
         /** The next order cut-off from the contract (an order counts for it until 59 s after it). */
         next_cutoff: ({
@@ -387,16 +543,32 @@ export interface Operations {
           /** Recommended main order time of that window, `HH:MM`, or null. */
           main_order_time: string | null;
         }) | null;
+        /** Per sub-order; MSV3 order windows are the same for every order type. */
+        sub_orders: ({
+          order_type: 'normal' | 'batch' | 'special' | 'shipping';
+          order_type_agreed: boolean;
+          /** The next order cut-off from the contract (an order counts for it until 59 s after it). */
+          next_cutoff: ({
+            /** German local date-time `YYYY-MM-DDThh:mm:ss` of the cut-off (`Endezeit`). */
+            at: string;
+            /** The date is a `Sondertag` with its own windows. */
+            special_day: boolean;
+            /** Recommended main order time of that window, `HH:MM`, or null. */
+            main_order_time: string | null;
+          }) | null;
+        })[];
         /** Findings that do not block an order: a closed or missing order window only moves the delivery, and availability changes by the minute. */
         warnings: ({
           code: 'no_order_window_today' | 'closed_for_today' | 'no_order_window' | 'not_fully_available' | 'substituted';
           message: string;
-          /** The request item concerned (first index of a merged line). */
+          /** The request item concerned (first index of a merged line), within its sub-order. */
           item?: number;
+          /** The sub-order of that item, when the order was sent as `sub_orders`. */
+          sub_order?: number;
         })[];
       };
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'order_outcome_unknown' | 'order_rejected' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'complete_containers_only' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'order_labels_exceeded' | 'order_outcome_unknown' | 'order_rejected' | 'order_type_not_agreed' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
   };
   /** Status of an order placed through the gateway (bestellstatusAbfragen) */
   getOrderStatus: {
@@ -452,18 +624,210 @@ export interface Operations {
       wholesaler: string;
       /** Additive: the MSV3 order id (`bestellung/@Id`). */
       request_id: string;
-      /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
-      placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
-      /** Additive: the wholesaler’s texts when it rejected the order (`Auftragsfehler`), else null. */
+      /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+      placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+      /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+      answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+      /** Additive: the first refused sub-order’s texts (`Auftragsfehler`), else null; each sub-order’s in `sub_orders[].error`. */
       rejection: ({
         error_code: string;
         user_text: string;
         technical_text: string;
       }) | null;
-      /** Additive: the returned `Auftragskennung`, or null. */
+      /** Additive: the first sub-order’s returned `Auftragskennung`, or null. */
       order_label: string | null;
+      /** Additive: one per sub-order. */
+      sub_orders: ({
+        /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+        sub_order_id: string;
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** The `Auftragskennung` sent. */
+        requested_label: string;
+        /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+        order_label: string | null;
+        /** `GebindeId` of a shipping sub-order, else null. */
+        container_id: string | null;
+        /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+        status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+        error: ({
+          error_code: string;
+          user_text: string;
+          technical_text: string;
+        }) | null;
+        /** Its positions, in request order. */
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          quantity_ordered: number;
+          /** Sum of the portions that deliver (normal, network, backorder, special_procurement). In a dry run: what current availability would deliver within `delivery_preference` (a forecast). */
+          quantity_confirmed: number;
+          /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+          delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+          /** MSV3 `Anteile` (1 to 9; empty when not answered, e.g. in night mode). */
+          deliveries: ({
+            /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+            type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+            /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+            quantity: number | null;
+            /** Tour name, e.g. `Mittagstour`; null when none was given. */
+            tour: string | null;
+            /** Printable tour id (`TourId`); order answers only. */
+            tour_id?: string | null;
+            /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+            estimated_at: string | null;
+            /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+            estimated_at_offset: string | null;
+            /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+            reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+            tour_deviation: boolean | null;
+          })[];
+          /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+          substitution: ({
+            /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+            reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+            /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+            defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** The PZN that would be delivered instead (8 digits). */
+            pzn: string;
+          }) | null;
+          /** Additive: false when the answer has no line for this position (night mode). */
+          answered: boolean;
+          /** Additive, only for merged lines: indexes of the request items with this PZN. */
+          merged_from?: number[];
+        })[];
+      })[];
     };
     errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+  };
+  /** The stored order: request, answer per sub-order, history, what arrived */
+  getOrder: {
+    input: {
+      /** Gateway order id (`order_id` of the order result); any other value is 404 `order_not_found`. */
+      order_id: string;
+    };
+    inputRequired: true;
+    response: {
+      order_id: string;
+      /** The MSV3 order id (`bestellung/@Id`). */
+      request_id: string;
+      wholesaler: string;
+      /** When the order was first stored. */
+      created_at: string;
+      /** Its last change. */
+      updated_at: string;
+      /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+      placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+      /** The last MSV3 status the gateway learnt (placement or status query); null if none. */
+      status: ('available' | 'expired' | 'unknown') | null;
+      /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+      answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+      /** What arrived, summed over every line. */
+      fulfilment: {
+        /** `waiting`: no answer yet (night mode, an open outcome); `open`: answered, goods outstanding; `fulfilled`: every line delivered or reported short; `none`: nothing to deliver (rejected, not placed). */
+        status: 'waiting' | 'open' | 'fulfilled' | 'none';
+        fulfilled_at: string | null;
+        quantity_ordered: number;
+        quantity_confirmed: number;
+        quantity_delivered: number;
+        quantity_short: number;
+      };
+      /** The request and the answer per sub-order. */
+      sub_orders: ({
+        /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+        sub_order_id: string;
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** The `Auftragskennung` sent. */
+        requested_label: string;
+        /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+        order_label: string | null;
+        /** `GebindeId` of a shipping sub-order, else null. */
+        container_id: string | null;
+        /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+        status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+        error: ({
+          error_code: string;
+          user_text: string;
+          technical_text: string;
+        }) | null;
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          quantity_ordered: number;
+          /** What the wholesaler confirmed (the parts that deliver); null until it answered. */
+          quantity_confirmed: number | null;
+          delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+          /** The answer’s planned parts (MSV3 `Anteile`). */
+          deliveries: ({
+            /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+            type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+            /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+            quantity: number | null;
+            /** Tour name, e.g. `Mittagstour`; null when none was given. */
+            tour: string | null;
+            /** Printable tour id (`TourId`); order answers only. */
+            tour_id?: string | null;
+            /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+            estimated_at: string | null;
+            /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+            estimated_at_offset: string | null;
+            /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+            reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+            tour_deviation: boolean | null;
+          })[];
+          /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+          substitution: ({
+            /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+            reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+            /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+            defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** The PZN that would be delivered instead (8 digits). */
+            pzn: string;
+          }) | null;
+          answered: boolean;
+          merged_from?: number[];
+          /** Delivered according to the delivery notes seen. */
+          quantity_delivered: number;
+          /** Reported short (`Fehlmenge`) by the delivery notes seen. */
+          quantity_short: number;
+          /** The delivery notes that carried this line. */
+          tracking_numbers: string[];
+          /** Each delivered part, with batch and expiry. */
+          delivered: ({
+            /** The delivery note (`Lieferscheinnummer`). */
+            tracking_number: string;
+            quantity: number;
+            /** The PZN the note printed (a substitute, when one was delivered). */
+            pzn: string;
+            /** `Charge`. */
+            batch: string | null;
+            /** `Verfalldatum`, `YYYY-MM-DD`. */
+            expiry_date: string | null;
+            /** `Packstuecknummer`: the tote or parcel. */
+            parcel_number: string | null;
+            /** The note’s date, `YYYY-MM-DD`. */
+            date: string;
+            /** True when the note named no sub-order and the part was matched by label, tour and date. */
+            inferred: boolean;
+          })[];
+          shortages: ({
+            tracking_number: string;
+            quantity: number;
+            date: string;
+            inferred: boolean;
+          })[];
+        })[];
+      })[];
+      /** Every change of placement status or MSV3 status, oldest first. */
+      history: ({
+        /** When the change was stored. */
+        at: string;
+        placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+        status: ('available' | 'expired' | 'unknown') | null;
+      })[];
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable';
   };
   /** Unconfirmed delivery notices (lieferavisAbfrageNeu) */
   listDeliveries: {
@@ -1106,7 +1470,7 @@ export interface Operations {
       /** The `id` of the last event of the previous page: the page continues with the events older than it. An id that is not one of this key’s events (or is past the retention) gives an empty page. */
       starting_after?: string;
       /** Only events of this type (one type per request). */
-      type?: 'delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed';
+      type?: 'delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed';
       /** Only events of this wholesaler id, as the events name it (`wholesaler`). */
       wholesaler?: string;
       /** Only events created at or after this time (inclusive), ISO 8601 with a time zone. */
@@ -1322,18 +1686,212 @@ export interface Operations {
           wholesaler: string;
           /** Additive: the MSV3 order id (`bestellung/@Id`). */
           request_id: string;
-          /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
-          placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
-          /** Additive: the wholesaler’s texts when it rejected the order (`Auftragsfehler`), else null. */
+          /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+          placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+          /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+          answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+          /** Additive: the first refused sub-order’s texts (`Auftragsfehler`), else null; each sub-order’s in `sub_orders[].error`. */
           rejection: ({
             error_code: string;
             user_text: string;
             technical_text: string;
           }) | null;
-          /** Additive: the returned `Auftragskennung`, or null. */
+          /** Additive: the first sub-order’s returned `Auftragskennung`, or null. */
           order_label: string | null;
+          /** Additive: one per sub-order. */
+          sub_orders: ({
+            /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+            sub_order_id: string;
+            order_type: 'normal' | 'batch' | 'special' | 'shipping';
+            /** The `Auftragskennung` sent. */
+            requested_label: string;
+            /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+            order_label: string | null;
+            /** `GebindeId` of a shipping sub-order, else null. */
+            container_id: string | null;
+            /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+            status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+            error: ({
+              error_code: string;
+              user_text: string;
+              technical_text: string;
+            }) | null;
+            /** Its positions, in request order. */
+            items: ({
+              /** 8 digits. */
+              pzn: string;
+              quantity_ordered: number;
+              /** Sum of the portions that deliver (normal, network, backorder, special_procurement). In a dry run: what current availability would deliver within `delivery_preference` (a forecast). */
+              quantity_confirmed: number;
+              /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+              delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+              /** MSV3 `Anteile` (1 to 9; empty when not answered, e.g. in night mode). */
+              deliveries: ({
+                /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+                type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+                /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+                quantity: number | null;
+                /** Tour name, e.g. `Mittagstour`; null when none was given. */
+                tour: string | null;
+                /** Printable tour id (`TourId`); order answers only. */
+                tour_id?: string | null;
+                /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+                estimated_at: string | null;
+                /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+                estimated_at_offset: string | null;
+                /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+                reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+                /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+                tour_deviation: boolean | null;
+              })[];
+              /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+              substitution: ({
+                /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+                reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+                /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+                defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+                /** The PZN that would be delivered instead (8 digits). */
+                pzn: string;
+              }) | null;
+              /** Additive: false when the answer has no line for this position (night mode). */
+              answered: boolean;
+              /** Additive, only for merged lines: indexes of the request items with this PZN. */
+              merged_from?: number[];
+            })[];
+          })[];
           /** The status last reported for this order; null if none was known. */
           previous_status: ('available' | 'expired' | 'unknown') | null;
+        };
+      }) | ({
+        /** `evt_…`; the same on every retry (and in `webhook-id`). */
+        id: string;
+        type: 'order.fulfilled';
+        /** ISO 8601, when the event happened. */
+        created_at: string;
+        /** false for pk_test_ (sandbox) accounts. */
+        livemode: boolean;
+        wholesaler: string;
+        /** The MSV3 customer number at the wholesaler, where the event concerns one. */
+        customer_id: string | null;
+        data: {
+          order_id: string;
+          /** The MSV3 order id (`bestellung/@Id`). */
+          request_id: string;
+          wholesaler: string;
+          /** When the order was first stored. */
+          created_at: string;
+          /** Its last change. */
+          updated_at: string;
+          /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+          placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+          /** The last MSV3 status the gateway learnt (placement or status query); null if none. */
+          status: ('available' | 'expired' | 'unknown') | null;
+          /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+          answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+          /** What arrived, summed over every line. */
+          fulfilment: {
+            /** `waiting`: no answer yet (night mode, an open outcome); `open`: answered, goods outstanding; `fulfilled`: every line delivered or reported short; `none`: nothing to deliver (rejected, not placed). */
+            status: 'waiting' | 'open' | 'fulfilled' | 'none';
+            fulfilled_at: string | null;
+            quantity_ordered: number;
+            quantity_confirmed: number;
+            quantity_delivered: number;
+            quantity_short: number;
+          };
+          /** The request and the answer per sub-order. */
+          sub_orders: ({
+            /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+            sub_order_id: string;
+            order_type: 'normal' | 'batch' | 'special' | 'shipping';
+            /** The `Auftragskennung` sent. */
+            requested_label: string;
+            /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+            order_label: string | null;
+            /** `GebindeId` of a shipping sub-order, else null. */
+            container_id: string | null;
+            /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+            status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+            error: ({
+              error_code: string;
+              user_text: string;
+              technical_text: string;
+            }) | null;
+            items: ({
+              /** 8 digits. */
+              pzn: string;
+              quantity_ordered: number;
+              /** What the wholesaler confirmed (the parts that deliver); null until it answered. */
+              quantity_confirmed: number | null;
+              delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+              /** The answer’s planned parts (MSV3 `Anteile`). */
+              deliveries: ({
+                /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+                type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+                /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+                quantity: number | null;
+                /** Tour name, e.g. `Mittagstour`; null when none was given. */
+                tour: string | null;
+                /** Printable tour id (`TourId`); order answers only. */
+                tour_id?: string | null;
+                /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+                estimated_at: string | null;
+                /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+                estimated_at_offset: string | null;
+                /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+                reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+                /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+                tour_deviation: boolean | null;
+              })[];
+              /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+              substitution: ({
+                /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+                reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+                /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+                defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+                /** The PZN that would be delivered instead (8 digits). */
+                pzn: string;
+              }) | null;
+              answered: boolean;
+              merged_from?: number[];
+              /** Delivered according to the delivery notes seen. */
+              quantity_delivered: number;
+              /** Reported short (`Fehlmenge`) by the delivery notes seen. */
+              quantity_short: number;
+              /** The delivery notes that carried this line. */
+              tracking_numbers: string[];
+              /** Each delivered part, with batch and expiry. */
+              delivered: ({
+                /** The delivery note (`Lieferscheinnummer`). */
+                tracking_number: string;
+                quantity: number;
+                /** The PZN the note printed (a substitute, when one was delivered). */
+                pzn: string;
+                /** `Charge`. */
+                batch: string | null;
+                /** `Verfalldatum`, `YYYY-MM-DD`. */
+                expiry_date: string | null;
+                /** `Packstuecknummer`: the tote or parcel. */
+                parcel_number: string | null;
+                /** The note’s date, `YYYY-MM-DD`. */
+                date: string;
+                /** True when the note named no sub-order and the part was matched by label, tour and date. */
+                inferred: boolean;
+              })[];
+              shortages: ({
+                tracking_number: string;
+                quantity: number;
+                date: string;
+                inferred: boolean;
+              })[];
+            })[];
+          })[];
+          /** Every change of placement status or MSV3 status, oldest first. */
+          history: ({
+            /** When the change was stored. */
+            at: string;
+            placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+            status: ('available' | 'expired' | 'unknown') | null;
+          })[];
         };
       }) | ({
         /** `evt_…`; the same on every retry (and in `webhook-id`). */
@@ -1572,18 +2130,212 @@ export interface Operations {
         wholesaler: string;
         /** Additive: the MSV3 order id (`bestellung/@Id`). */
         request_id: string;
-        /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
-        placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
-        /** Additive: the wholesaler’s texts when it rejected the order (`Auftragsfehler`), else null. */
+        /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+        placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+        /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+        answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+        /** Additive: the first refused sub-order’s texts (`Auftragsfehler`), else null; each sub-order’s in `sub_orders[].error`. */
         rejection: ({
           error_code: string;
           user_text: string;
           technical_text: string;
         }) | null;
-        /** Additive: the returned `Auftragskennung`, or null. */
+        /** Additive: the first sub-order’s returned `Auftragskennung`, or null. */
         order_label: string | null;
+        /** Additive: one per sub-order. */
+        sub_orders: ({
+          /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+          sub_order_id: string;
+          order_type: 'normal' | 'batch' | 'special' | 'shipping';
+          /** The `Auftragskennung` sent. */
+          requested_label: string;
+          /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+          order_label: string | null;
+          /** `GebindeId` of a shipping sub-order, else null. */
+          container_id: string | null;
+          /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+          status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+          error: ({
+            error_code: string;
+            user_text: string;
+            technical_text: string;
+          }) | null;
+          /** Its positions, in request order. */
+          items: ({
+            /** 8 digits. */
+            pzn: string;
+            quantity_ordered: number;
+            /** Sum of the portions that deliver (normal, network, backorder, special_procurement). In a dry run: what current availability would deliver within `delivery_preference` (a forecast). */
+            quantity_confirmed: number;
+            /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+            delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+            /** MSV3 `Anteile` (1 to 9; empty when not answered, e.g. in night mode). */
+            deliveries: ({
+              /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+              type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+              /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+              quantity: number | null;
+              /** Tour name, e.g. `Mittagstour`; null when none was given. */
+              tour: string | null;
+              /** Printable tour id (`TourId`); order answers only. */
+              tour_id?: string | null;
+              /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+              estimated_at: string | null;
+              /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+              estimated_at_offset: string | null;
+              /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+              reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+              tour_deviation: boolean | null;
+            })[];
+            /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+            substitution: ({
+              /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+              reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+              /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+              defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** The PZN that would be delivered instead (8 digits). */
+              pzn: string;
+            }) | null;
+            /** Additive: false when the answer has no line for this position (night mode). */
+            answered: boolean;
+            /** Additive, only for merged lines: indexes of the request items with this PZN. */
+            merged_from?: number[];
+          })[];
+        })[];
         /** The status last reported for this order; null if none was known. */
         previous_status: ('available' | 'expired' | 'unknown') | null;
+      };
+    }) | ({
+      /** `evt_…`; the same on every retry (and in `webhook-id`). */
+      id: string;
+      type: 'order.fulfilled';
+      /** ISO 8601, when the event happened. */
+      created_at: string;
+      /** false for pk_test_ (sandbox) accounts. */
+      livemode: boolean;
+      wholesaler: string;
+      /** The MSV3 customer number at the wholesaler, where the event concerns one. */
+      customer_id: string | null;
+      data: {
+        order_id: string;
+        /** The MSV3 order id (`bestellung/@Id`). */
+        request_id: string;
+        wholesaler: string;
+        /** When the order was first stored. */
+        created_at: string;
+        /** Its last change. */
+        updated_at: string;
+        /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+        placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+        /** The last MSV3 status the gateway learnt (placement or status query); null if none. */
+        status: ('available' | 'expired' | 'unknown') | null;
+        /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+        answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+        /** What arrived, summed over every line. */
+        fulfilment: {
+          /** `waiting`: no answer yet (night mode, an open outcome); `open`: answered, goods outstanding; `fulfilled`: every line delivered or reported short; `none`: nothing to deliver (rejected, not placed). */
+          status: 'waiting' | 'open' | 'fulfilled' | 'none';
+          fulfilled_at: string | null;
+          quantity_ordered: number;
+          quantity_confirmed: number;
+          quantity_delivered: number;
+          quantity_short: number;
+        };
+        /** The request and the answer per sub-order. */
+        sub_orders: ({
+          /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+          sub_order_id: string;
+          order_type: 'normal' | 'batch' | 'special' | 'shipping';
+          /** The `Auftragskennung` sent. */
+          requested_label: string;
+          /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+          order_label: string | null;
+          /** `GebindeId` of a shipping sub-order, else null. */
+          container_id: string | null;
+          /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+          status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+          error: ({
+            error_code: string;
+            user_text: string;
+            technical_text: string;
+          }) | null;
+          items: ({
+            /** 8 digits. */
+            pzn: string;
+            quantity_ordered: number;
+            /** What the wholesaler confirmed (the parts that deliver); null until it answered. */
+            quantity_confirmed: number | null;
+            delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+            /** The answer’s planned parts (MSV3 `Anteile`). */
+            deliveries: ({
+              /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+              type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+              /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+              quantity: number | null;
+              /** Tour name, e.g. `Mittagstour`; null when none was given. */
+              tour: string | null;
+              /** Printable tour id (`TourId`); order answers only. */
+              tour_id?: string | null;
+              /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+              estimated_at: string | null;
+              /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+              estimated_at_offset: string | null;
+              /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+              reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+              tour_deviation: boolean | null;
+            })[];
+            /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+            substitution: ({
+              /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+              reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+              /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+              defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** The PZN that would be delivered instead (8 digits). */
+              pzn: string;
+            }) | null;
+            answered: boolean;
+            merged_from?: number[];
+            /** Delivered according to the delivery notes seen. */
+            quantity_delivered: number;
+            /** Reported short (`Fehlmenge`) by the delivery notes seen. */
+            quantity_short: number;
+            /** The delivery notes that carried this line. */
+            tracking_numbers: string[];
+            /** Each delivered part, with batch and expiry. */
+            delivered: ({
+              /** The delivery note (`Lieferscheinnummer`). */
+              tracking_number: string;
+              quantity: number;
+              /** The PZN the note printed (a substitute, when one was delivered). */
+              pzn: string;
+              /** `Charge`. */
+              batch: string | null;
+              /** `Verfalldatum`, `YYYY-MM-DD`. */
+              expiry_date: string | null;
+              /** `Packstuecknummer`: the tote or parcel. */
+              parcel_number: string | null;
+              /** The note’s date, `YYYY-MM-DD`. */
+              date: string;
+              /** True when the note named no sub-order and the part was matched by label, tour and date. */
+              inferred: boolean;
+            })[];
+            shortages: ({
+              tracking_number: string;
+              quantity: number;
+              date: string;
+              inferred: boolean;
+            })[];
+          })[];
+        })[];
+        /** Every change of placement status or MSV3 status, oldest first. */
+        history: ({
+          /** When the change was stored. */
+          at: string;
+          placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+          status: ('available' | 'expired' | 'unknown') | null;
+        })[];
       };
     }) | ({
       /** `evt_…`; the same on every retry (and in `webhook-id`). */
@@ -1660,16 +2412,79 @@ export interface Operations {
         wholesaler: string;
         /** Additive: the MSV3 order id (`bestellung/@Id`). */
         request_id: string;
-        /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
-        placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
-        /** Additive: the wholesaler’s texts when it rejected the order (`Auftragsfehler`), else null. */
+        /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+        placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+        /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+        answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+        /** Additive: the first refused sub-order’s texts (`Auftragsfehler`), else null; each sub-order’s in `sub_orders[].error`. */
         rejection: ({
           error_code: string;
           user_text: string;
           technical_text: string;
         }) | null;
-        /** Additive: the returned `Auftragskennung`, or null. */
+        /** Additive: the first sub-order’s returned `Auftragskennung`, or null. */
         order_label: string | null;
+        /** Additive: one per sub-order. */
+        sub_orders: ({
+          /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+          sub_order_id: string;
+          order_type: 'normal' | 'batch' | 'special' | 'shipping';
+          /** The `Auftragskennung` sent. */
+          requested_label: string;
+          /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+          order_label: string | null;
+          /** `GebindeId` of a shipping sub-order, else null. */
+          container_id: string | null;
+          /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+          status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+          error: ({
+            error_code: string;
+            user_text: string;
+            technical_text: string;
+          }) | null;
+          /** Its positions, in request order. */
+          items: ({
+            /** 8 digits. */
+            pzn: string;
+            quantity_ordered: number;
+            /** Sum of the portions that deliver (normal, network, backorder, special_procurement). In a dry run: what current availability would deliver within `delivery_preference` (a forecast). */
+            quantity_confirmed: number;
+            /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+            delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+            /** MSV3 `Anteile` (1 to 9; empty when not answered, e.g. in night mode). */
+            deliveries: ({
+              /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+              type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+              /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+              quantity: number | null;
+              /** Tour name, e.g. `Mittagstour`; null when none was given. */
+              tour: string | null;
+              /** Printable tour id (`TourId`); order answers only. */
+              tour_id?: string | null;
+              /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+              estimated_at: string | null;
+              /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+              estimated_at_offset: string | null;
+              /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+              reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+              tour_deviation: boolean | null;
+            })[];
+            /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+            substitution: ({
+              /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+              reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+              /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+              defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** The PZN that would be delivered instead (8 digits). */
+              pzn: string;
+            }) | null;
+            /** Additive: false when the answer has no line for this position (night mode). */
+            answered: boolean;
+            /** Additive, only for merged lines: indexes of the request items with this PZN. */
+            merged_from?: number[];
+          })[];
+        })[];
       };
       /** The delivery notices the processing created (each raised `delivery.received`). */
       deliveries: ({
@@ -2060,18 +2875,213 @@ export interface WebhookEvents {
       wholesaler: string;
       /** Additive: the MSV3 order id (`bestellung/@Id`). */
       request_id: string;
-      /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
-      placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
-      /** Additive: the wholesaler’s texts when it rejected the order (`Auftragsfehler`), else null. */
+      /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+      placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+      /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+      answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+      /** Additive: the first refused sub-order’s texts (`Auftragsfehler`), else null; each sub-order’s in `sub_orders[].error`. */
       rejection: ({
         error_code: string;
         user_text: string;
         technical_text: string;
       }) | null;
-      /** Additive: the returned `Auftragskennung`, or null. */
+      /** Additive: the first sub-order’s returned `Auftragskennung`, or null. */
       order_label: string | null;
+      /** Additive: one per sub-order. */
+      sub_orders: ({
+        /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+        sub_order_id: string;
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** The `Auftragskennung` sent. */
+        requested_label: string;
+        /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+        order_label: string | null;
+        /** `GebindeId` of a shipping sub-order, else null. */
+        container_id: string | null;
+        /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+        status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+        error: ({
+          error_code: string;
+          user_text: string;
+          technical_text: string;
+        }) | null;
+        /** Its positions, in request order. */
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          quantity_ordered: number;
+          /** Sum of the portions that deliver (normal, network, backorder, special_procurement). In a dry run: what current availability would deliver within `delivery_preference` (a forecast). */
+          quantity_confirmed: number;
+          /** MSV3 `Liefervorgabe`, how far the wholesaler may go: `normal` (Normal: regular stock only), `grouped` (MaxVerbund: also a partner warehouse), `backorder` (MaxNachlieferung: also back-order the rest), `disposition` (MaxDispo: also special procurement). */
+          delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+          /** MSV3 `Anteile` (1 to 9; empty when not answered, e.g. in night mode). */
+          deliveries: ({
+            /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+            type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+            /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+            quantity: number | null;
+            /** Tour name, e.g. `Mittagstour`; null when none was given. */
+            tour: string | null;
+            /** Printable tour id (`TourId`); order answers only. */
+            tour_id?: string | null;
+            /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+            estimated_at: string | null;
+            /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+            estimated_at_offset: string | null;
+            /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+            reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+            tour_deviation: boolean | null;
+          })[];
+          /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+          substitution: ({
+            /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+            reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+            /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+            defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** The PZN that would be delivered instead (8 digits). */
+            pzn: string;
+          }) | null;
+          /** Additive: false when the answer has no line for this position (night mode). */
+          answered: boolean;
+          /** Additive, only for merged lines: indexes of the request items with this PZN. */
+          merged_from?: number[];
+        })[];
+      })[];
       /** The status last reported for this order; null if none was known. */
       previous_status: ('available' | 'expired' | 'unknown') | null;
+    };
+  };
+  'order.fulfilled': {
+    /** `evt_…`; the same on every retry (and in `webhook-id`). */
+    id: string;
+    type: 'order.fulfilled';
+    /** ISO 8601, when the event happened. */
+    created_at: string;
+    /** false for pk_test_ (sandbox) accounts. */
+    livemode: boolean;
+    wholesaler: string;
+    /** The MSV3 customer number at the wholesaler, where the event concerns one. */
+    customer_id: string | null;
+    data: {
+      order_id: string;
+      /** The MSV3 order id (`bestellung/@Id`). */
+      request_id: string;
+      wholesaler: string;
+      /** When the order was first stored. */
+      created_at: string;
+      /** Its last change. */
+      updated_at: string;
+      /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
+      placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+      /** The last MSV3 status the gateway learnt (placement or status query); null if none. */
+      status: ('available' | 'expired' | 'unknown') | null;
+      /** Additive: where the wholesaler’s answer stands. `available`; `pending`: a night-mode order the wholesaler has taken and not processed yet: waiting, not lost (MSV3 says BestellantwortNichtVerfuegbar, so `status` is `expired`); `expired`: the answer is gone (too old); `unknown`: the wholesaler does not know the order id. Null while no answer was asked for. */
+      answer_status: ('available' | 'pending' | 'expired' | 'unknown') | null;
+      /** What arrived, summed over every line. */
+      fulfilment: {
+        /** `waiting`: no answer yet (night mode, an open outcome); `open`: answered, goods outstanding; `fulfilled`: every line delivered or reported short; `none`: nothing to deliver (rejected, not placed). */
+        status: 'waiting' | 'open' | 'fulfilled' | 'none';
+        fulfilled_at: string | null;
+        quantity_ordered: number;
+        quantity_confirmed: number;
+        quantity_delivered: number;
+        quantity_short: number;
+      };
+      /** The request and the answer per sub-order. */
+      sub_orders: ({
+        /** MSV3 `BestellungAuftrag/@Id`, derived from the order id: the same on every retry. Delivery notices name it as `sub_order_id`. */
+        sub_order_id: string;
+        order_type: 'normal' | 'batch' | 'special' | 'shipping';
+        /** The `Auftragskennung` sent. */
+        requested_label: string;
+        /** The `Auftragskennung` the wholesaler returned (it may replace the one sent); null before its answer. */
+        order_label: string | null;
+        /** `GebindeId` of a shipping sub-order, else null. */
+        container_id: string | null;
+        /** `confirmed`; `rejected` (its `Auftragsfehler` in `error`; the other sub-orders stand); `pending` (no answer yet: night mode, or an open outcome); `unanswered` (the wholesaler’s answer left it out); `dry_run`. */
+        status: 'confirmed' | 'rejected' | 'pending' | 'unanswered' | 'dry_run';
+        error: ({
+          error_code: string;
+          user_text: string;
+          technical_text: string;
+        }) | null;
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          quantity_ordered: number;
+          /** What the wholesaler confirmed (the parts that deliver); null until it answered. */
+          quantity_confirmed: number | null;
+          delivery_preference: 'normal' | 'backorder' | 'grouped' | 'disposition';
+          /** The answer’s planned parts (MSV3 `Anteile`). */
+          deliveries: ({
+            /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+            type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+            /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+            quantity: number | null;
+            /** Tour name, e.g. `Mittagstour`; null when none was given. */
+            tour: string | null;
+            /** Printable tour id (`TourId`); order answers only. */
+            tour_id?: string | null;
+            /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+            estimated_at: string | null;
+            /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+            estimated_at_offset: string | null;
+            /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+            reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+            tour_deviation: boolean | null;
+          })[];
+          /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+          substitution: ({
+            /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+            reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+            /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+            defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+            /** The PZN that would be delivered instead (8 digits). */
+            pzn: string;
+          }) | null;
+          answered: boolean;
+          merged_from?: number[];
+          /** Delivered according to the delivery notes seen. */
+          quantity_delivered: number;
+          /** Reported short (`Fehlmenge`) by the delivery notes seen. */
+          quantity_short: number;
+          /** The delivery notes that carried this line. */
+          tracking_numbers: string[];
+          /** Each delivered part, with batch and expiry. */
+          delivered: ({
+            /** The delivery note (`Lieferscheinnummer`). */
+            tracking_number: string;
+            quantity: number;
+            /** The PZN the note printed (a substitute, when one was delivered). */
+            pzn: string;
+            /** `Charge`. */
+            batch: string | null;
+            /** `Verfalldatum`, `YYYY-MM-DD`. */
+            expiry_date: string | null;
+            /** `Packstuecknummer`: the tote or parcel. */
+            parcel_number: string | null;
+            /** The note’s date, `YYYY-MM-DD`. */
+            date: string;
+            /** True when the note named no sub-order and the part was matched by label, tour and date. */
+            inferred: boolean;
+          })[];
+          shortages: ({
+            tracking_number: string;
+            quantity: number;
+            date: string;
+            inferred: boolean;
+          })[];
+        })[];
+      })[];
+      /** Every change of placement status or MSV3 status, oldest first. */
+      history: ({
+        /** When the change was stored. */
+        at: string;
+        placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
+        status: ('available' | 'expired' | 'unknown') | null;
+      })[];
     };
   };
   'wholesaler.status_changed': {
@@ -2124,8 +3134,10 @@ export const operationTable = {
   checkAvailability: {method: "POST",path: "/v1/availability",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: false,answer: "json"},
   checkBulkAvailability: {method: "POST",path: "/v1/availability/bulk",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: false,answer: "json"},
   getContract: {method: "GET",path: "/v1/contracts",pathParams: [],query: ["wholesaler"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
+  listOrders: {method: "GET",path: "/v1/orders",pathParams: [],query: ["limit","starting_after","wholesaler","placement_status","created_after","created_before","pzn"],body: false,credentials: false,idempotencyKey: false,answer: "json"},
   placeOrder: {method: "POST",path: "/v1/orders",pathParams: [],query: ["dry_run"],body: true,credentials: true,idempotencyKey: true,answer: "json"},
   getOrderStatus: {method: "GET",path: "/v1/orders/{order_id}/status",pathParams: ["order_id"],query: ["wholesaler"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
+  getOrder: {method: "GET",path: "/v1/orders/{order_id}",pathParams: ["order_id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
   listDeliveries: {method: "GET",path: "/v1/deliveries",pathParams: [],query: ["wholesaler"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
   confirmDeliveries: {method: "POST",path: "/v1/deliveries/confirm",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: true,answer: "json"},
   deliveryHistory: {method: "GET",path: "/v1/deliveries/history",pathParams: [],query: ["wholesaler","tracking_number","barcode","limit","starting_after","date_from","date_to"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
