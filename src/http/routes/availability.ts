@@ -144,6 +144,8 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
         operationId: 'checkAvailability',
         tags: ['availability'],
         summary: 'Real-time availability of up to 50 articles (verfuegbarkeitAnfragen)',
+        responseDescription:
+          'One entry per requested article, in request order: what the wholesaler would deliver, when, and any substitution.',
         description: `Delivery portions, estimated delivery times and substitutions per article, in request order. \`response_type\` is \`standard\` for a specific MSV3 answer (RTyp Spezifisch: normal and network portions carry a time or tour) and \`unspecific\` for RTyp Unspezifisch (the contract has no specific answers; times, tours and quantities may be missing). A PZN may occur once per request.`,
         headers: Msv3CredentialHeaders,
         body: AvailabilityBody,
@@ -176,6 +178,7 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
         operationId: 'checkBulkAvailability',
         tags: ['availability'],
         summary: 'Which of up to 10,000 PZNs are in stock (verfuegbarkeitAnfragenBulk)',
+        responseDescription: 'The requested PZNs split into in stock and not.',
         description: `A contract function: without it the wholesaler refuses with 403 \`wholesaler_function_not_agreed\`.`,
         headers: Msv3CredentialHeaders,
         body: BulkBody,

@@ -40,6 +40,8 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'placeOrder',
         tags: ['orders'],
         summary: 'Place an order (bestellen), or validate it with dry_run=true',
+        responseDescription:
+          'The order as the wholesaler answered it (`confirmed`), taken in night mode (`queued_night_mode`), or the checks of a dry run (`dry_run`).',
         description: ORDER_DESCRIPTION,
         headers: Msv3CredentialHeaders,
         querystring: OrderQuerySchema,
@@ -70,6 +72,8 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'getOrderStatus',
         tags: ['orders'],
         summary: 'Status of an order placed through the gateway (bestellstatusAbfragen)',
+        responseDescription:
+          "The order's status at the wholesaler, with its answer once the wholesaler has one.",
         description: `Asks the wholesaler for the order's answer with its MSV3 order id and updates the stored order (a night-mode order becomes confirmed; a change is announced as \`order.status_changed\`). An order is visible only to the API key's account and mode, with the wholesaler it was placed with and the same MSV3 user name, after the wholesaler accepted the credentials in this call: another pharmacy's order is 404 \`order_not_found\`.`,
         headers: Msv3CredentialHeaders,
         params: OrderStatusParamsSchema,

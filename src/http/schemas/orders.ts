@@ -220,7 +220,7 @@ export const OrderResultSchema = Type.Object(
     request_id: Type.String({
       format: 'uuid',
       description:
-        'The MSV3 order id (`bestellung/@Id`); the same on every retry with the same Idempotency-Key. A dry run gets a fresh one.',
+        "The MSV3 order id (`bestellung/@Id`, a UUID), the wholesaler's reference for this order; the same on every retry with the same Idempotency-Key. A dry run gets a fresh one. Not this HTTP request's id: that is the X-Request-Id header, which error bodies call `request_id`.",
     }),
     status: Type.Enum(['confirmed', 'dry_run', 'queued_night_mode']),
     wholesaler: Type.String(),
@@ -314,7 +314,10 @@ export const OrderStatusSchema = Type.Object(
       ),
     ),
     wholesaler: Type.String({ description: 'Additive.' }),
-    request_id: Type.String({ description: 'Additive: the MSV3 order id (`bestellung/@Id`).' }),
+    request_id: Type.String({
+      description:
+        "Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header.",
+    }),
     placement_status: Type.Enum(
       ['confirmed', 'queued_night_mode', 'rejected', 'outcome_unknown', 'not_placed'],
       {

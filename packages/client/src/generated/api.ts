@@ -13,7 +13,7 @@ export type ErrorBody = {
   wholesaler: string | null;
   /** Stable numeric code, as a string. */
   error_code: string;
-  /** Same as the X-Request-Id response header. */
+  /** This HTTP request's id (`req_…`), the same as the X-Request-Id response header: quote it to support. Not the MSV3 order id, which an order's result calls `request_id`. */
   request_id: string;
   /** The offending field, e.g. `items[3].pzn`. */
   param?: string;
@@ -322,7 +322,7 @@ export interface Operations {
     };
     inputRequired: true;
     response: {
-      /** The MSV3 order id (`bestellung/@Id`); the same on every retry with the same Idempotency-Key. A dry run gets a fresh one. */
+      /** The MSV3 order id (`bestellung/@Id`, a UUID), the wholesaler's reference for this order; the same on every retry with the same Idempotency-Key. A dry run gets a fresh one. Not this HTTP request's id: that is the X-Request-Id header, which error bodies call `request_id`. */
       request_id: string;
       status: 'confirmed' | 'dry_run' | 'queued_night_mode';
       wholesaler: string;
@@ -450,7 +450,7 @@ export interface Operations {
       })[];
       /** Additive. */
       wholesaler: string;
-      /** Additive: the MSV3 order id (`bestellung/@Id`). */
+      /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
       request_id: string;
       /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
       placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -839,7 +839,8 @@ export interface Operations {
         id: string;
         url: string;
         wholesaler: string;
-        events: string[];
+        /** The event types it receives, or `["*"]` for every event type. */
+        events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed' | '*')[];
         /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
         signing_secret: string;
         active: boolean;
@@ -865,7 +866,7 @@ export interface Operations {
         /** Wholesaler id whose events to receive (as in `GET /v1/wholesalers`), or `*` for every wholesaler this key can use, including those added later. */
         wholesaler: string;
         /** Events to receive; duplicates are ignored. */
-        events: string[];
+        events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed' | '*')[];
       };
     };
     inputRequired: true;
@@ -874,7 +875,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -902,7 +904,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -927,7 +930,7 @@ export interface Operations {
         /** Where events are POSTed. https for live keys; public addresses only (private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges are refused unless the operator sets ALLOW_PRIVATE_ENDPOINTS, which also admits plain http to them). Checked again, with DNS, before every attempt. */
         url?: string;
         /** Events to receive; duplicates are ignored. */
-        events?: string[];
+        events?: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed' | '*')[];
         /** `true` re-enables a disabled subscription (and clears its failure record); `false` pauses it. */
         active?: boolean;
       };
@@ -938,7 +941,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -1082,7 +1086,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -1320,7 +1325,7 @@ export interface Operations {
           })[];
           /** Additive. */
           wholesaler: string;
-          /** Additive: the MSV3 order id (`bestellung/@Id`). */
+          /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
           request_id: string;
           /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
           placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -1570,7 +1575,7 @@ export interface Operations {
         })[];
         /** Additive. */
         wholesaler: string;
-        /** Additive: the MSV3 order id (`bestellung/@Id`). */
+        /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
         request_id: string;
         /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
         placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -1658,7 +1663,7 @@ export interface Operations {
         })[];
         /** Additive. */
         wholesaler: string;
-        /** Additive: the MSV3 order id (`bestellung/@Id`). */
+        /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
         request_id: string;
         /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
         placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -2058,7 +2063,7 @@ export interface WebhookEvents {
       })[];
       /** Additive. */
       wholesaler: string;
-      /** Additive: the MSV3 order id (`bestellung/@Id`). */
+      /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
       request_id: string;
       /** Additive: what the gateway knows about the placement. `queued_night_mode` with status `expired` means the answer is not ready yet; `outcome_unknown` means an earlier attempt lost its answer (retry the order with its Idempotency-Key to settle it). */
       placement_status: 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
