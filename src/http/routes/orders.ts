@@ -1,6 +1,7 @@
 import { dryRunOrder } from '../../services/orders/dry-run.js';
 import { placeOrder } from '../../services/orders/placement.js';
 import { orderStatus } from '../../services/orders/status.js';
+import { refuseInvalidPzns } from '../../services/pzn-check.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
@@ -15,7 +16,8 @@ import {
 import type { GatewayApp } from '../types.js';
 
 const ORDER_ERRORS = routeErrors(['order_rejected', 'order_outcome_unknown', WHOLESALER_CALL_ERRORS], {
-  invalid_request: 'message and `param` name the item and field, e.g. `items[3].quantity`',
+  invalid_request:
+    'message and `param` name the item and field, e.g. `items[3].quantity`, or `items[3].pzn` for a PZN whose check digit is wrong (the message says which it needs)',
   order_rejected: "the wholesaler's `Auftragsfehler` texts in `upstream`",
   order_outcome_unknown:
     'sent, but its outcome could not be confirmed or recorded; `order_id` names it: retry with the same Idempotency-Key, or ask its status',
@@ -52,6 +54,7 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) => {
+      refuseInvalidPzns(request.body.items, request.body.wholesaler);
       const credentials = msv3Credentials(request, request.body.wholesaler);
       if (request.query.dry_run) return dryRunOrder(orders, request.auth, credentials, request.body);
       // What becomes of the Idempotency-Key after a failure is the placement's decision (the error's

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { OrderKeyScope } from '../../services/orders/ids.js';
+import { refuseInvalidPzns } from '../../services/pzn-check.js';
 import { announceReturn, enquireReturn } from '../../services/returns/announce.js';
 import { requestTakeBackOffer } from '../../services/returns/offers.js';
 import type { AppDeps } from '../app-deps.js';
@@ -23,7 +24,8 @@ function keyScopeOf(request: FastifyRequest): OrderKeyScope | undefined {
 }
 
 const RETURN_NOTES = {
-  invalid_request: 'the message and `param` name the field, e.g. `items[3].pzn` for a repeated PZN',
+  invalid_request:
+    'the message and `param` name the field, e.g. `items[3].pzn` for a repeated PZN or one whose check digit is wrong',
   return_outcome_unknown: 'sent, answer lost: retry with the same Idempotency-Key',
 };
 const ENQUIRY_ERRORS = routeErrors([V2_CALL_ERRORS], RETURN_NOTES);
@@ -49,13 +51,15 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
         response: { 200: ReturnEnquiryResponseSchema },
       },
     },
-    async (request) =>
-      enquireReturn(
+    async (request) => {
+      refuseInvalidPzns(request.body.items, request.body.wholesaler);
+      return enquireReturn(
         deps.upstream,
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         keyScopeOf(request),
-      ),
+      );
+    },
   );
 
   app.post(
@@ -74,14 +78,16 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
         response: { 200: ReturnAnnouncementResponseSchema },
       },
     },
-    async (request) =>
-      announceReturn(
+    async (request) => {
+      refuseInvalidPzns(request.body.items, request.body.wholesaler);
+      return announceReturn(
         deps.upstream,
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         request.body.company,
         keyScopeOf(request),
-      ),
+      );
+    },
   );
 
   app.post(
@@ -100,12 +106,14 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
         response: { 200: OfferResponseSchema },
       },
     },
-    async (request) =>
-      requestTakeBackOffer(
+    async (request) => {
+      refuseInvalidPzns(request.body.items, request.body.wholesaler);
+      return requestTakeBackOffer(
         deps.upstream,
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         keyScopeOf(request),
-      ),
+      );
+    },
   );
 }

@@ -53,7 +53,7 @@ export const OrderBodySchema = Type.Object(
         wholesaler: 'phoenix',
         items: [
           { pzn: '04114918', quantity: 3 },
-          { pzn: '1234567', quantity: 10, delivery_preference: 'backorder' },
+          { pzn: '1234562', quantity: 10, delivery_preference: 'backorder' },
         ],
       },
     ],
@@ -156,7 +156,7 @@ const ORDER_RESULT_EXAMPLE = {
       answered: true,
     },
     {
-      pzn: '01234567',
+      pzn: '01234562',
       quantity_ordered: 10,
       quantity_confirmed: 10,
       delivery_preference: 'backorder',

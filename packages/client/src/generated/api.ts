@@ -148,7 +148,7 @@ export interface Operations {
         wholesaler: string;
         /** 1 to 50 articles, each PZN at most once. */
         items: ({
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Requested quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
           quantity: number;
@@ -160,14 +160,15 @@ export interface Operations {
     inputRequired: true;
     response: {
       wholesaler: string;
-      response_type: 'standard' | 'unspecific';
+      /** Null when no article was asked: every PZN had a wrong check digit. */
+      response_type: ('standard' | 'unspecific') | null;
       items: ({
         /** 8 digits. */
         pzn: string;
         quantity_requested: number;
         /** Not an MSV3 field: true when every delivery portion is `normal` or `network` and no binding substitution replaces the article. */
         available: boolean;
-        /** MSV3 `Anteile`, 1 to 5. */
+        /** MSV3 `Anteile`, 1 to 5; none for a PZN that was not asked (`invalid_pzn`). */
         deliveries: ({
           /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
           type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
@@ -195,6 +196,15 @@ export interface Operations {
           /** The PZN that would be delivered instead (8 digits). */
           pzn: string;
         }) | null;
+        /** Not an MSV3 field: null when the wholesaler was asked. Otherwise the PZN is no PZN (its last digit is a check digit) and was not sent: correct it and ask again. */
+        invalid_pzn: ({
+          /** `wrong_check_digit`: another last digit would make it a PZN (`expected_check_digit`); `not_issuable`: no last digit would, so no article has a PZN starting with these seven digits. */
+          reason: 'wrong_check_digit' | 'not_issuable';
+          /** The check digit the first seven digits call for, `0` to `9`; null with `not_issuable`. */
+          expected_check_digit: string | null;
+          /** One sentence for a person. */
+          message: string;
+        }) | null;
       })[];
     };
     errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
@@ -214,8 +224,19 @@ export interface Operations {
       wholesaler: string;
       /** The in-stock subset, 8 digits each. */
       available_pzns: string[];
-      /** Additive: the rest of the requested PZNs. */
+      /** Additive: the rest of the requested PZNs that were asked. */
       unavailable_pzns: string[];
+      /** Additive: requested PZNs that are no PZNs (wrong check digit), not sent to the wholesaler and in neither list above. */
+      invalid_pzns: ({
+        /** 8 digits. */
+        pzn: string;
+        /** `wrong_check_digit`: another last digit would make it a PZN (`expected_check_digit`); `not_issuable`: no last digit would, so no article has a PZN starting with these seven digits. */
+        reason: 'wrong_check_digit' | 'not_issuable';
+        /** The check digit the first seven digits call for, `0` to `9`; null with `not_issuable`. */
+        expected_check_digit: string | null;
+        /** One sentence for a person. */
+        message: string;
+      })[];
     };
     errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
   };
@@ -311,7 +332,7 @@ export interface Operations {
         wholesaler: string;
         /** 1 to 500 positions. Lines repeating a PZN with the same delivery_preference are merged into one position (quantities summed); with different preferences the request is refused. */
         items: ({
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Order quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
           quantity: number;
@@ -664,7 +685,7 @@ export interface Operations {
         items: ({
           /** The original delivery-note number (`Lieferscheinnummer`, 1 to 30 of `a-z A-Z 0-9 # + * / - _`). */
           tracking_number: string;
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Units to return, 1 to 9,999. */
           quantity: number;
@@ -716,7 +737,7 @@ export interface Operations {
         items: ({
           /** The original delivery-note number (`Lieferscheinnummer`, 1 to 30 of `a-z A-Z 0-9 # + * / - _`). */
           tracking_number: string;
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Units to return, 1 to 9,999. */
           quantity: number;
@@ -794,7 +815,7 @@ export interface Operations {
         wholesaler: string;
         /** 1 to 1,000 articles, each PZN once (400 names the repeat). */
         items: ({
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Units to give back: 1 to 99,999 (MSV3 v2), 1 to 9,999 for v1 wholesalers. */
           quantity: number;
