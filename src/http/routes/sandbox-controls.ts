@@ -29,8 +29,8 @@ const NOTES: Partial<Record<ErrorKind, string>> = {
   operation_not_supported:
     'the order or id is a wholesaler’s own test server (`<id>_test`), not the sandbox, or (deliver) speaks MSV3 v1, which has no delivery notices',
   wholesaler_unreachable: 'the sandbox (SANDBOX_URL) could not be reached',
-  wholesaler_http_error:
-    'the sandbox refused the helper; after `process`, the status read failed (the sandbox wholesaler is down)',
+  wholesaler_http_error: 'the sandbox refused the helper',
+  wholesaler_unavailable: 'after `process`, the status read failed: the sandbox wholesaler is down',
 };
 const ORDER_ERRORS = routeErrors(
   ['test_mode_required', 'order_not_found', 'conflict', 'operation_not_supported', WHOLESALER_CALL_ERRORS],
@@ -116,7 +116,7 @@ export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): vo
             : 'The sandbox wholesaler is down, and whether that changed anything.',
           description: up
             ? 'The caller’s sandbox wholesaler answers again. If it was down, `wholesaler.status_changed` with `status: up` is recorded. Calls made while it was down may have opened the circuit breaker: then calls fail with 503 `wholesaler_circuit_open` until its cool-down ends (BREAKER_COOLDOWN_MS).'
-            : 'The caller’s sandbox wholesaler answers every MSV3 request with HTTP 503, as a wholesaler in maintenance does: calls to it fail with 502 `wholesaler_http_error` (`upstream.http_status` 503). If it was up, `wholesaler.status_changed` with `status: down` is recorded. Only this account’s sandbox is affected; it stays down, across restarts, until `/up`.',
+            : 'The caller’s sandbox wholesaler answers every MSV3 request with HTTP 503, as a wholesaler in maintenance does: calls to it fail with 503 `wholesaler_unavailable` (`upstream.http_status` 503). If it was up, `wholesaler.status_changed` with `status: down` is recorded. Only this account’s sandbox is affected; it stays down, across restarts, until `/up`.',
           params: WholesalerParamsSchema,
           response: { 200: SandboxStatusSchema },
         },

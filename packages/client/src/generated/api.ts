@@ -2,7 +2,7 @@
 // run `npm run generate -w @msv3-gateway/client` after changing a route.
 
 /** Every error kind of the gateway (docs/error-catalogue.md). */
-export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'internal_error' | 'service_unavailable';
+export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'wholesaler_unavailable' | 'internal_error' | 'service_unavailable';
 
 export type ErrorBody = {
   /** Error kind; see the error catalogue. */
@@ -138,7 +138,7 @@ export interface Operations {
       /** Additive: where the call went. */
       route: 'sandbox' | 'test_server' | 'live';
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Real-time availability of up to 50 articles (verfuegbarkeitAnfragen) */
   checkAvailability: {
@@ -207,7 +207,7 @@ export interface Operations {
         }) | null;
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Which of up to 10,000 PZNs are in stock (verfuegbarkeitAnfragenBulk) */
   checkBulkAvailability: {
@@ -238,7 +238,7 @@ export interface Operations {
         message: string;
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Contract data: capabilities, order types, weekly order windows (vertragsdatenAbfragen) */
   getContract: {
@@ -320,7 +320,7 @@ export interface Operations {
       /** Additive. */
       msv3_version: 1 | 2;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Place an order (bestellen), or validate it with dry_run=true */
   placeOrder: {
@@ -417,7 +417,7 @@ export interface Operations {
         })[];
       };
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'order_outcome_unknown' | 'order_rejected' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'order_outcome_unknown' | 'order_rejected' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Status of an order placed through the gateway (bestellstatusAbfragen) */
   getOrderStatus: {
@@ -484,7 +484,7 @@ export interface Operations {
       /** Additive: the returned `Auftragskennung`, or null. */
       order_label: string | null;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Unconfirmed delivery notices (lieferavisAbfrageNeu) */
   listDeliveries: {
@@ -559,7 +559,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Confirm delivery notices (lieferavisBestaetigen) */
   confirmDeliveries: {
@@ -578,7 +578,7 @@ export interface Operations {
       confirmed: string[];
       status: 'confirmed';
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Past delivery notices: live lookup or what this gateway has seen */
   deliveryHistory: {
@@ -673,7 +673,7 @@ export interface Operations {
       /** More notices follow; ask again with `starting_after`. */
       has_more: boolean;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'delivery_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'delivery_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Ask whether the wholesaler would take items back (retourenavisAnfragen) */
   enquireReturn: {
@@ -725,7 +725,7 @@ export interface Operations {
         accepted: boolean;
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Announce a return, binding (retourenavisAnkuendigen) */
   announceReturn: {
@@ -805,7 +805,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Offer articles for take-back (ruecknahmeangebotAnfordern) */
   requestTakeBackOffer: {
@@ -835,7 +835,7 @@ export interface Operations {
         quantity: number;
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Download a PDF delivery note or return slip (dokumentAbfragen) */
   downloadDocument: {
@@ -847,7 +847,7 @@ export interface Operations {
     };
     inputRequired: true;
     response: Uint8Array;
-    errors: 'api_key_invalid' | 'api_key_missing' | 'document_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'document_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** List webhook subscriptions */
   listWebhooks: {
@@ -1762,7 +1762,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Issue another delivery notice for a sandbox order */
   deliverSandboxOrder: {
@@ -1843,7 +1843,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Take a sandbox wholesaler down */
   takeSandboxWholesalerDown: {
