@@ -20,6 +20,7 @@ const WHOLESALER_5XX = new Set<ErrorKind>([
   'wholesaler_unreachable',
   'wholesaler_fault',
   'wholesaler_http_error',
+  'wholesaler_unavailable',
   'wholesaler_bad_response',
   'wholesaler_timeout',
   'order_outcome_unknown',

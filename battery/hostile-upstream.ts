@@ -465,7 +465,7 @@ export const HOSTILE_CASES: HostileCase[] = [
   {
     name: 'html503RetryAfter',
     run: html503RetryAfter,
-    expect: ['wholesaler_http_error', 'wholesaler_throttled'],
+    expect: ['wholesaler_unavailable'],
     boundMs: QUICK_MS,
     long: true,
   },

@@ -90,3 +90,34 @@ export function writePhoenixCatalogue(folder: string, testBaseUrl: string): stri
   );
   return file;
 }
+
+/**
+ * `serve` as `npm start` runs it, on a SQLite database in `folder` with the built-in sandbox wholesaler
+ * (and `env` on top): its URL, and the `pk_test_` key it prints on its first start.
+ */
+export async function startSandboxGatewayProcess(
+  folder: string,
+  started: ChildProcess[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ gateway: GatewayProcess; key: string }> {
+  const gateway = await startGatewayProcess(
+    {
+      PATH: process.env.PATH,
+      DATABASE_URL: `sqlite:${join(folder, 'gateway.db')}`,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      WHOLESALER_PROBE_INTERVAL_MS: '0',
+      ...env,
+    },
+    started,
+  );
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    // The key goes to standard output (kept apart from the notes on standard error).
+    const key = /^\s+(pk_test_\S+)$/m.exec(`${gateway.output()}\n${gateway.logs()}`)?.[1];
+    if (key !== undefined) return { gateway, key };
+    if (Date.now() > deadline) throw new Error(`no first-start key printed:\n${gateway.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

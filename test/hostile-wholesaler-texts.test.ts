@@ -163,9 +163,10 @@ describe('wholesaler texts in error bodies', () => {
   it("cleans the start of an error page a proxy sends instead of the wholesaler's answer", async () => {
     const id = await customWholesaler('proxy');
     const response = await availability(id);
-    expect(response.statusCode).toBe(502);
+    // A 503 page: the wholesaler (or its proxy) says it is unavailable.
+    expect(response.statusCode).toBe(503);
     expect(response.json()).toMatchObject({
-      error: 'wholesaler_http_error',
+      error: 'wholesaler_unavailable',
       upstream: { http_status: 503, technical_text: 'Proxy error' },
     });
   });

@@ -1,5 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,8 @@ import {
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Where the tour keeps its files: a folder git ignores, so running it leaves the checkout clean. */
+const TOUR_FILES = '.scratch/tour';
 
 /** What each step of the tour must show; every step must appear in the README. */
 const STEPS: {
@@ -152,7 +154,7 @@ const STEPS: {
     path: /^\/v1\/documents\/[0-9a-f-]{36}\?wholesaler=phoenix$/,
     check: ({ headers }, run) => {
       expect(headers.get('content-type')).toBe('application/pdf');
-      expect(run.files.get('lieferschein.pdf')?.subarray(0, 5).toString()).toBe('%PDF-');
+      expect(run.files.get(`${TOUR_FILES}/lieferschein.pdf`)?.subarray(0, 5).toString()).toBe('%PDF-');
     },
   },
   {
@@ -205,6 +207,21 @@ describe('README "First ten minutes"', () => {
     expect(commands.filter((c) => c.heredoc !== undefined).length).toBeGreaterThan(0);
   });
 
+  it('writes its files only into a folder git ignores', async () => {
+    const commands = readTour(README);
+    expect(commands.map((c) => c.text)).toContain(`mkdir -p ${TOUR_FILES}`);
+    const written = commands.flatMap((c) =>
+      [...c.text.matchAll(/(?:\| tee|-o) (\S+)/g)].map((match) => match[1]!),
+    );
+    expect(written.length).toBeGreaterThanOrEqual(4);
+    for (const file of written) expect(file.startsWith(`${TOUR_FILES}/`), file).toBe(true);
+    const ignored = spawnSync('git', ['check-ignore', '--no-index', ...written, TOUR_FILES], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(ignored.stdout.trim().split('\n').sort()).toEqual([...written, TOUR_FILES].sort());
+  });
+
   it('refuses what it cannot run exactly, so the README cannot drift past the test', async () => {
     const run = (text: string) => runTourWithFetch([{ text }], 'http://127.0.0.1:9', 'k');
     await expect(run('curl --json {} http://127.0.0.1:8080/v1/health')).rejects.toThrow(/unsupported curl/);
@@ -216,6 +233,11 @@ describe('README "First ten minutes"', () => {
       /exclude/,
     );
     await expect(run('curl -si http://127.0.0.1:8080/v1/health | jq .')).rejects.toThrow(/only \| grep/);
+    await expect(run('curl -s http://127.0.0.1:8080/v1/health -o health.json')).rejects.toThrow(
+      /not in a folder the tour made/,
+    );
+    await expect(run('MSV3_API_KEY=k npx tsx src/cli.ts listen --print --once')).rejects.toThrow(/--url/);
+    await expect(run('X=1 curl -s http://127.0.0.1:8080/v1/health')).rejects.toThrow(/only listen takes/);
     expect(tokenize(`a 'b $X' "c $X" d\\ e`, { X: 'x' })).toEqual([
       { word: 'a' },
       { word: 'b $X' },
@@ -279,8 +301,12 @@ describe('README "First ten minutes"', () => {
         it('replays the feed with listen --print --once: the events after the oldest shown, oldest first', () => {
           const [listen] = run().listens;
           expect(run().listens).toHaveLength(1);
-          expect(listen!.args).toEqual(expect.arrayContaining(['--print', '--once', '--since']));
-          const shown = JSON.parse(run().files.get('events.json')!.toString('utf8')).events as {
+          expect(listen!.args).toEqual(
+            expect.arrayContaining(['--url', 'http://127.0.0.1:8080', '--print', '--once', '--since']),
+          );
+          // The key from the environment, not the command line, where `ps` would show it.
+          expect(listen!.args.join(' ')).not.toContain('pk_test_');
+          const shown = JSON.parse(run().files.get(`${TOUR_FILES}/events.json`)!.toString('utf8')).events as {
             id: string;
           }[];
           expect(listen!.stdout.map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(
@@ -312,7 +338,11 @@ describe('README "First ten minutes"', () => {
       expect(second.vars.RUN).not.toBe(first.vars.RUN);
       for (const name of ['ORDER', 'TRACKING', 'DOC'])
         expect(second.vars[name], name).not.toBe(first.vars[name]);
-      expect(second.files.get('lieferschein.pdf')?.equals(first.files.get('lieferschein.pdf')!)).toBe(false);
+      expect(
+        second.files
+          .get(`${TOUR_FILES}/lieferschein.pdf`)
+          ?.equals(first.files.get(`${TOUR_FILES}/lieferschein.pdf`)!),
+      ).toBe(false);
     });
   });
 
@@ -357,12 +387,20 @@ describe('README "First ten minutes"', () => {
           expect(stdout, attempt).toContain('"status":"confirmed"');
           expect(stdout, attempt).toContain('"verdict":"accepted"');
           expect(stderr, attempt).toContain('Replaying 2 event(s)');
-          const pdf = readFileSync(join(work, 'lieferschein.pdf'));
+          const pdf = readFileSync(join(work, TOUR_FILES, 'lieferschein.pdf'));
           expect(pdf.subarray(0, 5).toString(), attempt).toBe('%PDF-');
-          const order = JSON.parse(readFileSync(join(work, 'order.json'), 'utf8')).order_id as string;
+          const order = JSON.parse(readFileSync(join(work, TOUR_FILES, 'order.json'), 'utf8'))
+            .order_id as string;
           expect(order, attempt).toMatch(/^GW-/);
           results.push({ pdf, order, replayed: /^idempotent-replayed: true\r?$/im.test(stdout) });
         }
+        // Nothing beside the checkout's own folders: the tour's files are in the ignored folder.
+        // (`.npm` is npx's cache: HOME is this folder here.)
+        expect(
+          readdirSync(work)
+            .filter((name) => name !== '.npm')
+            .sort(),
+        ).toEqual(['.scratch', 'node_modules', 'src']);
         const [first, second] = results as [(typeof results)[0], (typeof results)[0]];
         expect(first.replayed && second.replayed).toBe(true);
         expect(second.order).not.toBe(first.order);

@@ -8,10 +8,12 @@ import { LISTEN_OPTIONS, runListenCommand } from '../src/webhooks/events/listen-
  * lines, `# …` comments are dropped, `<<EOF` heredocs belong to their line). `runTourWithFetch` runs
  * them as their exact HTTP equivalents with fetch, understanding only what the README uses and failing
  * on anything else: `NAME=value`, `NAME=$(jq -r 'FILTER' FILE)` (FILTER a path such as
- * `.deliveries[-1].tracking_number`), `npx tsx src/cli.ts listen … --once` (run in-process), and `curl` pipelines with `-s`, `-S`, `-i`, `-H`, `-d` (`@-` reads
- * the heredoc), `-o FILE`, `--fail` / `--fail-with-body` (a status of 400 or more fails the run, as
- * under `set -e`; `--fail` writes no file), then optionally `| tee FILE` and `| jq …` / `| grep …`
- * (display only). `$NAME` and `"…$NAME…"` are expanded, `'…'` is literal; so are `$$` (each run is its
+ * `.deliveries[-1].tracking_number`), `mkdir -p DIR` (noted: files may go there), `[NAME=value …] npx tsx
+ * src/cli.ts listen --url URL … --once` (run in-process, the assignments as its environment), and `curl`
+ * pipelines with `-s`, `-S`, `-i`, `-H`, `-d` (`@-` reads the heredoc), `-o FILE`, `--fail` /
+ * `--fail-with-body` (a status of 400 or more fails the run, as under `set -e`; `--fail` writes no
+ * file), then optionally `| tee FILE` and `| jq …` / `| grep …` (display only). Files are written only
+ * into folders made by `mkdir -p` before. `$NAME` and `"…$NAME…"` are expanded, `'…'` is literal; so are `$$` (each run is its
  * own shell with its own number) and `$(date +%s)`. `tourScript` gives the same commands as one bash
  * script.
  */
@@ -185,6 +187,8 @@ export interface TourRun {
   listens: TourListen[];
   vars: Record<string, string>;
   files: Map<string, Buffer>;
+  /** The folders `mkdir -p` made, in order. */
+  folders: string[];
 }
 
 /**
@@ -201,23 +205,40 @@ export async function runTourWithFetch(
     listens: [],
     vars: { $: `${process.pid}${++shells}` },
     files: new Map(),
+    folders: [],
+  };
+  const checkFolder = (file: string, text: string) => {
+    if (!run.folders.some((folder) => file.startsWith(`${folder.replace(/\/$/, '')}/`)))
+      throw new Error(`${file} is not in a folder the tour made (mkdir -p) before: ${text}`);
   };
   for (const command of commands) {
     const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(command.text);
-    if (assignment !== null) {
+    if (assignment !== null && !ENV_PREFIX.test(command.text)) {
       const [, name, value] = assignment as unknown as [string, string, string];
       run.vars[name] = name === 'KEY' ? key : assign(value, run, command.text);
       continue;
     }
     const stdin = command.heredoc && expandHeredoc(command.heredoc, run.vars);
     const pipeline = splitPipeline(tokenize(command.text, run.vars), command.text);
-    const [curl, ...rest] = pipeline;
+    const [first, ...rest] = pipeline;
+    const env: Record<string, string> = {};
+    while (first !== undefined && /^[A-Za-z_][A-Za-z0-9_]*=/.test(first[0] ?? '')) {
+      const word = first.shift()!;
+      env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
+    }
+    const curl = first;
+    if (first?.[0] === 'mkdir' && first[1] === '-p' && first.length === 3 && rest.length === 0) {
+      run.folders.push(first[2]!);
+      continue;
+    }
     if (curl?.join(' ').startsWith(CLI_LISTEN)) {
       run.listens.push(
-        await runListen(curl.slice(CLI_LISTEN.split(' ').length), rest, baseUrl, command.text),
+        await runListen(curl.slice(CLI_LISTEN.split(' ').length), rest, baseUrl, env, command.text),
       );
       continue;
     }
+    if (Object.keys(env).length > 0)
+      throw new Error(`only listen takes variables before the command: ${command.text}`);
     if (curl?.[0] !== 'curl') throw new Error(`only curl pipelines are understood: ${command.text}`);
     const { request, output, fail, include } = parseCurl(curl.slice(1), stdin, command.text);
     if (!request.url.startsWith(README_BASE_URL))
@@ -228,6 +249,8 @@ export async function runTourWithFetch(
     }
     if (include && (output !== undefined || rest.some((stage) => stage[0] !== 'grep')))
       throw new Error(`-i puts the headers into the output; only | grep may read it: ${command.text}`);
+    const targets = [output, ...rest.filter((stage) => stage[0] === 'tee').map((stage) => stage[1])];
+    for (const file of targets) if (file !== undefined) checkFolder(file, command.text);
     const response = await fetch(`${baseUrl}${request.url.slice(README_BASE_URL.length)}`, {
       method: request.method,
       headers: request.headers,
@@ -258,24 +281,32 @@ export async function runTourWithFetch(
 /** The CLI as the README runs it from a checkout. */
 const CLI_LISTEN = 'npx tsx src/cli.ts listen';
 
+/** `NAME=value command …`: a variable for that one command (its environment), not an assignment. */
+const ENV_PREFIX = /^[A-Za-z_][A-Za-z0-9_]*=(?!\$\()("[^"]*"|'[^']*'|[^\s'"]+)\s+\S/;
+
 /**
- * `listen` with `--once` (so it ends by itself), in-process against `baseUrl`, its stdout only piped
- * to `jq` (display). Exit code 0 is required, as under `set -e` with pipefail.
+ * `listen` with `--once` (so it ends by itself) and `--url` (the gateway, as every other step names it),
+ * in-process against `baseUrl`, with the command's own variables as its whole environment, its stdout
+ * only piped to `jq` (display). Exit code 0 is required, as under `set -e` with pipefail.
  */
 async function runListen(
   args: string[],
   rest: string[][],
   baseUrl: string,
+  env: Record<string, string>,
   text: string,
 ): Promise<TourListen> {
   const { values } = parseArgs({ args, options: LISTEN_OPTIONS, strict: true, allowPositionals: false });
   if (values.once !== true) throw new Error(`listen in the tour must end by itself (--once): ${text}`);
-  if (values.url !== undefined) throw new Error(`listen in the tour uses the default gateway URL: ${text}`);
+  if (values.url !== README_BASE_URL)
+    throw new Error(
+      `listen in the tour names the gateway as every step does (--url ${README_BASE_URL}): ${text}`,
+    );
   if (rest.some((stage) => stage[0] !== 'jq')) throw new Error(`listen may only be piped to jq: ${text}`);
   const listen: TourListen = { args, code: -1, stdout: [], stderr: [] };
   listen.code = await runListenCommand(
     { ...values, url: baseUrl },
-    { env: {}, stdout: (line) => listen.stdout.push(line), stderr: (line) => listen.stderr.push(line) },
+    { env, stdout: (line) => listen.stdout.push(line), stderr: (line) => listen.stderr.push(line) },
   );
   if (listen.code !== 0) throw new Error(`${text}: exit code ${listen.code}\n${listen.stderr.join('\n')}`);
   return listen;
@@ -398,8 +429,8 @@ function jqPath(value: unknown, filter: string, text: string): unknown {
 
 /**
  * The section's commands as one bash script: `set -euo pipefail`, the README's base URL replaced by
- * `baseUrl` (and given to `listen` as MSV3_GATEWAY_URL), the `KEY=…` line by the real key. The script
- * runs where `src/` and `node_modules/` are the checkout's (the README's commands run in a checkout).
+ * `baseUrl` (in `listen --url` too), the `KEY=…` line by the real key. The script runs where `src/` and
+ * `node_modules/` are the checkout's (the README's commands run in a checkout).
  */
 export function tourScript(readme: string, baseUrl: string, key: string): string {
   const blocks = tourBlocks(readme).map((block) =>
@@ -409,6 +440,5 @@ export function tourScript(readme: string, baseUrl: string, key: string): string
       .join('\n')
       .replaceAll(README_BASE_URL, baseUrl),
   );
-  // `listen` takes the gateway from MSV3_GATEWAY_URL when no --url is given (README: the default).
-  return ['set -euo pipefail', `export MSV3_GATEWAY_URL='${baseUrl}'`, ...blocks].join('\n');
+  return ['set -euo pipefail', ...blocks].join('\n');
 }

@@ -57,8 +57,8 @@ interface AttemptResult {
 
 /**
  * The receiver example of docs/webhooks.md must work as printed: it is read out of the page, its import of
- * `msv3-gateway/webhooks` pointed at the source that export is built from, type-checked (strict, as this
- * project), and run as its own process (`node --import tsx`). A real gateway (`startServer`, temporary
+ * the client package (`@msv3-gateway/client`, what a receiver installs) pointed at the client's sources,
+ * type-checked (strict, as this project), and run as its own process (`node --import tsx`). A real gateway (`startServer`, temporary
  * SQLite) then delivers to it: a test ping, an order's `order.status_changed` through the outbox worker,
  * and a manual redelivery of that event (answered, not handled twice); forged requests get 400.
  */
@@ -86,20 +86,22 @@ describe('docs/webhooks.md: the verifyWebhook receiver example', () => {
     const section = page.slice(heading);
     const from = section.indexOf('```ts');
     const code = section.slice(from + '```ts\n'.length, section.indexOf('```\n', from + 5));
-    expect(code).toContain("from 'msv3-gateway/webhooks'");
-    expect(code).toContain('verifyWebhook(');
+    expect(code).toContain("from '@msv3-gateway/client'");
+    expect(code).not.toContain('msv3-gateway/webhooks');
+    // The client's check is asynchronous: without the await the receiver would accept any request.
+    expect(code).toContain('await verifyWebhook(');
     return code;
   }
 
   it('type-checks, starts, verifies real deliveries once each and refuses forged ones', {
     timeout: 60_000,
   }, async () => {
-    // `msv3-gateway/webhooks` is dist/webhooks/verify.js, built from src/webhooks/verify.ts.
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    expect(pkg.exports['./webhooks']).toBe('./dist/webhooks/verify.js');
+    // `@msv3-gateway/client` is packages/client's dist/index.js, built from src/index.ts.
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'packages/client/package.json'), 'utf8'));
+    expect(pkg.exports['.'].default).toBe('./dist/index.js');
     const source = snippet().replaceAll(
-      "from 'msv3-gateway/webhooks'",
-      `from '${relative(folder, join(ROOT, 'src/webhooks/verify.js'))}'`,
+      "from '@msv3-gateway/client'",
+      `from '${relative(folder, join(ROOT, 'packages/client/src/index.js'))}'`,
     );
     writeFileSync(join(folder, 'receiver.ts'), source);
     writeFileSync(

@@ -76,8 +76,8 @@ describe('test helpers in a gateway process', () => {
     expect(down).toEqual({ status: 200, body: { wholesaler: 'phoenix', status: 'down', changed: true } });
     const availability = { wholesaler: 'phoenix', items: [{ pzn: '04114918', quantity: 1 }] };
     const failed = await call('/v1/availability', availability, true);
-    expect(failed.status).toBe(502);
-    expect(failed.body).toMatchObject({ error: 'wholesaler_http_error', upstream: { http_status: 503 } });
+    expect(failed.status).toBe(503);
+    expect(failed.body).toMatchObject({ error: 'wholesaler_unavailable', upstream: { http_status: 503 } });
     const up = await call('/v1/test_helpers/wholesalers/phoenix/up', {});
     expect(up.body).toMatchObject({ status: 'up', changed: true });
     expect((await call('/v1/availability', availability, true)).status).toBe(200);

@@ -150,6 +150,20 @@ const MISTAKES: Array<GatewayRequest & { expectError: string; param?: string }> 
   {
     method: 'POST',
     url: '/v1/orders',
+    body: { wholesaler: 'phoenix', items: [item, { pzn: '4114917', quantity: 1 }] },
+    expectError: 'invalid_request',
+    param: 'items[1].pzn',
+  },
+  {
+    method: 'POST',
+    url: '/v1/returns/offers',
+    body: { wholesaler: 'phoenix', items: [{ pzn: '04114960', quantity: 1 }] },
+    expectError: 'invalid_request',
+    param: 'items[0].pzn',
+  },
+  {
+    method: 'POST',
+    url: '/v1/orders',
     body: { wholesaler: 'phoenix', items: Array.from({ length: 1001 }, () => item) },
     expectError: 'invalid_request',
     param: 'items',

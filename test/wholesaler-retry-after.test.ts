@@ -6,8 +6,9 @@ import { type Gateway, startGateway } from './gateway.js';
 
 /**
  * A wholesaler (or the proxy in front of it) that answers an HTTP error often says when to come back.
- * The gateway's 502 wholesaler_http_error passes that on as Retry-After wherever retrying helps (408, 429,
- * 5xx), within bounds, and says nothing for a status that repeats on every attempt. A hand-made loopback
+ * The gateway passes that on as Retry-After wherever retrying helps (408, 429, 5xx), within bounds, and
+ * says nothing for a status that repeats on every attempt: a 503 as 503 wholesaler_unavailable, the
+ * others as 502 wholesaler_http_error. A hand-made loopback
  * wholesaler per behaviour, registered as a custom wholesaler (ALLOW_PRIVATE_ENDPOINTS=true).
  */
 
@@ -78,10 +79,12 @@ describe("a wholesaler's Retry-After on an HTTP error", () => {
     ['bare', 502, 5, 5],
   ])('passes on when to retry (%s, HTTP %i)', async (path, status, least, most) => {
     const response = await availability(path);
-    expect(response.statusCode).toBe(502);
+    // The wholesaler's own 503 says it is unavailable: 503 wholesaler_unavailable; other errors are 502.
+    expect(response.statusCode).toBe(status === 503 ? 503 : 502);
     expect(response.json()).toMatchObject({
-      error: 'wholesaler_http_error',
-      upstream: { http_status: status },
+      error: status === 503 ? 'wholesaler_unavailable' : 'wholesaler_http_error',
+      wholesaler: ids.get(path),
+      upstream: { http_status: status, technical_text: expect.stringContaining('Wartungsarbeiten') },
     });
     const retryAfter = Number(response.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(least);

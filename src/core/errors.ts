@@ -184,7 +184,7 @@ export const ERROR_CATALOGUE = {
     code: '1502',
     status: 502,
     description:
-      "The wholesaler answered with an HTTP error status; for 408, 429 and 5xx, Retry-After says when to try again (the wholesaler's own, capped at 600 s, else 5 s).",
+      "The wholesaler answered with an HTTP error status (503 is `wholesaler_unavailable`); for 408, 429 and 5xx, Retry-After says when to try again (the wholesaler's own, capped at 600 s, else 5 s).",
   },
   wholesaler_bad_response: {
     code: '1503',
@@ -208,6 +208,12 @@ export const ERROR_CATALOGUE = {
     status: 504,
     description:
       'A return announcement or take-back offer was sent but its answer was lost; retry with the same Idempotency-Key to get the answer without announcing twice.',
+  },
+  wholesaler_unavailable: {
+    code: '1507',
+    status: 503,
+    description:
+      "The wholesaler answered HTTP 503: it is down for maintenance or cannot serve now; Retry-After is the wholesaler's own (capped at 600 s), else 5 s.",
   },
 
   // 19xx: the gateway failed

@@ -1,9 +1,10 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import type { FastifyContextConfig, FastifySchema } from 'fastify';
+import type { FastifyContextConfig, FastifyRequest, FastifySchema } from 'fastify';
 import { LICENSE, VERSION } from '../core/version.js';
 import { SWAGGER_UI_OPTIONS } from './docs-ui.js';
 import { errorCodeList } from './error-catalogue-doc.js';
+import { credentialHeadersRequired } from './msv3-credentials.js';
 import { createOpenApiErrors } from './openapi-errors.js';
 import { ERRORS_TAG, openApiTags } from './openapi-tags.js';
 import { errorsSentence } from './route-errors.js';
@@ -43,7 +44,7 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
         description: DESCRIPTION,
         license: openApiLicense(),
       },
-      // Relative: the gateway that serves this document is the server.
+      // Replaced, as the document is served, by the origin the caller used (`serversFor`).
       servers: [{ url: '/', description: 'This gateway' }],
       components: {
         securitySchemes: {
@@ -76,24 +77,31 @@ export async function registerDocs(app: GatewayApp): Promise<void> {
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, public: true };
     });
-    await docs.register(fastifySwaggerUi, SWAGGER_UI_OPTIONS);
+    await docs.register(fastifySwaggerUi, {
+      ...SWAGGER_UI_OPTIONS,
+      transformSpecification: (document, request) => ({ ...document, servers: serversFor(request) }),
+    });
   });
   // Where a person lands. 302, not 308: browsers keep permanent redirects indefinitely, and `/` may one
   // day answer something else (a status page). GET and HEAD alike (Fastify adds HEAD to every GET).
   app.get('/', { config: { public: true }, schema: { hide: true } }, (_request, reply) =>
     reply.redirect('/docs', 302),
   );
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () =>
-    app.swagger(),
-  );
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async (request) => ({
+    ...app.swagger(),
+    servers: serversFor(request),
+  }));
 }
 
 /**
  * Adds what every operation shares: the error body as default response, the "Errors:" sentence of its
- * declared errors; no key on public routes.
+ * declared errors, the description of its success answer; no key on public routes. And says what the
+ * server does where its validation schemas leave it to the handler: a query or header value with a
+ * `default` may be left out (it is filled in), and the MSV3 login headers are required (the handler
+ * refuses a call without them, with its own error kind).
  */
 function documented(schema: FastifySchema | undefined, config: FastifyContextConfig): FastifySchema {
-  const base = schema ?? {};
+  const { responseDescription, ...base } = schema ?? {};
   const { errors, idempotent = false } = config;
   const sentence =
     errors === undefined ? undefined : errorsSentence(errors, { idempotent, keyed: config.public !== true });
@@ -102,10 +110,57 @@ function documented(schema: FastifySchema | undefined, config: FastifyContextCon
   return {
     ...base,
     ...(description === '' ? {} : { description }),
+    ...(base.querystring === undefined ? {} : { querystring: defaultsOptional(base.querystring) }),
+    ...(base.headers === undefined
+      ? {}
+      : { headers: defaultsOptional(credentialHeadersRequired(base.headers)) }),
     response: {
-      ...(base.response as object | undefined),
+      ...successDescribed(base.response as Record<string, object> | undefined, responseDescription),
       default: { description: 'Error; see the error catalogue.', $ref: 'ErrorBody#' },
     },
     ...(isPublic ? { security: [] } : {}),
   };
+}
+
+/** An object schema whose properties with a `default` are no longer listed as required. */
+function defaultsOptional(schema: unknown): unknown {
+  const { properties, required } = schema as { properties?: Record<string, object>; required?: string[] };
+  if (properties === undefined || required === undefined) return schema;
+  const stillRequired = required.filter(
+    (name) => !(properties[name] !== undefined && 'default' in properties[name]),
+  );
+  if (stillRequired.length === required.length) return schema;
+  const { required: _, ...rest } = schema as Record<string, unknown>;
+  return stillRequired.length === 0 ? rest : { ...rest, required: stillRequired };
+}
+
+/** Each 2xx response is described by the route's `responseDescription` (over its schema's own). */
+function successDescribed(
+  responses: Record<string, object> | undefined,
+  responseDescription: string | undefined,
+): Record<string, object> {
+  if (responses === undefined || responseDescription === undefined) return { ...responses };
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) =>
+      /^2\d\d$/.test(status)
+        ? [status, { ...response, 'x-response-description': responseDescription }]
+        : [status, response],
+    ),
+  );
+}
+
+/** What a Host header may be for the document to name it as its server: a host name or address and a port. */
+const PLAIN_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The document's `servers`: the origin the caller reached this gateway by, so that a client generated
+ * from the document has a base URL that works (a relative `/` gives Node clients none). A Host header
+ * that is no plain host and port leaves the relative one.
+ */
+function serversFor(request: FastifyRequest): { url: string; description: string }[] {
+  const host = request.host;
+  if (!PLAIN_HOST.test(host)) return [{ url: '/', description: 'This gateway' }];
+  return [
+    { url: `${request.protocol}://${host}`, description: 'This gateway, as this document was fetched' },
+  ];
 }

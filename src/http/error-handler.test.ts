@@ -108,7 +108,7 @@ describe('error responses', () => {
       headers: { 'x-api-key': key, 'content-type': contentType },
       payload,
     });
-  const validOrder = { wholesaler: 'phoenix', items: [{ pzn: '01234567', quantity: 1 }] };
+  const validOrder = { wholesaler: 'phoenix', items: [{ pzn: '01234562', quantity: 1 }] };
 
   it('accepts a valid body (the baseline for the cases below)', async () => {
     const response = await post(JSON.stringify(validOrder));

@@ -16,16 +16,36 @@ const USERNAME_PATTERN = /^(?:[a-zA-Z0-9]+\\)?[a-zA-Z0-9]+$/;
 // Printable characters only: a header cannot carry control characters safely.
 const PASSWORD_PATTERN = /^[\x20-\x7e\u00a0-\uffff]{1,256}$/;
 
-export const Msv3CredentialHeaders = Type.Object({
-  'x-msv3-username': Type.Optional(
-    Type.String({
-      description: 'MSV3 user name (Kundenkennung) at the wholesaler, e.g. `apotheke1` or `PLA\\apotheke1`.',
-    }),
-  ),
-  'x-msv3-password': Type.Optional(
-    Type.String({ description: 'MSV3 password; used for this one call and never stored or logged.' }),
-  ),
+const USERNAME_HEADER = Type.String({
+  description:
+    'MSV3 user name (Kundenkennung) at the wholesaler, e.g. `apotheke1` or `PLA\\apotheke1`. Without it: 400 `wholesaler_credentials_missing`.',
 });
+const PASSWORD_HEADER = Type.String({
+  description:
+    'MSV3 password; used for this one call and never stored or logged. Without it: 400 `wholesaler_credentials_missing`.',
+});
+
+/**
+ * The route schema: optional for validation, so that a request without them reaches `msv3Credentials`
+ * and gets its own kind and message (`wholesaler_credentials_missing`, `param` naming the header) rather
+ * than the schema's `invalid_request`.
+ */
+export const Msv3CredentialHeaders = Type.Object({
+  'x-msv3-username': Type.Optional(USERNAME_HEADER),
+  'x-msv3-password': Type.Optional(PASSWORD_HEADER),
+});
+
+const CREDENTIAL_HEADERS = ['x-msv3-username', 'x-msv3-password'] as const;
+
+/**
+ * A route's header schema as the OpenAPI document shows it (http/docs.ts): the MSV3 login headers
+ * required, as the server refuses every call without them, so a generated client cannot leave them out.
+ */
+export function credentialHeadersRequired(headers: unknown): unknown {
+  const { properties, required = [] } = headers as { properties?: object; required?: string[] };
+  if (properties === undefined || !(CREDENTIAL_HEADERS[0] in properties)) return headers;
+  return { ...(headers as object), required: [...new Set([...required, ...CREDENTIAL_HEADERS])] };
+}
 
 /** One pharmacy's call to one wholesaler: the caller, the wholesaler id as requested, the credentials. */
 export function customerRequest(request: FastifyRequest, wholesaler: string): CustomerRequest {

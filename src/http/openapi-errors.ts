@@ -1,5 +1,6 @@
 import type { RouteOptions } from 'fastify';
 import { ERROR_CATALOGUE, type ErrorKind } from '../core/errors.js';
+import { responseHeaders } from './openapi-headers.js';
 import {
   ANY_ROUTE_ERRORS,
   impliedErrors,
@@ -18,7 +19,8 @@ interface DocumentedRoute {
 /**
  * Collects the routes' declared errors as they are registered (an `onRoute` hook) and writes them into
  * the finished OpenAPI document: one response per error status, naming its kinds, with an example of
- * each and a Retry-After header where one of them sends it.
+ * each and a Retry-After header where one of them sends it; then the headers every response of the
+ * route carries (openapi-headers.ts).
  */
 export function createOpenApiErrors(): {
   onRoute(route: RouteOptions): void;
@@ -44,6 +46,10 @@ export function createOpenApiErrors(): {
           const kinds = [...(route.errors?.kinds ?? []), ...impliedErrors(route.shape), ...ANY_ROUTE_ERRORS];
           for (const [status, response] of Object.entries(errorResponses(kinds))) {
             responses[status] ??= response;
+          }
+          for (const [status, response] of Object.entries(responses)) {
+            const declared = response as { headers?: Record<string, unknown> };
+            declared.headers = { ...responseHeaders(route.shape, status), ...declared.headers };
           }
         }
       }

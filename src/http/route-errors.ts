@@ -34,6 +34,7 @@ export const WHOLESALER_CALL_ERRORS: readonly ErrorKind[] = [
   'wholesaler_unreachable',
   'wholesaler_fault',
   'wholesaler_http_error',
+  'wholesaler_unavailable',
   'wholesaler_bad_response',
   'wholesaler_throttled',
   'gateway_busy',
@@ -148,8 +149,8 @@ export function errorsSentence(
 
 /**
  * Kinds whose answers carry Retry-After, always or where retrying helps: a conflict about a delivery in
- * progress, an unreachable wholesaler, its HTTP 408, 429 or 5xx, a timeout cut by shutdown, an open
- * outcome.
+ * progress, an unreachable wholesaler, its HTTP 408, 429 or 5xx (503: unavailable), a timeout cut by
+ * shutdown, an open outcome.
  */
 export const RETRY_AFTER_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'rate_limited',
@@ -161,6 +162,7 @@ export const RETRY_AFTER_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'service_unavailable',
   'wholesaler_unreachable',
   'wholesaler_http_error',
+  'wholesaler_unavailable',
   'wholesaler_timeout',
   'order_outcome_unknown',
   'return_outcome_unknown',

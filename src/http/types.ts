@@ -24,6 +24,10 @@ export type GatewayApp = FastifyInstance<
 >;
 
 declare module 'fastify' {
+  interface FastifySchema {
+    /** What a success answer holds, in a sentence or two: its description in the OpenAPI document. */
+    responseDescription?: string;
+  }
   interface FastifyRequest {
     /**
      * Set by the auth hook before any keyed route runs. Public routes (`config: { public: true }`)

@@ -1,4 +1,4 @@
-import type { Defektgrund, Pzn } from '../msv3/model.js';
+import { type Defektgrund, type Pzn, pznCheckDigit } from '../msv3/model.js';
 import { type ScenarioName, SUBSTITUTE_PZN, scenarioOf } from './scenarios.js';
 
 /**
@@ -41,12 +41,9 @@ function hash32(text: string, seed = 0): number {
   return h;
 }
 
-/** PZN-8 check digit: digits 1–7 weighted 1..7, sum mod 11 (10 means the number is never issued). */
+/** Whether an 8-digit PZN ends in the check digit its first seven digits call for. */
 export function hasValidCheckDigit(pzn: Pzn): boolean {
-  if (!/^[0-9]{8}$/.test(pzn)) return false;
-  let sum = 0;
-  for (let i = 0; i < 7; i++) sum += Number(pzn[i]) * (i + 1);
-  return sum % 11 === Number(pzn[7]);
+  return /^[0-9]{8}$/.test(pzn) && pznCheckDigit(pzn) === Number(pzn[7]);
 }
 
 function isKnownPzn(pzn: Pzn): boolean {

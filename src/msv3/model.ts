@@ -30,6 +30,18 @@ export function normalisePzn(input: string): Pzn {
   return input.padStart(8, '0');
 }
 
+/**
+ * The check digit the first seven digits of an 8-digit PZN call for (docs/glossary.md "PZN"): each digit
+ * weighted by its position (1 to 7), summed, modulo 11; null when that is 10, as no PZN is issued then.
+ * An old 7-digit PZN keeps its check digit when padded with a leading zero (its weights were 2 to 7).
+ */
+export function pznCheckDigit(pzn: Pzn): number | null {
+  let sum = 0;
+  for (let i = 0; i < 7; i++) sum += Number(pzn[i]) * (i + 1);
+  const digit = sum % 11;
+  return digit === 10 ? null : digit;
+}
+
 export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** Quantity bounds per version (docs/msv3.md "Version differences"): v1 1..9999, v2 1..99999. */

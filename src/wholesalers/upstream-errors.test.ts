@@ -33,9 +33,15 @@ describe('apiErrorFromUpstream', () => {
     ['timeout', { ...base, reason: 'timeout', phase: 'headers', timeoutMs: 10 }, 'wholesaler_timeout', 504],
     [
       'http',
-      { ...base, reason: 'http_status', status: 503, bodySnippet: 'down' },
+      { ...base, reason: 'http_status', status: 500, bodySnippet: 'broken' },
       'wholesaler_http_error',
       502,
+    ],
+    [
+      'http 503',
+      { ...base, reason: 'http_status', status: 503, bodySnippet: 'down' },
+      'wholesaler_unavailable',
+      503,
     ],
     ['decode', { ...base, reason: 'decode', status: 200, detail: 'bad' }, 'wholesaler_bad_response', 502],
     [

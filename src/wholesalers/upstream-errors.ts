@@ -47,6 +47,22 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
         : error.retryAfterMs === undefined
           ? DEFAULT_RETRY_AFTER_SECONDS
           : retryAfterSeconds(error.retryAfterMs, MAX_HTTP_RETRY_AFTER_SECONDS);
+      // 503 is the wholesaler saying it is unavailable (maintenance, overload): a kind of its own, 503 too.
+      if (error.status === 503) {
+        const seconds = retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS;
+        return new ApiError(
+          'wholesaler_unavailable',
+          `The wholesaler ${wholesaler} is unavailable (it answered HTTP 503). Retry in ${seconds} s.`,
+          {
+            ...options,
+            retryAfter: seconds,
+            upstream: {
+              http_status: error.status,
+              technical_text: sanitizeUntrustedText(error.bodySnippet) || undefined,
+            },
+          },
+        );
+      }
       return new ApiError(
         'wholesaler_http_error',
         `The wholesaler ${wholesaler} answered HTTP ${error.status}.` +

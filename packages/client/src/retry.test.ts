@@ -32,6 +32,8 @@ describe('retry rules', () => {
     expect(retriesKind('wholesaler_http_error', true, true)).toBe(true);
     expect(retriesKind('wholesaler_http_error', true, false)).toBe(false);
     expect(retriesKind('wholesaler_http_error', false, true)).toBe(false);
+    expect(retriesKind('wholesaler_unavailable', true, true)).toBe(true);
+    expect(retriesKind('wholesaler_unavailable', false, true)).toBe(false);
     expect(retriesKind('idempotency_key_reused', true)).toBe(false);
   });
 });

@@ -46,13 +46,15 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
 
 /**
  * Whether an error answer of this kind may be retried for a request of this repeatability. A wholesaler's
- * HTTP error is worth repeating only when the gateway says when (Retry-After: its 408, 429 or 5xx), and,
- * since a 5xx may come after the wholesaler acted, only for a repeatable request.
+ * HTTP error is worth repeating only when the gateway says when (Retry-After: its 408, 429 or 5xx; its
+ * 503, `wholesaler_unavailable`, always has one), and, since a 5xx may come after the wholesaler acted,
+ * only for a repeatable request.
  */
 export function retriesKind(kind: string, repeatable: boolean, hasRetryAfter = false): boolean {
   if (NOTHING_DONE.has(kind as ErrorKind)) return true;
   if (!repeatable) return false;
-  return OUTCOME_UNKNOWN.has(kind as ErrorKind) || (kind === 'wholesaler_http_error' && hasRetryAfter);
+  if (OUTCOME_UNKNOWN.has(kind as ErrorKind)) return true;
+  return (kind === 'wholesaler_http_error' || kind === 'wholesaler_unavailable') && hasRetryAfter;
 }
 
 /** `Retry-After` as seconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */

@@ -8,6 +8,7 @@ import { deliveryHeaders } from '../../../src/webhooks/sign.js';
 import { generateSigningSecret } from '../../../src/webhooks/subscriptions/secrets.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
+import { whilePackingClient } from './pack-lock.js';
 
 const run = promisify(execFile);
 const PACKAGE_DIR = new URL('..', import.meta.url).pathname;
@@ -43,7 +44,9 @@ describe('npm pack of the client', () => {
   });
 
   it('installs from the tarball alone in an empty folder and works there', { timeout: 120_000 }, async () => {
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', folder], { cwd: PACKAGE_DIR });
+    const packed = await whilePackingClient(() =>
+      run('npm', ['pack', '--json', '--pack-destination', folder], { cwd: PACKAGE_DIR }),
+    );
     const [{ filename, files }] = JSON.parse(packed.stdout) as [
       { filename: string; files: { path: string }[] },
     ];

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
+import { validPzns } from '../../../test/pzns.js';
 import { SCENARIO_PZNS, SUBSTITUTE_PZN } from '../../mock/index.js';
 import { parseCatalogue } from '../../wholesalers/catalogue.js';
 
@@ -45,6 +46,7 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
         },
       ],
       substitution: null,
+      invalid_pzn: null,
     });
     expect(body.items[1]).toMatchObject({
       pzn: SCENARIO_PZNS.PARTIAL.pzn,
@@ -123,7 +125,7 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
     const tooMany = await gw.inject(
       availability('gehe', [
         { pzn: '4114918', quantity: 1 },
-        { pzn: '1234567', quantity: 10_000 },
+        { pzn: '1234562', quantity: 10_000 },
       ]),
     );
     expect(tooMany.statusCode).toBe(400);
@@ -144,7 +146,7 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
     const response = await gw.inject(
       availability('phoenix', [
         { pzn: '04114918', quantity: 1 },
-        { pzn: '1234567', quantity: 1 },
+        { pzn: '1234562', quantity: 1 },
         { pzn: '4114918', quantity: 2 },
       ]),
     );
@@ -186,8 +188,50 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
     }
   });
 
+  it('does not ask for a PZN with a wrong check digit: its item says which digit it needs', async () => {
+    const asked = () => gw.mocks.sandbox.requestCount('verfuegbarkeitAnfragen');
+    const before = asked();
+    const response = await gw.inject(
+      availability('phoenix', [
+        { pzn: '4114917', quantity: 3 },
+        { pzn: '04114918', quantity: 2 },
+        { pzn: '04114960', quantity: 1 },
+      ]),
+    );
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.response_type).toBe('standard');
+    expect(body.items[0]).toEqual({
+      pzn: '04114917',
+      quantity_requested: 3,
+      available: false,
+      deliveries: [],
+      substitution: null,
+      invalid_pzn: {
+        reason: 'wrong_check_digit',
+        expected_check_digit: '8',
+        message: '04114917 has a wrong check digit: a PZN starting with 0411491 ends in 8 (04114918).',
+      },
+    });
+    expect(body.items[1]).toMatchObject({ pzn: '04114918', available: true, invalid_pzn: null });
+    expect(body.items[2]).toMatchObject({
+      pzn: '04114960',
+      available: false,
+      invalid_pzn: { reason: 'not_issuable', expected_check_digit: null },
+    });
+    expect(asked()).toBe(before + 1);
+    // With no valid PZN left, the wholesaler is not asked at all.
+    const none = await gw.inject(availability('phoenix', [{ pzn: '4114917', quantity: 1 }]));
+    expect(none.statusCode).toBe(200);
+    expect(none.json()).toMatchObject({
+      response_type: null,
+      items: [{ available: false, invalid_pzn: { expected_check_digit: '8' } }],
+    });
+    expect(asked()).toBe(before + 1);
+  });
+
   it('needs both MSV3 headers (400) and reports a rejection by the wholesaler as 401', async () => {
-    const body = availability('phoenix', [{ pzn: '1', quantity: 1 }]);
+    const body = availability('phoenix', [{ pzn: '17', quantity: 1 }]);
     const none = await gw.inject({ ...body, credentials: null });
     expect(none.statusCode).toBe(400);
     expect(none.json()).toMatchObject({ error: 'wholesaler_credentials_missing', param: 'X-MSV3-Username' });
@@ -212,7 +256,7 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
   });
 
   it('answers 404 for an unknown wholesaler', async () => {
-    const response = await gw.inject(availability('nobody', [{ pzn: '1', quantity: 1 }]));
+    const response = await gw.inject(availability('nobody', [{ pzn: '17', quantity: 1 }]));
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ error: 'wholesaler_not_found', wholesaler: 'nobody' });
   });
@@ -242,7 +286,10 @@ describeEachDialect('POST /v1/availability', (getDatabase) => {
     );
     expect(malformed.statusCode).toBe(502);
     expect(malformed.json().error).toBe('wholesaler_bad_response');
-    const offline = await gw.inject({ ...availability('offline', [{ pzn: '1', quantity: 1 }]), key: 'live' });
+    const offline = await gw.inject({
+      ...availability('offline', [{ pzn: '17', quantity: 1 }]),
+      key: 'live',
+    });
     expect(offline.statusCode).toBe(502);
     expect(offline.json()).toMatchObject({ error: 'wholesaler_unreachable', wholesaler: 'offline' });
   });
@@ -402,18 +449,45 @@ describeEachDialect('POST /v1/availability/bulk', (getDatabase) => {
 
   it('returns the in-stock subset in request order, padded, repeats asked once', async () => {
     const response = await gw.inject(
-      bulk(['4114918', SCENARIO_PZNS.NOT_DELIVERABLE.pzn, '1234567', '04114918']),
+      bulk(['4114918', SCENARIO_PZNS.NOT_DELIVERABLE.pzn, '1234562', '04114918']),
     );
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({
       wholesaler: 'phoenix',
-      available_pzns: ['04114918', '01234567'],
+      available_pzns: ['04114918', '01234562'],
       unavailable_pzns: [SCENARIO_PZNS.NOT_DELIVERABLE.pzn],
+      invalid_pzns: [],
     });
   });
 
+  it('asks only the PZNs with a right check digit and lists the others with the digit they need', async () => {
+    const response = await gw.inject(bulk(['4114918', '4114917', '04114960', '4114917']));
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      wholesaler: 'phoenix',
+      available_pzns: ['04114918'],
+      unavailable_pzns: [],
+      invalid_pzns: [
+        {
+          pzn: '04114917',
+          reason: 'wrong_check_digit',
+          expected_check_digit: '8',
+          message: '04114917 has a wrong check digit: a PZN starting with 0411491 ends in 8 (04114918).',
+        },
+        {
+          pzn: '04114960',
+          reason: 'not_issuable',
+          expected_check_digit: null,
+          message: expect.stringContaining('no check digit fits its first seven digits 0411496'),
+        },
+      ],
+    });
+    const allInvalid = await gw.inject(bulk(['4114917']));
+    expect(allInvalid.json()).toMatchObject({ available_pzns: [], unavailable_pzns: [] });
+  });
+
   it('accepts 10,000 PZNs and refuses 10,001', async () => {
-    const pzns = Array.from({ length: 10_001 }, (_, i) => String(1_000_000 + i));
+    const pzns = validPzns(10_001);
     const ok = await gw.inject(bulk(pzns.slice(0, 10_000)));
     expect(ok.statusCode).toBe(200);
     const body = ok.json();
@@ -434,7 +508,7 @@ describeEachDialect('POST /v1/availability/bulk', (getDatabase) => {
 
   it('answers 403 wholesaler_function_not_agreed when the contract lacks bulk availability', async () => {
     const response = await gw.inject({
-      ...bulk(['1']),
+      ...bulk(['17']),
       credentials: { username: 'apo1nobulk', password: 'x' },
     });
     expect(response.statusCode).toBe(403);

@@ -52,12 +52,26 @@ export const AvailabilityBody = Type.Object(
         wholesaler: 'phoenix',
         items: [
           { pzn: '04114918', quantity: 3 },
-          { pzn: '1234567', quantity: 10, demand_type: 'unspecified' },
+          { pzn: '1234562', quantity: 10, demand_type: 'unspecified' },
+          { pzn: '04114917', quantity: 1 },
         ],
       },
     ],
   },
 );
+
+/** Why a requested PZN was not sent (services/pzn-check.ts). */
+const INVALID_PZN_PROPERTIES = {
+  reason: Type.Enum(['wrong_check_digit', 'not_issuable'], {
+    description:
+      '`wrong_check_digit`: another last digit would make it a PZN (`expected_check_digit`); `not_issuable`: no last digit would, so no article has a PZN starting with these seven digits.',
+  }),
+  expected_check_digit: Type.Union([Type.String(), Type.Null()], {
+    description: 'The check digit the first seven digits call for, `0` to `9`; null with `not_issuable`.',
+  }),
+  message: Type.String({ description: 'One sentence for a person.' }),
+};
+const InvalidPznSchema = Type.Object(INVALID_PZN_PROPERTIES, { additionalProperties: false });
 
 const AvailabilityItemSchema = Type.Object(
   {
@@ -67,8 +81,14 @@ const AvailabilityItemSchema = Type.Object(
       description:
         'Not an MSV3 field: true when every delivery portion is `normal` or `network` and no binding substitution replaces the article.',
     }),
-    deliveries: Type.Array(DeliveryPortionSchema, { description: 'MSV3 `Anteile`, 1 to 5.' }),
+    deliveries: Type.Array(DeliveryPortionSchema, {
+      description: 'MSV3 `Anteile`, 1 to 5; none for a PZN that was not asked (`invalid_pzn`).',
+    }),
     substitution: SubstitutionSchema,
+    invalid_pzn: Type.Union([InvalidPznSchema, Type.Null()], {
+      description:
+        'Not an MSV3 field: null when the wholesaler was asked. Otherwise the PZN is no PZN (its last digit is a check digit) and was not sent: correct it and ask again.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -93,9 +113,10 @@ const AVAILABILITY_EXAMPLE = {
         },
       ],
       substitution: null,
+      invalid_pzn: null,
     },
     {
-      pzn: '01234567',
+      pzn: '01234562',
       quantity_requested: 10,
       available: false,
       deliveries: [
@@ -119,6 +140,19 @@ const AVAILABILITY_EXAMPLE = {
         },
       ],
       substitution: null,
+      invalid_pzn: null,
+    },
+    {
+      pzn: '04114917',
+      quantity_requested: 1,
+      available: false,
+      deliveries: [],
+      substitution: null,
+      invalid_pzn: {
+        reason: 'wrong_check_digit',
+        expected_check_digit: '8',
+        message: '04114917 has a wrong check digit: a PZN starting with 0411491 ends in 8 (04114918).',
+      },
     },
   ],
 };
@@ -132,7 +166,10 @@ const BulkBody = Type.Object(
       description: '1 to 10,000 PZNs; repeats are asked once.',
     }),
   },
-  { additionalProperties: false, examples: [{ wholesaler: 'phoenix', pzns: ['04114918', '9990010'] }] },
+  {
+    additionalProperties: false,
+    examples: [{ wholesaler: 'phoenix', pzns: ['04114918', '9990010', '04114917'] }],
+  },
 );
 
 export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void {
@@ -144,14 +181,18 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
         operationId: 'checkAvailability',
         tags: ['availability'],
         summary: 'Real-time availability of up to 50 articles (verfuegbarkeitAnfragen)',
-        description: `Delivery portions, estimated delivery times and substitutions per article, in request order. \`response_type\` is \`standard\` for a specific MSV3 answer (RTyp Spezifisch: normal and network portions carry a time or tour) and \`unspecific\` for RTyp Unspezifisch (the contract has no specific answers; times, tours and quantities may be missing). A PZN may occur once per request.`,
+        responseDescription:
+          'One entry per requested article, in request order: what the wholesaler would deliver, when, and any substitution; or, for a PZN with a wrong check digit, why it was not asked (`invalid_pzn`).',
+        description: `Delivery portions, estimated delivery times and substitutions per article, in request order. \`response_type\` is \`standard\` for a specific MSV3 answer (RTyp Spezifisch: normal and network portions carry a time or tour) and \`unspecific\` for RTyp Unspezifisch (the contract has no specific answers; times, tours and quantities may be missing). A PZN may occur once per request. A PZN's last digit is a check digit: an item whose PZN does not end in the one its first seven digits call for is not sent to the wholesaler; it comes back with \`invalid_pzn\` (the check digit it would need) and \`available: false\`, and the other items are asked as usual.`,
         headers: Msv3CredentialHeaders,
         body: AvailabilityBody,
         response: {
           200: Type.Object(
             {
               wholesaler: Type.String(),
-              response_type: Type.Enum(['standard', 'unspecific']),
+              response_type: Type.Union([Type.Enum(['standard', 'unspecific']), Type.Null()], {
+                description: 'Null when no article was asked: every PZN had a wrong check digit.',
+              }),
               items: Type.Array(AvailabilityItemSchema),
             },
             { examples: [AVAILABILITY_EXAMPLE] },
@@ -176,7 +217,9 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
         operationId: 'checkBulkAvailability',
         tags: ['availability'],
         summary: 'Which of up to 10,000 PZNs are in stock (verfuegbarkeitAnfragenBulk)',
-        description: `A contract function: without it the wholesaler refuses with 403 \`wholesaler_function_not_agreed\`.`,
+        responseDescription:
+          'The requested PZNs split into in stock and not; PZNs with a wrong check digit are not asked and are listed in `invalid_pzns`.',
+        description: `A contract function: without it the wholesaler refuses with 403 \`wholesaler_function_not_agreed\`. PZNs with a wrong check digit are not sent; they come back in \`invalid_pzns\`.`,
         headers: Msv3CredentialHeaders,
         body: BulkBody,
         response: {
@@ -187,12 +230,35 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
                 description: 'The in-stock subset, 8 digits each.',
               }),
               unavailable_pzns: Type.Array(Type.String(), {
-                description: 'Additive: the rest of the requested PZNs.',
+                description: 'Additive: the rest of the requested PZNs that were asked.',
               }),
+              invalid_pzns: Type.Array(
+                Type.Object(
+                  { pzn: Type.String({ description: '8 digits.' }), ...INVALID_PZN_PROPERTIES },
+                  { additionalProperties: false },
+                ),
+                {
+                  description:
+                    'Additive: requested PZNs that are no PZNs (wrong check digit), not sent to the wholesaler and in neither list above.',
+                },
+              ),
             },
             {
               examples: [
-                { wholesaler: 'phoenix', available_pzns: ['04114918'], unavailable_pzns: ['09990010'] },
+                {
+                  wholesaler: 'phoenix',
+                  available_pzns: ['04114918'],
+                  unavailable_pzns: ['09990010'],
+                  invalid_pzns: [
+                    {
+                      pzn: '04114917',
+                      reason: 'wrong_check_digit',
+                      expected_check_digit: '8',
+                      message:
+                        '04114917 has a wrong check digit: a PZN starting with 0411491 ends in 8 (04114918).',
+                    },
+                  ],
+                },
               ],
             },
           ),

@@ -17,6 +17,7 @@ export function registerConnectionRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'testConnection',
         tags: ['wholesalers'],
         summary: 'Check the MSV3 credentials against a wholesaler (verbindungTesten)',
+        responseDescription: 'The wholesaler accepted the MSV3 user name and password.',
         description: `Needs \`X-MSV3-Username\` and \`X-MSV3-Password\`. For a custom wholesaler, the first success against its registered endpoint (live key, or \`<id>_test\` with a test key) sets \`verified: true\` and fills \`capabilities\` from its contract data.`,
         headers: Msv3CredentialHeaders,
         body: Type.Object(

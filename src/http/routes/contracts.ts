@@ -116,6 +116,8 @@ export function registerContractRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'getContract',
         tags: ['contracts'],
         summary: 'Contract data: capabilities, order types, weekly order windows (vertragsdatenAbfragen)',
+        responseDescription:
+          "The customer's contract with the wholesaler: capabilities, order types and weekly order windows.",
         description: 'Needs `X-MSV3-Username` and `X-MSV3-Password`.',
         headers: Msv3CredentialHeaders,
         querystring: WholesalerQuerySchema,

@@ -32,6 +32,7 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'listDeliveries',
         tags: ['deliveries'],
         summary: 'Unconfirmed delivery notices (lieferavisAbfrageNeu)',
+        responseDescription: 'The delivery notices the wholesaler has not had confirmed yet, oldest first.',
         description: `The delivery notices the wholesaler has not had confirmed yet (a notice stays here until \`POST /v1/deliveries/confirm\`). \`items\` has one entry per PZN with the quantities of its lines summed; \`lines\` keeps every printed line with batches, expiry dates, parcels and sub-order ids. Every notice is remembered for this pharmacy (account, mode, wholesaler, MSV3 user name) for \`GET /v1/deliveries/history\`; the first sighting sends \`delivery.received\` (and \`delivery.shortage\` when it has shortages) to webhook subscribers.`,
         headers: Msv3CredentialHeaders,
         querystring: WholesalerQuerySchema,
@@ -49,6 +50,7 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'confirmDeliveries',
         tags: ['deliveries'],
         summary: 'Confirm delivery notices (lieferavisBestaetigen)',
+        responseDescription: 'The delivery notices the wholesaler marked as confirmed.',
         description: `Tells the wholesaler the notices were processed; afterwards \`GET /v1/deliveries\` no longer lists them. Confirming again is harmless. Accepts \`Idempotency-Key\`.`,
         headers: Msv3CredentialHeaders,
         body: ConfirmBodySchema,
@@ -71,6 +73,7 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'deliveryHistory',
         tags: ['deliveries'],
         summary: 'Past delivery notices: live lookup or what this gateway has seen',
+        responseDescription: 'One page of past delivery notices, or the one found by the live lookup.',
         description: `MSV3 has no history listing; it can only look up one notice by delivery-note number or barcode (lieferavisAbfrageHist). So this endpoint has two modes.
 
 **With \`tracking_number\` and/or \`barcode\`:** a live lookup at the wholesaler (any age, confirmed or not); 404 \`delivery_not_found\` when it knows no such note. The result is remembered like any notice seen; \`limit\` and \`starting_after\` do not apply, and \`date_from\`/\`date_to\` are refused with 400 \`invalid_request\` (they bound the stored listing only; the notice found carries its own date).

@@ -47,6 +47,7 @@ export function registerEventRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'listEvents',
         tags,
         summary: 'List events',
+        responseDescription: "One page of this key's events, newest first, each exactly as webhooks send it.",
         description: `The events of this key’s account and mode, newest first: the same events webhooks send, each exactly as its deliveries carry it, recorded whether or not a subscription asked for them (test pings excluded; a catalogue wholesaler’s \`wholesaler.status_changed\` only for accounts subscribed to it). Use it to catch up on events a receiver missed. Filters combine: \`type\` (one type), \`wholesaler\`, \`created_after\` (inclusive) and \`created_before\` (exclusive). Page with \`starting_after\` = the last \`id\` while \`has_more\`. ${RETENTION}`,
         querystring: EventListQuerySchema,
         response: { 200: EventListSchema },

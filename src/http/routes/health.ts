@@ -47,6 +47,7 @@ export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'getHealth',
         tags: ['service'],
         summary: 'Liveness and version',
+        responseDescription: 'The process serves HTTP, and its version.',
         description:
           'Answers as long as the process serves HTTP; it checks no dependency (see /v1/health/ready).',
         response: {
@@ -73,6 +74,8 @@ export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'getReadiness',
         tags: ['service'],
         summary: 'Readiness for traffic',
+        responseDescription:
+          'Ready: the database answers, every migration is applied and the webhook worker runs.',
         description:
           'Ready when the database answers within 2 s, every migration is applied and the webhook worker ' +
           'runs (where WEBHOOK_WORKER_ENABLED). Otherwise, and while the process shuts down, 503 ' +

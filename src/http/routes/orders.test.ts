@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
+import { validPzns } from '../../../test/pzns.js';
 import { SCENARIO_PASSWORDS, SCENARIO_PZNS } from '../../mock/index.js';
 import { gatewayOrderId } from '../../services/orders/ids.js';
 import { insertOrderIfAbsent } from '../../store/orders.js';
@@ -132,12 +133,42 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
       expect(deviating.deliveries[0].tour_deviation).toBe(true);
     });
 
+    it('refuses a PZN with a wrong check digit with 400 naming the item, and sends nothing', async () => {
+      const before = { placed: placed(), calls: calls() };
+      for (const query of [{}, { dry_run: 'true' }] as Record<string, string>[]) {
+        const response = await post(
+          {
+            wholesaler: 'phoenix',
+            items: [
+              { pzn: PLAIN, quantity: 1 },
+              { pzn: '4114917', quantity: 2 },
+            ],
+          },
+          { query },
+        );
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toMatchObject({
+          error: 'invalid_request',
+          param: 'items[1].pzn',
+          wholesaler: 'phoenix',
+          message:
+            '`items[1].pzn` 04114917 has a wrong check digit: a PZN starting with 0411491 ends in 8 (04114918). Nothing was sent to the wholesaler.',
+        });
+      }
+      const impossible = await post({ wholesaler: 'phoenix', items: [{ pzn: '04114960', quantity: 1 }] });
+      expect(impossible.json()).toMatchObject({
+        param: 'items[0].pzn',
+        message: expect.stringContaining('is no PZN'),
+      });
+      expect({ placed: placed(), calls: calls() }).toEqual(before);
+    });
+
     it('merges lines repeating a PZN with the same preference into one position', async () => {
       const response = await post({
         wholesaler: 'phoenix',
         items: [
           { pzn: '4114918', quantity: 2 },
-          { pzn: '1234567', quantity: 1 },
+          { pzn: '1234562', quantity: 1 },
           { pzn: PLAIN, quantity: 3 },
         ],
       });
@@ -353,7 +384,7 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
         bestellen: calls('bestellen'),
         availability: calls('verfuegbarkeitAnfragen'),
       };
-      const items = Array.from({ length: 120 }, (_, i) => ({ pzn: String(1_000_000 + i), quantity: 1 }));
+      const items = validPzns(120).map((pzn) => ({ pzn, quantity: 1 }));
       items[7] = { pzn: SCENARIO_PZNS.NOT_DELIVERABLE.pzn, quantity: 2 };
       const response = await post({ wholesaler: 'phoenix', items }, { query: { dry_run: 'true' } });
       expect(response.statusCode).toBe(200);

@@ -32,7 +32,7 @@ const ORDER_ERRORS = routeErrors(
   ],
   {
     invalid_request:
-      'message and `param` name the sub-order, item and field, e.g. `items[3].quantity` or `sub_orders[1].items[3].quantity`',
+      'message and `param` name the sub-order, item and field, e.g. `items[3].quantity` or `sub_orders[1].items[3].quantity`, or `items[3].pzn` for a PZN whose check digit is wrong (the message says which it needs)',
     order_rejected:
       "every sub-order was refused: the wholesaler's `Auftragsfehler` texts in the message, the first one's in `upstream` (some refused, others taken: 200 with `placement_status: partially_confirmed`)",
     order_outcome_unknown:
@@ -64,6 +64,8 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'placeOrder',
         tags: ['orders'],
         summary: 'Place an order (bestellen), or validate it with dry_run=true',
+        responseDescription:
+          'The order as the wholesaler answered it (`confirmed`), taken in night mode (`queued_night_mode`), or the checks of a dry run (`dry_run`).',
         description: ORDER_DESCRIPTION,
         headers: Msv3CredentialHeaders,
         querystring: OrderQuerySchema,
@@ -94,6 +96,8 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'getOrderStatus',
         tags: ['orders'],
         summary: 'Status of an order placed through the gateway (bestellstatusAbfragen)',
+        responseDescription:
+          "The order's status at the wholesaler, with its answer once the wholesaler has one.",
         description: `Asks the wholesaler for the order's answer with its MSV3 order id and updates the stored order (a night-mode order becomes confirmed; a change is announced as \`order.status_changed\`). An order is visible only to the API key's account and mode, with the wholesaler it was placed with and the same MSV3 user name, after the wholesaler accepted the credentials in this call: another pharmacy's order is 404 \`order_not_found\`.`,
         headers: Msv3CredentialHeaders,
         params: OrderStatusParamsSchema,
@@ -116,6 +120,8 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'getOrder',
         tags: ['orders'],
         summary: 'The stored order: request, answer per sub-order, history, what arrived',
+        responseDescription:
+          'The order as the gateway stored it: the answer per sub-order, its history, and per line what was delivered and reported short.',
         description:
           'Answers from what the gateway stored, without calling the wholesaler and without MSV3 credentials: the request and the answer per sub-order, every change of placement status and MSV3 status, and per line what was ordered, confirmed, delivered and reported short, with the delivery notes that carried it and the batch and expiry of each delivered part (docs/orders.md). Delivery notes count once the gateway has seen them (`GET /v1/deliveries`, a history lookup, the sandbox’s own notes). Another account’s or mode’s order is 404 `order_not_found`.',
         params: OrderRecordParamsSchema,
@@ -133,6 +139,7 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'listOrders',
         tags: ['orders'],
         summary: 'The orders of this key’s account and mode, newest first',
+        responseDescription: 'A page of orders, newest first, each without its items and history.',
         description:
           'From what the gateway stored, without calling the wholesaler: each order without its items and history (`GET /v1/orders/{order_id}` has them), filtered by wholesaler, placement status, creation time and PZN, a page at a time (`starting_after`).',
         querystring: OrderListQuerySchema,

@@ -26,6 +26,46 @@ describeEachDialect('return endpoints', (getDatabase) => {
     return { pharmacy, tracking };
   }
 
+  it('refuses a PZN with a wrong check digit on every return endpoint, naming the item, and sends nothing', async () => {
+    const before = gw.mocks.sandbox.requestCount();
+    const item = { tracking_number: 'LS-2025-000123', quantity: 1, reason: 'damaged' };
+    const bodies: [string, unknown][] = [
+      [
+        '/v1/returns',
+        {
+          wholesaler: 'phoenix',
+          items: [
+            { ...item, pzn: '4114918' },
+            { ...item, pzn: '4114917' },
+          ],
+        },
+      ],
+      ['/v1/returns/announce', { wholesaler: 'phoenix', items: [{ ...item, pzn: '04114917' }] }],
+      [
+        '/v1/returns/offers',
+        {
+          wholesaler: 'phoenix',
+          items: [
+            { pzn: '4114918', quantity: 1 },
+            { pzn: '4114917', quantity: 1 },
+          ],
+        },
+      ],
+    ];
+    for (const [url, body] of bodies) {
+      const response = await gw.inject({ url, body, credentials: newPharmacy() });
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json(), url).toMatchObject({
+        error: 'invalid_request',
+        param: url === '/v1/returns/announce' ? 'items[0].pzn' : 'items[1].pzn',
+        message: expect.stringContaining(
+          '04114917 has a wrong check digit: a PZN starting with 0411491 ends in 8',
+        ),
+      });
+    }
+    expect(gw.mocks.sandbox.requestCount()).toBe(before);
+  });
+
   it('answers an enquiry with a verdict per item, by position', async () => {
     const { pharmacy, tracking } = await pharmacyWithDelivery();
     const response = await gw.inject({
@@ -41,7 +81,7 @@ describeEachDialect('return endpoints', (getDatabase) => {
             batch: 'B1',
             expiry_date: '2027-01-31',
           },
-          { tracking_number: tracking, pzn: '1234567', quantity: 1, reason: 'over_delivered' },
+          { tracking_number: tracking, pzn: '1234562', quantity: 1, reason: 'over_delivered' },
           { tracking_number: 'LS-UNKNOWN', pzn: '4114918', quantity: 1, reason: 'order_error' },
           { tracking_number: tracking, pzn: '4114918', quantity: 9, reason: 'order_error' },
         ],
@@ -82,7 +122,7 @@ describeEachDialect('return endpoints', (getDatabase) => {
         wholesaler: 'phoenix',
         items: [
           { tracking_number: tracking, pzn: '4114918', quantity: 2, reason: 'damaged' },
-          { tracking_number: tracking, pzn: '1234567', quantity: 1, reason: 'damaged' },
+          { tracking_number: tracking, pzn: '1234562', quantity: 1, reason: 'damaged' },
         ],
         company: { vat_id: 'DE123456789' },
       },
@@ -198,7 +238,7 @@ describeEachDialect('return endpoints', (getDatabase) => {
           wholesaler,
           items: [
             { pzn: '4114918', quantity: 5 },
-            { pzn: '1234567', quantity: 2 },
+            { pzn: '1234562', quantity: 2 },
           ],
         },
         credentials: newPharmacy(),
@@ -210,7 +250,7 @@ describeEachDialect('return endpoints', (getDatabase) => {
         reference_id: expect.any(String),
         items: [
           { pzn: '04114918', quantity: 5 },
-          { pzn: '01234567', quantity: 2 },
+          { pzn: '01234562', quantity: 2 },
         ],
       });
     }

@@ -197,7 +197,7 @@ describeEachDialect('test helpers', (getDatabase) => {
     expect(about('delivery.shortage')).toHaveLength(1);
   });
 
-  it('takes the sandbox wholesaler down and up: calls fail with 502 wholesaler_http_error meanwhile, one event per real change', async () => {
+  it('takes the sandbox wholesaler down and up: calls fail with 503 wholesaler_unavailable meanwhile, one event per real change', async () => {
     const { key, events } = await newPharmacy();
     const availability = () =>
       gw.inject({
@@ -218,8 +218,9 @@ describeEachDialect('test helpers', (getDatabase) => {
     expect(down.statusCode, down.body).toBe(200);
     expect(down.json()).toEqual({ wholesaler: 'phoenix', status: 'down', changed: true });
     const failed = await availability();
-    expect(failed.statusCode).toBe(502);
-    expect(failed.json()).toMatchObject({ error: 'wholesaler_http_error', upstream: { http_status: 503 } });
+    expect(failed.statusCode).toBe(503);
+    expect(failed.json()).toMatchObject({ error: 'wholesaler_unavailable', upstream: { http_status: 503 } });
+    expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
     await eventually(statusEvents, (list) => list.length === 1, 'wholesaler.status_changed down');
     expect(statusEvents()).toEqual(['down']);
 

@@ -29,8 +29,8 @@ const NOTES: Partial<Record<ErrorKind, string>> = {
   operation_not_supported:
     'the order or id is a wholesaler’s own test server (`<id>_test`), not the sandbox, or (deliver) speaks MSV3 v1, which has no delivery notices',
   wholesaler_unreachable: 'the sandbox (SANDBOX_URL) could not be reached',
-  wholesaler_http_error:
-    'the sandbox refused the helper; after `process`, the status read failed (the sandbox wholesaler is down)',
+  wholesaler_http_error: 'the sandbox refused the helper',
+  wholesaler_unavailable: 'after `process`, the status read failed: the sandbox wholesaler is down',
 };
 const ORDER_ERRORS = routeErrors(
   ['test_mode_required', 'order_not_found', 'conflict', 'operation_not_supported', WHOLESALER_CALL_ERRORS],
@@ -65,6 +65,8 @@ export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): vo
         operationId: 'processSandboxOrder',
         tags,
         summary: 'Process a night-mode sandbox order now',
+        responseDescription:
+          "The order's status as read after processing, and the delivery notices it created.",
         description:
           'A sandbox order taken in night mode (`status: queued_night_mode`, e.g. with the scenario PZN 09990139 or in `MOCK_NIGHT_HOURS`) is processed at once, as when the night ends. The gateway then reads its status as `GET /v1/orders/{order_id}/status` does, which records `order.status_changed`, and records `delivery.received` (and `delivery.shortage`) for the delivery notices it created. No MSV3 credentials are needed: the sandbox takes the order’s user name.',
         params: OrderStatusParamsSchema,
@@ -82,6 +84,7 @@ export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): vo
         operationId: 'deliverSandboxOrder',
         tags,
         summary: 'Issue another delivery notice for a sandbox order',
+        responseDescription: 'The delivery notices issued.',
         description:
           'The sandbox issues a new delivery notice (one per sub-order and tour) for the lines of a processed order, numbered like every other, with its PDF. With `{"shortages": true}` half of every line (rounded up) is missing. `delivery.received` (and, with shortages, `delivery.shortage`) is recorded at once, without a `GET /v1/deliveries`; a later read does not record it again.',
         params: OrderStatusParamsSchema,
@@ -108,9 +111,12 @@ export function registerSandboxControlRoutes(app: GatewayApp, deps: AppDeps): vo
           operationId: up ? 'bringSandboxWholesalerUp' : 'takeSandboxWholesalerDown',
           tags,
           summary: up ? 'Bring a sandbox wholesaler up again' : 'Take a sandbox wholesaler down',
+          responseDescription: up
+            ? 'The sandbox wholesaler is up, and whether that changed anything.'
+            : 'The sandbox wholesaler is down, and whether that changed anything.',
           description: up
             ? 'The caller’s sandbox wholesaler answers again. If it was down, `wholesaler.status_changed` with `status: up` is recorded. Calls made while it was down may have opened the circuit breaker: then calls fail with 503 `wholesaler_circuit_open` until its cool-down ends (BREAKER_COOLDOWN_MS).'
-            : 'The caller’s sandbox wholesaler answers every MSV3 request with HTTP 503, as a wholesaler in maintenance does: calls to it fail with 502 `wholesaler_http_error` (`upstream.http_status` 503). If it was up, `wholesaler.status_changed` with `status: down` is recorded. Only this account’s sandbox is affected; it stays down, across restarts, until `/up`.',
+            : 'The caller’s sandbox wholesaler answers every MSV3 request with HTTP 503, as a wholesaler in maintenance does: calls to it fail with 503 `wholesaler_unavailable` (`upstream.http_status` 503). If it was up, `wholesaler.status_changed` with `status: down` is recorded. Only this account’s sandbox is affected; it stays down, across restarts, until `/up`.',
           params: WholesalerParamsSchema,
           response: { 200: SandboxStatusSchema },
         },

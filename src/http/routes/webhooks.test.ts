@@ -181,7 +181,7 @@ describeEachDialect('webhook routes', (getDatabase) => {
       error: 'invalid_request',
       param: 'events[1]',
       message:
-        '`events[1]` is not an event type; use one of: delivery.received, delivery.shortage, order.status_changed, order.fulfilled, wholesaler.status_changed, or `*` for all.',
+        '`events[1]` must be one of: delivery.received, delivery.shortage, order.status_changed, order.fulfilled, wholesaler.status_changed, *.',
     });
   });
 

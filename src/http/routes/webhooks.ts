@@ -62,6 +62,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'createWebhook',
         tags,
         summary: 'Subscribe a URL to events',
+        responseDescription:
+          'The new subscription, with its `signing_secret` in full (shown only here and after a rotation).',
         description:
           'Returns the subscription with `signing_secret` in full, this once. `wholesaler` must be an id this key can use (`GET /v1/wholesalers`: the catalogue for its mode, `<id>_test` for test keys, the account’s custom wholesalers), else 404 `wholesaler_not_found`. The URL is checked now (scheme, and every address its host resolves to) and again before every delivery.',
         body: CreateWebhookSchema,
@@ -82,6 +84,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'listWebhooks',
         tags,
         summary: 'List webhook subscriptions',
+        responseDescription:
+          "The subscriptions of this key's account and mode, oldest first, secrets masked.",
         response: { 200: WebhookListSchema },
       },
     },
@@ -98,6 +102,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'getWebhook',
         tags,
         summary: 'One webhook subscription',
+        responseDescription: 'The subscription, its secret masked.',
         params: WebhookParamsSchema,
         response: { 200: WebhookSchema },
       },
@@ -114,6 +119,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'updateWebhook',
         tags,
         summary: 'Change url or events; re-enable or pause',
+        responseDescription: 'The subscription as changed, its secret masked.',
         description:
           '`active: false` pauses the subscription: events still queue for it, unsent. `active: true` resumes a paused one or re-enables one the gateway disabled (410 Gone, or 5 days of failed deliveries); its waiting deliveries are then sent at once, as after a change of `url`.',
         params: WebhookParamsSchema,
@@ -161,6 +167,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'testWebhook',
         tags,
         summary: 'Send a signed ping event now',
+        responseDescription: 'The outcome of the one attempt to deliver the `ping`.',
         description:
           'Sends a `ping` event (signed like every delivery) at once, also to a disabled subscription, and returns the outcome. Not retried; does not count towards disabling.',
         params: WebhookParamsSchema,
@@ -179,6 +186,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'listWebhookDeliveries',
         tags,
         summary: 'Delivery log',
+        responseDescription:
+          "One page of the subscription's deliveries, newest first, each with its attempts.",
         description: 'Deliveries of this subscription, newest first, each with its attempts.',
         params: WebhookParamsSchema,
         querystring: DeliveryListQuerySchema,
@@ -202,6 +211,7 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'retryWebhookDelivery',
         tags,
         summary: 'Send one delivery again now',
+        responseDescription: 'The outcome of the attempt.',
         description:
           'One immediate attempt, whatever the delivery’s state (delivered ones are sent again). A pending delivery that fails keeps its retry schedule; 409 while it is being attempted.',
         params: DeliveryParamsSchema,
@@ -222,6 +232,8 @@ export function registerWebhookRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'rotateWebhookSecret',
         tags,
         summary: 'Roll the signing secret',
+        responseDescription:
+          'The subscription with its new `signing_secret` in full, and until when the previous one still signs.',
         description:
           'Returns the new `signing_secret` in full, this once. The previous secret keeps signing alongside it for 24 hours (`previous_secret_expires_at`): every signature header then carries two signatures.',
         params: WebhookParamsSchema,

@@ -91,6 +91,8 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'listWholesalers',
         tags: ['wholesalers'],
         summary: 'Wholesalers this key can use',
+        responseDescription:
+          "The wholesalers this API key can use: the catalogue for its mode (test keys also `<id>_test` where a test server is configured) and the account's custom wholesalers.",
         description:
           'The catalogue (live keys: wholesalers with a live endpoint; test keys: every wholesaler in the sandbox plus `<id>_test` for those with a test server) and the custom wholesalers of this account and mode.',
         response: {
@@ -112,6 +114,7 @@ export function registerWholesalerRoutes(app: GatewayApp, deps: AppDeps): void {
         operationId: 'registerCustomWholesaler',
         tags: ['wholesalers'],
         summary: 'Register a custom MSV3 endpoint',
+        responseDescription: 'The registered wholesaler, as `GET /v1/wholesalers` lists it.',
         description:
           'Visible only to this account and mode. The id is `custom-<slug of name>-<first 6 hex of SHA-256(account, mode, endpoint)>`; registering the same endpoint again returns the same wholesaler. It starts unverified with no capabilities; the first successful connection test against the endpoint verifies it and fills its capabilities from the contract data. Errors: 400 `invalid_request` (not an http(s) URL, credentials, query or fragment in it), 400 `endpoint_not_allowed` (a host on a private or loopback address the operator has not allowed, a link-local or cloud metadata address or name, or http with a live key), 409 `conflict` (the endpoint is registered already, with another `msv3_version`; or the account has 100 custom wholesalers in this mode already).',
         body: CustomWholesalerBody,

@@ -7,7 +7,8 @@ export const PZN_PATTERN = '^[0-9]{1,8}$';
 
 export const PznSchema = Type.String({
   pattern: PZN_PATTERN,
-  description: 'PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits.',
+  description:
+    'PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN).',
   examples: ['04114918'],
 });
 

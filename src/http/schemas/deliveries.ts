@@ -125,7 +125,7 @@ export const DELIVERY_NOTICE_EXAMPLE = {
   has_shortages: true,
   items: [
     { pzn: '04114918', quantity_delivered: 3, shortages: 1, article_name: 'IBUPROFEN 400 20 ST' },
-    { pzn: '01234567', quantity_delivered: 0, shortages: 10, article_name: null },
+    { pzn: '01234562', quantity_delivered: 0, shortages: 10, article_name: null },
   ],
   order_label: 'K1',
   estimated_at: '2025-03-18T14:30:00',
@@ -165,7 +165,7 @@ export const DELIVERY_NOTICE_EXAMPLE = {
     },
     {
       line: 3,
-      pzn: '01234567',
+      pzn: '01234562',
       article_name: null,
       container_id: null,
       quantity_delivered: 0,

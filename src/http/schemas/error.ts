@@ -10,7 +10,10 @@ export const ErrorBodySchema = Type.Object(
     message: Type.String({ description: 'Human-readable explanation.' }),
     wholesaler: Type.Union([Type.String(), Type.Null()], { description: 'Wholesaler involved, if any.' }),
     error_code: Type.String({ description: 'Stable numeric code, as a string.' }),
-    request_id: Type.String({ description: 'Same as the X-Request-Id response header.' }),
+    request_id: Type.String({
+      description:
+        "This HTTP request's id (`req_…`), the same as the X-Request-Id response header: quote it to support. Not the MSV3 order id, which an order's result calls `request_id`.",
+    }),
     param: Type.Optional(Type.String({ description: 'The offending field, e.g. `items[3].pzn`.' })),
     order_id: Type.Optional(
       Type.String({

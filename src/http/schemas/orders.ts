@@ -273,7 +273,7 @@ const ORDER_ITEMS_EXAMPLE = [
     answered: true,
   },
   {
-    pzn: '01234567',
+    pzn: '01234562',
     quantity_ordered: 10,
     quantity_confirmed: 10,
     delivery_preference: 'backorder',
@@ -380,7 +380,7 @@ export const OrderResultSchema = Type.Object(
     request_id: Type.String({
       format: 'uuid',
       description:
-        'The MSV3 order id (`bestellung/@Id`); the same on every retry with the same Idempotency-Key. A dry run gets a fresh one.',
+        "The MSV3 order id (`bestellung/@Id`, a UUID), the wholesaler's reference for this order; the same on every retry with the same Idempotency-Key. A dry run gets a fresh one. Not this HTTP request's id: that is the X-Request-Id header, which error bodies call `request_id`.",
     }),
     status: Type.Enum(['confirmed', 'dry_run', 'queued_night_mode']),
     wholesaler: Type.String(),
@@ -515,7 +515,10 @@ export const OrderStatusSchema = Type.Object(
       ),
     ),
     wholesaler: Type.String({ description: 'Additive.' }),
-    request_id: Type.String({ description: 'Additive: the MSV3 order id (`bestellung/@Id`).' }),
+    request_id: Type.String({
+      description:
+        "Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header.",
+    }),
     placement_status: PlacementStatusSchema,
     answer_status: Type.Union([Type.Enum(['available', 'pending', 'expired', 'unknown']), Type.Null()], {
       description: ANSWER_STATUS_DESCRIPTION,

@@ -62,7 +62,7 @@ const DAMAGED_ITEM = {
 
 const ITEMS_EXAMPLE = [
   DAMAGED_ITEM,
-  { tracking_number: 'LS-2025-000123', pzn: '1234567', quantity: 1, reason: 'over_delivered' },
+  { tracking_number: 'LS-2025-000123', pzn: '1234562', quantity: 1, reason: 'over_delivered' },
 ];
 
 export const ReturnBodySchema = Type.Object(
@@ -127,7 +127,7 @@ const DAMAGED_ITEM_EXAMPLE = { position: 1, ...DAMAGED_ITEM };
 const OVER_DELIVERED_ITEM_EXAMPLE = {
   position: 2,
   tracking_number: 'LS-2025-000123',
-  pzn: '01234567',
+  pzn: '01234562',
   quantity: 1,
   reason: 'over_delivered',
   batch: null,
@@ -254,7 +254,7 @@ export const OfferBodySchema = Type.Object(
         wholesaler: 'phoenix',
         items: [
           { pzn: '04114918', quantity: 5 },
-          { pzn: '1234567', quantity: 2 },
+          { pzn: '1234562', quantity: 2 },
         ],
       },
     ],
@@ -283,7 +283,7 @@ export const OfferResponseSchema = Type.Object(
         reference_id: 'RA-2025-000042',
         items: [
           { pzn: '04114918', quantity: 5 },
-          { pzn: '01234567', quantity: 2 },
+          { pzn: '01234562', quantity: 2 },
         ],
       },
     ],

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EVENT_TYPES } from '../../core/event-types.js';
+import { EVENT_TYPES, EVERY } from '../../core/event-types.js';
 import { XmlText } from './strings.js';
 
 const IsoTime = (description: string) => Type.String({ format: 'date-time', description });
@@ -49,8 +49,8 @@ const WebhookUrlSchema = XmlText({
 });
 
 const EventListSchema = Type.Array(
-  Type.String({
-    description: `One of ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}, or \`*\` for every event type, those added later included.`,
+  Type.Enum([...EVENT_TYPES, EVERY], {
+    description: 'An event type, or `*` for every event type, those added later included.',
   }),
   {
     minItems: 1,
@@ -109,7 +109,9 @@ export const WebhookSchema = Type.Object(
     id: Type.String({ description: '`whk_…`' }),
     url: Type.String(),
     wholesaler: Type.String(),
-    events: Type.Array(Type.String()),
+    events: Type.Array(Type.Enum([...EVENT_TYPES, EVERY]), {
+      description: 'The event types it receives, or `["*"]` for every event type.',
+    }),
     signing_secret: Type.String({
       description:
         '`whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters.',

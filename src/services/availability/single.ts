@@ -16,6 +16,7 @@ import {
   toDeliveryPortion,
   toSubstitution,
 } from '../delivery-parts.js';
+import { type InvalidPzn, invalidPzn } from '../pzn-check.js';
 
 /**
  * POST /v1/availability → `verfuegbarkeitAnfragen` (docs/msv3.md "Availability").
@@ -33,6 +34,9 @@ import {
  *   regular tour, nothing back-ordered, procured or refused) and no binding substitution replaces the
  *   article (a `proposal` does not count).
  * - Items come back in request order, matched by PZN (MSV3 says nothing about the order).
+ * - A PZN with a wrong check digit is not asked (`services/pzn-check.ts`): its item says why
+ *   (`invalid_pzn`, with the check digit the number would need), the other items are asked as usual. When
+ *   no item is left to ask, no wholesaler is called and `response_type` is null.
  */
 
 type DemandType = 'direct' | 'one_of_many' | 'unspecified';
@@ -48,11 +52,12 @@ interface AvailabilityItem {
   available: boolean;
   deliveries: DeliveryPortion[];
   substitution: SubstitutionInfo | null;
+  invalid_pzn: InvalidPzn | null;
 }
 
 export interface AvailabilityResult {
   wholesaler: string;
-  response_type: 'standard' | 'unspecific';
+  response_type: 'standard' | 'unspecific' | null;
   items: AvailabilityItem[];
 }
 
@@ -78,15 +83,28 @@ export async function checkAvailability(
   );
   const wholesaler = await deps.registry.resolve(tenant, input.wholesaler);
   checkQuantities(wholesaler, input.items);
+  const problems = pzns.map(invalidPzn);
+  const notAsked = (i: number): AvailabilityItem => ({
+    pzn: pzns[i]!,
+    quantity_requested: input.items[i]!.quantity,
+    available: false,
+    deliveries: [],
+    substitution: null,
+    invalid_pzn: problems[i]!,
+  });
+  const articles = input.items.flatMap((item, i) =>
+    problems[i] === null
+      ? [{ pzn: pzns[i]!, quantity: item.quantity, demand: BEDARF[item.demand_type ?? 'direct'] }]
+      : [],
+  );
+  if (articles.length === 0) {
+    return { wholesaler: input.wholesaler, response_type: null, items: pzns.map((_, i) => notAsked(i)) };
+  }
 
   const { value } = await callWholesaler(deps, wholesaler, verfuegbarkeitAnfragen, credentials, {
     clientSoftwareId: deps.clientSoftwareId,
     id: newUuid(),
-    articles: input.items.map((item, i) => ({
-      pzn: pzns[i]!,
-      quantity: item.quantity,
-      demand: BEDARF[item.demand_type ?? 'direct'],
-    })),
+    articles,
   });
 
   const byPzn = new Map<string, AvailabilityArticle>();
@@ -95,6 +113,7 @@ export async function checkAvailability(
     wholesaler: input.wholesaler,
     response_type: value.responseType === 'Spezifisch' ? 'standard' : 'unspecific',
     items: pzns.map((pzn, i) => {
+      if (problems[i] !== null) return notAsked(i);
       const article = byPzn.get(pzn);
       if (article === undefined) {
         throw new ApiError(
@@ -118,6 +137,7 @@ function toItem(pzn: string, article: AvailabilityArticle): AvailabilityItem {
     // map allocates the exact length; push would grow an empty array to 17 slots first.
     deliveries: article.parts.map((part) => toDeliveryPortion(part)),
     substitution: toSubstitution(article.substitution),
+    invalid_pzn: null,
   };
 }
 

@@ -21,7 +21,7 @@ describe('toDeliveryNoticeJson', () => {
   it('sums the lines of one PZN into one item, in order of first appearance', () => {
     expect(toDeliveryNoticeJson(deliveryNoticeFixture()).items).toEqual([
       { pzn: '04114918', quantity_delivered: 3, shortages: 1, article_name: 'IBUPROFEN 400 20 ST' },
-      { pzn: '01234567', quantity_delivered: 0, shortages: 10, article_name: null },
+      { pzn: '01234562', quantity_delivered: 0, shortages: 10, article_name: null },
     ]);
   });
 

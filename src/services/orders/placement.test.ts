@@ -127,7 +127,7 @@ describeEachDialect('placeOrder against a scripted wholesaler', (getDatabase) =>
   const caller = () => ({ accountId, keyId: 'key_1', mode: 'test' as const });
   const items = [
     { pzn: '4114918', quantity: 3 },
-    { pzn: '1234567', quantity: 2, delivery_preference: 'backorder' as const },
+    { pzn: '1234562', quantity: 2, delivery_preference: 'backorder' as const },
   ];
   const confirm = (request: OrderRequest) =>
     ok({
@@ -157,7 +157,7 @@ describeEachDialect('placeOrder against a scripted wholesaler', (getDatabase) =>
     const result = await attempt(null);
     expect(result.items.map((i) => [i.pzn, i.quantity_confirmed, i.delivery_preference])).toEqual([
       ['04114918', 3, 'normal'],
-      ['01234567', 2, 'backorder'],
+      ['01234562', 2, 'backorder'],
     ]);
     expect(result.items[0]!.deliveries[0]).toMatchObject({
       tour_id: 'T1',

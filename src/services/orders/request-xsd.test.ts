@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { validPzns } from '../../../test/pzns.js';
+import { pznCheckDigit } from '../../msv3/model.js';
 import { bestellen } from '../../msv3/operations/bestellen.js';
 import { validateEnvelopes, xsdUnavailableReason } from '../../msv3/test-support/xsd.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
@@ -29,7 +31,11 @@ const wholesaler = (version: 1 | 2): ResolvedWholesaler => ({
 
 const label = fc.stringMatching(/^[A-Z0-9+_-]{1,20}$/);
 const item = fc.record({
-  pzn: fc.integer({ min: 1, max: 99_999_999 }).map(String),
+  pzn: fc
+    .integer({ min: 1, max: 9_999_999 })
+    .map((stem) => `${String(stem).padStart(7, '0')}0`)
+    .filter((pzn) => pznCheckDigit(pzn) !== null)
+    .map((pzn) => `${pzn.slice(0, 7)}${pznCheckDigit(pzn)}`),
   quantity: fc.integer({ min: 1, max: 999 }),
   delivery_preference: fc.constantFrom(...DELIVERY_PREFERENCES),
 });
@@ -39,7 +45,7 @@ const subOrder = fc.constantFrom(...ORDER_TYPES).chain((type) =>
       order_type: fc.constant(type),
       order_label: label,
       ...(type === 'shipping' ? { container_id: label } : {}),
-      items: fc.uniqueArray(item, { minLength: 1, maxLength: 12, selector: (i) => Number(i.pzn) }),
+      items: fc.uniqueArray(item, { minLength: 1, maxLength: 12, selector: (i) => i.pzn }),
     },
     { requiredKeys: type === 'shipping' ? ['order_type', 'container_id', 'items'] : ['order_type', 'items'] },
   ),
@@ -61,7 +67,7 @@ describe.skipIf(xsdUnavailableReason !== null)(
               Array.from({ length: n }, (_, i) => ({
                 order_type: type,
                 ...(type === 'shipping' ? { container_id: `KISTE${i}` } : {}),
-                items: [{ pzn: String(4114918 + i), quantity: 1 + i }],
+                items: [{ pzn: validPzns(1, 4114918 + i)[0]!, quantity: 1 + i }],
               })),
             );
           }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { validPzns } from '../../../test/pzns.js';
 import { ApiError } from '../../core/errors.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
 import { subOrderIdFor } from './ids.js';
@@ -37,13 +38,13 @@ describe('orderLines', () => {
       orderLines(
         [
           { pzn: '4114918', quantity: 3 },
-          { pzn: '99', quantity: 1, delivery_preference: 'grouped' },
+          { pzn: '98', quantity: 1, delivery_preference: 'grouped' },
         ],
         wholesaler(2),
       ),
     ).toEqual([
       { pzn: '04114918', quantity: 3, preference: 'normal', from: [0] },
-      { pzn: '00000099', quantity: 1, preference: 'grouped', from: [1] },
+      { pzn: '00000098', quantity: 1, preference: 'grouped', from: [1] },
     ]);
   });
 
@@ -51,7 +52,7 @@ describe('orderLines', () => {
     const lines = orderLines(
       [
         { pzn: '4114918', quantity: 3 },
-        { pzn: '1', quantity: 1 },
+        { pzn: '17', quantity: 1 },
         { pzn: '04114918', quantity: 2, delivery_preference: 'normal' },
       ],
       wholesaler(2),
@@ -64,9 +65,9 @@ describe('orderLines', () => {
     const error = refusal(() =>
       orderLines(
         [
-          { pzn: '1', quantity: 1 },
-          { pzn: '2', quantity: 1 },
-          { pzn: '00000001', quantity: 1, delivery_preference: 'disposition' },
+          { pzn: '17', quantity: 1 },
+          { pzn: '23', quantity: 1 },
+          { pzn: '00000017', quantity: 1, delivery_preference: 'disposition' },
         ],
         wholesaler(2),
       ),
@@ -75,20 +76,20 @@ describe('orderLines', () => {
       kind: 'invalid_request',
       options: { param: 'items[2].delivery_preference' },
     });
-    expect(error.message).toMatch(/items\[2\] repeats PZN 00000001 of items\[0\]/);
+    expect(error.message).toMatch(/items\[2\] repeats PZN 00000017 of items\[0\]/);
   });
 
   it('keeps quantities within the version, also after merging', () => {
-    expect(refusal(() => orderLines([{ pzn: '1', quantity: 10_000 }], wholesaler(1))).options.param).toBe(
+    expect(refusal(() => orderLines([{ pzn: '17', quantity: 10_000 }], wholesaler(1))).options.param).toBe(
       'items[0].quantity',
     );
-    expect(orderLines([{ pzn: '1', quantity: 10_000 }], wholesaler(2))[0]!.quantity).toBe(10_000);
+    expect(orderLines([{ pzn: '17', quantity: 10_000 }], wholesaler(2))[0]!.quantity).toBe(10_000);
     expect(
       refusal(() =>
         orderLines(
           [
-            { pzn: '1', quantity: 9_000 },
-            { pzn: '1', quantity: 1_000 },
+            { pzn: '17', quantity: 9_000 },
+            { pzn: '17', quantity: 1_000 },
           ],
           wholesaler(1),
         ),
@@ -147,7 +148,7 @@ describe('plannedSubOrders', () => {
     ]);
     const error = refusal(() =>
       plannedSubOrders(
-        { sub_orders: [{ items }, { items: [items[0]!, { pzn: '1', quantity: 10_000 }] }] },
+        { sub_orders: [{ items }, { items: [items[0]!, { pzn: '17', quantity: 10_000 }] }] },
         wholesaler(1),
         500,
       ),
@@ -181,9 +182,7 @@ describe('plannedSubOrders', () => {
   });
 
   it('counts positions across sub-orders against the limit, after merging', () => {
-    const sub = (n: number) => ({
-      items: Array.from({ length: n }, (_, i) => ({ pzn: String(i + 1), quantity: 1 })),
-    });
+    const sub = (n: number) => ({ items: validPzns(n).map((pzn) => ({ pzn, quantity: 1 })) });
     expect(plannedSubOrders({ sub_orders: [sub(3), sub(2)] }, wholesaler(2), 5)).toHaveLength(2);
     const error = refusal(() => plannedSubOrders({ sub_orders: [sub(3), sub(3)] }, wholesaler(2), 5));
     expect(error.options.param).toBe('sub_orders');
@@ -198,10 +197,10 @@ describe('the bestellen request', () => {
     const planned = plannedSubOrders(
       {
         items: [
-          { pzn: '1', quantity: 1, delivery_preference: 'normal' },
-          { pzn: '2', quantity: 1, delivery_preference: 'grouped' },
-          { pzn: '3', quantity: 1, delivery_preference: 'backorder' },
-          { pzn: '4', quantity: 1, delivery_preference: 'disposition' },
+          { pzn: '17', quantity: 1, delivery_preference: 'normal' },
+          { pzn: '23', quantity: 1, delivery_preference: 'grouped' },
+          { pzn: '46', quantity: 1, delivery_preference: 'backorder' },
+          { pzn: '98', quantity: 1, delivery_preference: 'disposition' },
         ],
       },
       wholesaler(2),
@@ -224,9 +223,9 @@ describe('the bestellen request', () => {
     const planned = plannedSubOrders(
       {
         sub_orders: [
-          { items: [{ pzn: '1', quantity: 1 }] },
-          { order_type: 'batch', order_label: 'LAGER', items: [{ pzn: '1', quantity: 2 }] },
-          { order_type: 'shipping', container_id: 'KISTE7', items: [{ pzn: '2', quantity: 3 }] },
+          { items: [{ pzn: '17', quantity: 1 }] },
+          { order_type: 'batch', order_label: 'LAGER', items: [{ pzn: '17', quantity: 2 }] },
+          { order_type: 'shipping', container_id: 'KISTE7', items: [{ pzn: '23', quantity: 3 }] },
         ],
       },
       wholesaler(2),

@@ -9,6 +9,7 @@ import {
 import type { OrderRequest } from '../../msv3/operations/bestellen.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
 import { AUFTRAGSART_OF, ORDER_TYPE_OF, type OrderType } from '../order-types.js';
+import { invalidPzn } from '../pzn-check.js';
 import { subOrderIdFor, supportIdFor } from './ids.js';
 
 /**
@@ -25,6 +26,7 @@ import { subOrderIdFor, supportIdFor } from './ids.js';
  *   alike) with the same preference are merged into one position with the summed quantity (the result
  *   lists it once, with `merged_from`); with different preferences the request is refused (400), since
  *   one position has one Liefervorgabe. Across sub-orders a PZN may repeat;
+ * - a PZN whose check digit is wrong is refused, naming the item (docs/glossary.md "PZN");
  * - quantities within the version's range (v1 1..9,999, v2 1..99,999), merged sums included;
  * - positions across all sub-orders at most `maxPositions` (ORDER_MAX_POSITIONS, never above MSV3's 1,000).
  * Every refusal is 400 `invalid_request` whose `param` names the sub-order and field.
@@ -196,6 +198,14 @@ export function orderLines(
   const item = (index: number) => paramAt(at, `items[${index}]`);
   items.forEach((input, index) => {
     const pzn = normalisePzn(input.pzn);
+    const problem = invalidPzn(pzn);
+    if (problem !== null) {
+      throw refusal(
+        wholesaler,
+        `${item(index)}.pzn`,
+        `\`${item(index)}.pzn\` ${problem.message} Nothing was sent to the wholesaler.`,
+      );
+    }
     const preference = input.delivery_preference ?? 'normal';
     const earlier = byPzn.get(pzn);
     if (earlier === undefined) {

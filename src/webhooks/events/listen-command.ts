@@ -2,27 +2,31 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { EVENT_TYPES, type EventType, isEventType } from '../../core/event-types.js';
 import { VERSION } from '../../core/version.js';
 import { type OptionValues, textOption, UsageProblem } from '../../lib/cli-options.js';
-import { generateSigningSecret } from '../subscriptions/secrets.js';
+import { generateSigningSecret, maskSigningSecret } from '../subscriptions/secrets.js';
 import { followEvents, type ListenDeps, type ListenOptions } from './listen.js';
 
 /**
  * `msv3-gateway listen`: the command line of the local forwarder (`events/listen.ts`): reads and checks the
- * options, generates the signing secret, prints it, and follows the feed until SIGINT or SIGTERM.
+ * options, takes the signing secret given (--secret or MSV3_WEBHOOK_SECRET, the variable a receiver reads
+ * its secret from, so one setting serves both and survives restarts of either) or generates and prints
+ * one, and follows the feed until SIGINT or SIGTERM.
  */
 
 const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080';
 
 export const LISTEN_USAGE =
   'listen (--forward-to URL | --print) [--events TYPE,…] [--wholesaler ID] [--since EVT_ID] [--once] ' +
-  '[--interval MS] [--url GATEWAY_URL] [--key API_KEY]';
+  '[--interval MS] [--url GATEWAY_URL] [--key API_KEY] [--secret WHSEC]';
 
 export const LISTEN_SUMMARY =
   'Forward new events of the events feed (GET /v1/events) to a local receiver, signed like webhook ' +
-  'deliveries with a secret printed at start; one line per forward. --url (or MSV3_GATEWAY_URL; default ' +
-  `${DEFAULT_GATEWAY_URL}) is the gateway, --key (or MSV3_API_KEY) its API key; --events takes ` +
-  `${EVENT_TYPES.join(', ')}; --since replays the events after one; --once stops after those instead ` +
-  'of following the feed; --print writes each event as a JSON line instead of forwarding it; ' +
-  '--interval polls every MS milliseconds (default 1000). Stop with Ctrl-C.';
+  'deliveries; one line per forward. --url (or MSV3_GATEWAY_URL; default ' +
+  `${DEFAULT_GATEWAY_URL}) is the gateway, --key (or MSV3_API_KEY, which keeps it out of ps) its API key; ` +
+  '--secret (or MSV3_WEBHOOK_SECRET) the whsec_ secret to sign with, else a new one printed at start; ' +
+  `--events takes ${EVENT_TYPES.join(', ')}; --since replays the events after one; --once stops after ` +
+  'those instead of following the feed (and gives up when the gateway does not answer); --print writes ' +
+  'each event as a JSON line instead of forwarding it; --interval polls every MS milliseconds (default ' +
+  '1000). Stop with Ctrl-C.';
 
 export const LISTEN_OPTIONS = {
   'forward-to': { type: 'string' },
@@ -34,6 +38,7 @@ export const LISTEN_OPTIONS = {
   interval: { type: 'string' },
   url: { type: 'string' },
   key: { type: 'string' },
+  secret: { type: 'string' },
 } as const;
 
 const EVENT_ID = /^evt_[A-Za-z0-9]{1,64}$/;
@@ -113,6 +118,26 @@ function optionsFrom(values: OptionValues, env: NodeJS.ProcessEnv): Omit<ListenO
   return options;
 }
 
+/** `whsec_` and the base64 of at least 16 bytes: a subscription's signing_secret, or one listen printed. */
+const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{22,}={0,2}$/;
+
+/** The secret to sign with, and where it came from; undefined: none given, make one. */
+function givenSecret(
+  values: OptionValues,
+  env: NodeJS.ProcessEnv,
+): { secret: string; from: string } | undefined {
+  const option = textOption(values, 'secret');
+  const from = option === undefined ? 'MSV3_WEBHOOK_SECRET' : '--secret';
+  const secret = (option ?? env.MSV3_WEBHOOK_SECRET)?.trim();
+  if (secret === undefined || secret === '') return undefined;
+  if (!SIGNING_SECRET.test(secret)) {
+    throw new UsageProblem(
+      `${from} must be a signing secret: whsec_ and base64, as a subscription's signing_secret or one listen printed`,
+    );
+  }
+  return { secret, from };
+}
+
 /** An AbortSignal that aborts on the first SIGINT or SIGTERM; `release` removes the listeners. */
 function signalOnStop(): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
@@ -139,15 +164,17 @@ export async function runListenCommand(
   deps: Partial<Pick<ListenDeps, 'fetch' | 'now' | 'sleep'>> & { stop?: AbortSignal } = {},
 ): Promise<number> {
   let options: Omit<ListenOptions, 'secret'>;
+  let given: { secret: string; from: string } | undefined;
   try {
     options = optionsFrom(values, io.env);
+    given = givenSecret(values, io.env);
   } catch (error) {
     if (!(error instanceof UsageProblem)) throw error;
     io.stderr(`msv3-gateway listen: ${error.message}`);
     io.stderr(`Usage: msv3-gateway ${LISTEN_USAGE}`);
     return 2;
   }
-  const secret = generateSigningSecret();
+  const secret = given?.secret ?? generateSigningSecret();
   const filters = [
     options.events === undefined ? 'every event type' : options.events.join(', '),
     ...(options.wholesaler === undefined ? [] : [`wholesaler ${options.wholesaler}`]),
@@ -158,7 +185,14 @@ export async function runListenCommand(
     io.stderr(`Printing events of ${feed}`);
   } else {
     io.stdout(`Forwarding events of ${feed} to ${options.forwardTo}`);
-    io.stdout(`Signing secret (verify the forwards with it, as a subscription's signing_secret): ${secret}`);
+    if (given === undefined) {
+      io.stdout(
+        `Signing secret (verify the forwards with it, as a subscription's signing_secret): ${secret}`,
+      );
+      io.stdout('To keep it across restarts, set MSV3_WEBHOOK_SECRET to it (or pass --secret) next time.');
+    } else {
+      io.stdout(`Signing with the secret from ${given.from} (${maskSigningSecret(secret)}).`);
+    }
   }
   const onStop = deps.stop === undefined ? signalOnStop() : undefined;
   try {

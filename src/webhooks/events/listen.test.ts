@@ -410,6 +410,27 @@ describe('msv3-gateway listen: following the feed', () => {
     ]);
   });
 
+  it('with --once, gives up after three failed tries in a row when the gateway does not answer, naming --url', async () => {
+    const s = setup({ once: true, since: 'evt_0001' });
+    s.feedFailures.push(refused(), refused(), refused(), refused());
+    s.whenSleeping(() => {}, 100);
+    expect(await s.run()).toBe(1);
+    expect(s.feedRequests).toHaveLength(3);
+    expect(s.sleeps).toEqual([1_000, 2_000]);
+    expect(s.warned.at(-1)).toBe(
+      'msv3-gateway listen: events feed: connection refused (ECONNREFUSED); gave up after 3 tries (--once). Is the gateway at http://gateway.test? Give its URL with --url (or MSV3_GATEWAY_URL).',
+    );
+  });
+
+  it('with --once, still gets over a failure or two', async () => {
+    const s = setup({ once: true, since: 'evt_0001' });
+    s.add('order.status_changed', T0 - 2_000);
+    s.add('delivery.received', T0 - 1_000);
+    s.feedFailures.push(refused(), jsonResponse(503, {}));
+    expect(await s.run()).toBe(0);
+    expect(idsOf(s.received)).toEqual(['evt_0002']);
+  });
+
   it('ends with exit code 1 when the gateway refuses the key', async () => {
     const s = setup();
     s.feedFailures.push(jsonResponse(401, { error: 'invalid_api_key', message: 'Unknown API key.' }));

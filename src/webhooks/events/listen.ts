@@ -4,7 +4,7 @@ import { deliveryHeaders } from '../sign.js';
 import { newDeliveryId } from './record.js';
 
 /**
- * `msv3-gateway listen` (issue 13, "Local forwarding"): follows the events feed (`GET /v1/events`) of
+ * `msv3-gateway listen` (docs/webhooks.md "Local forwarding"): follows the events feed (`GET /v1/events`) of
  * a gateway with an API key and POSTs each new event to a local receiver, signed as a webhook
  * subscription's deliveries are (`deliveryHeaders`), with a secret of its own. Nothing comes in to the
  * receiver from the gateway, so it may listen on localhost without ALLOW_PRIVATE_ENDPOINTS.
@@ -58,6 +58,8 @@ export interface ListenDeps {
   feedTimeoutMs?: number;
   /** The longest wait after feed failures in a row. */
   maxFeedBackoffMs?: number;
+  /** With `once`: feed failures in a row before giving up (it would otherwise wait for the gateway forever). */
+  onceFeedTries?: number;
 }
 
 /** An event as the feed lists it: the parsed body, and the body as webhooks send it. */
@@ -74,6 +76,7 @@ const FORWARD_BACKOFF_MS = 500;
 const FORWARD_TIMEOUT_MS = 10_000;
 const FEED_TIMEOUT_MS = 30_000;
 const MAX_FEED_BACKOFF_MS = 30_000;
+const ONCE_FEED_TRIES = 3;
 
 /** The feed answered something that waiting will not fix (a wrong key, an unknown --since event). */
 class FatalFeedError extends Error {}
@@ -91,8 +94,9 @@ class PassingFeedError extends Error {
 /**
  * Follows the feed until `stop` aborts; resolves to the exit code: 0 when stopped, 1 when the feed
  * refused for good (the key, the filter or the --since event). Feed failures that may pass (429, 5xx,
- * the network) are printed and retried with backoff, never fatal. With `once`, it returns after the
- * events there are at the start: 0 when every one was forwarded, 1 when the receiver refused one.
+ * the network) are printed and retried with backoff; only with `once` do they end it, after a few tries
+ * in a row (exit code 1). With `once`, it returns after the events there are at the start: 0 when every
+ * one was forwarded, 1 when the receiver refused one.
  */
 export async function followEvents(
   options: ListenOptions,
@@ -132,6 +136,13 @@ export async function followEvents(
         if (stop.aborted) return false;
         if (!(error instanceof PassingFeedError)) throw error;
         failures += 1;
+        const tries = deps.onceFeedTries ?? ONCE_FEED_TRIES;
+        if (options.once && failures >= tries) {
+          // A one-off run (a script, a test) must end: most often the gateway is elsewhere or not started.
+          throw new FatalFeedError(
+            `events feed: ${error.message}; gave up after ${tries} tries (--once). Is the gateway at ${options.gatewayUrl}? Give its URL with --url (or MSV3_GATEWAY_URL).`,
+          );
+        }
         const backoff = Math.min(
           options.intervalMs * 2 ** (failures - 1),
           deps.maxFeedBackoffMs ?? MAX_FEED_BACKOFF_MS,

@@ -2,7 +2,7 @@
 // run `npm run generate -w @msv3-gateway/client` after changing a route.
 
 /** Every error kind of the gateway (docs/error-catalogue.md). */
-export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'order_type_not_agreed' | 'order_labels_exceeded' | 'complete_containers_only' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'internal_error' | 'service_unavailable';
+export type ErrorKind = 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'order_type_not_agreed' | 'order_labels_exceeded' | 'complete_containers_only' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'wholesaler_unavailable' | 'internal_error' | 'service_unavailable';
 
 export type ErrorBody = {
   /** Error kind; see the error catalogue. */
@@ -13,7 +13,7 @@ export type ErrorBody = {
   wholesaler: string | null;
   /** Stable numeric code, as a string. */
   error_code: string;
-  /** Same as the X-Request-Id response header. */
+  /** This HTTP request's id (`req_…`), the same as the X-Request-Id response header: quote it to support. Not the MSV3 order id, which an order's result calls `request_id`. */
   request_id: string;
   /** The offending field, e.g. `items[3].pzn`. */
   param?: string;
@@ -138,7 +138,7 @@ export interface Operations {
       /** Additive: where the call went. */
       route: 'sandbox' | 'test_server' | 'live';
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Real-time availability of up to 50 articles (verfuegbarkeitAnfragen) */
   checkAvailability: {
@@ -148,7 +148,7 @@ export interface Operations {
         wholesaler: string;
         /** 1 to 50 articles, each PZN at most once. */
         items: ({
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Requested quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
           quantity: number;
@@ -160,14 +160,15 @@ export interface Operations {
     inputRequired: true;
     response: {
       wholesaler: string;
-      response_type: 'standard' | 'unspecific';
+      /** Null when no article was asked: every PZN had a wrong check digit. */
+      response_type: ('standard' | 'unspecific') | null;
       items: ({
         /** 8 digits. */
         pzn: string;
         quantity_requested: number;
         /** Not an MSV3 field: true when every delivery portion is `normal` or `network` and no binding substitution replaces the article. */
         available: boolean;
-        /** MSV3 `Anteile`, 1 to 5. */
+        /** MSV3 `Anteile`, 1 to 5; none for a PZN that was not asked (`invalid_pzn`). */
         deliveries: ({
           /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
           type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
@@ -195,9 +196,18 @@ export interface Operations {
           /** The PZN that would be delivered instead (8 digits). */
           pzn: string;
         }) | null;
+        /** Not an MSV3 field: null when the wholesaler was asked. Otherwise the PZN is no PZN (its last digit is a check digit) and was not sent: correct it and ask again. */
+        invalid_pzn: ({
+          /** `wrong_check_digit`: another last digit would make it a PZN (`expected_check_digit`); `not_issuable`: no last digit would, so no article has a PZN starting with these seven digits. */
+          reason: 'wrong_check_digit' | 'not_issuable';
+          /** The check digit the first seven digits call for, `0` to `9`; null with `not_issuable`. */
+          expected_check_digit: string | null;
+          /** One sentence for a person. */
+          message: string;
+        }) | null;
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Which of up to 10,000 PZNs are in stock (verfuegbarkeitAnfragenBulk) */
   checkBulkAvailability: {
@@ -214,10 +224,21 @@ export interface Operations {
       wholesaler: string;
       /** The in-stock subset, 8 digits each. */
       available_pzns: string[];
-      /** Additive: the rest of the requested PZNs. */
+      /** Additive: the rest of the requested PZNs that were asked. */
       unavailable_pzns: string[];
+      /** Additive: requested PZNs that are no PZNs (wrong check digit), not sent to the wholesaler and in neither list above. */
+      invalid_pzns: ({
+        /** 8 digits. */
+        pzn: string;
+        /** `wrong_check_digit`: another last digit would make it a PZN (`expected_check_digit`); `not_issuable`: no last digit would, so no article has a PZN starting with these seven digits. */
+        reason: 'wrong_check_digit' | 'not_issuable';
+        /** The check digit the first seven digits call for, `0` to `9`; null with `not_issuable`. */
+        expected_check_digit: string | null;
+        /** One sentence for a person. */
+        message: string;
+      })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Contract data: capabilities, order types, weekly order windows (vertragsdatenAbfragen) */
   getContract: {
@@ -299,7 +320,7 @@ export interface Operations {
       /** Additive. */
       msv3_version: 1 | 2;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** The orders of this key’s account and mode, newest first */
   listOrders: {
@@ -379,7 +400,7 @@ export interface Operations {
         wholesaler: string;
         /** The order as one sub-order: 1 to 500 positions. Send `items` or `sub_orders`, exactly one. Lines repeating a PZN with the same delivery_preference are merged into one position (quantities summed); with different preferences the request is refused. */
         items?: ({
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Order quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
           quantity: number;
@@ -402,7 +423,7 @@ export interface Operations {
           container_id?: string;
           /** 1 to 500 positions of this sub-order. Lines repeating a PZN with the same delivery_preference are merged into one position (quantities summed); with different preferences the request is refused. */
           items: ({
-            /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+            /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
             pzn: string;
             /** Order quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
             quantity: number;
@@ -414,7 +435,7 @@ export interface Operations {
     };
     inputRequired: true;
     response: {
-      /** The MSV3 order id (`bestellung/@Id`); the same on every retry with the same Idempotency-Key. A dry run gets a fresh one. */
+      /** The MSV3 order id (`bestellung/@Id`, a UUID), the wholesaler's reference for this order; the same on every retry with the same Idempotency-Key. A dry run gets a fresh one. Not this HTTP request's id: that is the X-Request-Id header, which error bodies call `request_id`. */
       request_id: string;
       status: 'confirmed' | 'dry_run' | 'queued_night_mode';
       wholesaler: string;
@@ -568,7 +589,7 @@ export interface Operations {
         })[];
       };
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'complete_containers_only' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'order_labels_exceeded' | 'order_outcome_unknown' | 'order_rejected' | 'order_type_not_agreed' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'complete_containers_only' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'order_labels_exceeded' | 'order_outcome_unknown' | 'order_rejected' | 'order_type_not_agreed' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Status of an order placed through the gateway (bestellstatusAbfragen) */
   getOrderStatus: {
@@ -622,7 +643,7 @@ export interface Operations {
       })[];
       /** Additive. */
       wholesaler: string;
-      /** Additive: the MSV3 order id (`bestellung/@Id`). */
+      /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
       request_id: string;
       /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
       placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -698,7 +719,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** The stored order: request, answer per sub-order, history, what arrived */
   getOrder: {
@@ -902,7 +923,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Confirm delivery notices (lieferavisBestaetigen) */
   confirmDeliveries: {
@@ -921,7 +942,7 @@ export interface Operations {
       confirmed: string[];
       status: 'confirmed';
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Past delivery notices: live lookup or what this gateway has seen */
   deliveryHistory: {
@@ -1016,7 +1037,7 @@ export interface Operations {
       /** More notices follow; ask again with `starting_after`. */
       has_more: boolean;
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'delivery_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'delivery_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Ask whether the wholesaler would take items back (retourenavisAnfragen) */
   enquireReturn: {
@@ -1028,7 +1049,7 @@ export interface Operations {
         items: ({
           /** The original delivery-note number (`Lieferscheinnummer`, 1 to 30 of `a-z A-Z 0-9 # + * / - _`). */
           tracking_number: string;
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Units to return, 1 to 9,999. */
           quantity: number;
@@ -1068,7 +1089,7 @@ export interface Operations {
         accepted: boolean;
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Announce a return, binding (retourenavisAnkuendigen) */
   announceReturn: {
@@ -1080,7 +1101,7 @@ export interface Operations {
         items: ({
           /** The original delivery-note number (`Lieferscheinnummer`, 1 to 30 of `a-z A-Z 0-9 # + * / - _`). */
           tracking_number: string;
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Units to return, 1 to 9,999. */
           quantity: number;
@@ -1148,7 +1169,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Offer articles for take-back (ruecknahmeangebotAnfordern) */
   requestTakeBackOffer: {
@@ -1158,7 +1179,7 @@ export interface Operations {
         wholesaler: string;
         /** 1 to 1,000 articles, each PZN once (400 names the repeat). */
         items: ({
-          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. */
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
           pzn: string;
           /** Units to give back: 1 to 99,999 (MSV3 v2), 1 to 9,999 for v1 wholesalers. */
           quantity: number;
@@ -1178,7 +1199,7 @@ export interface Operations {
         quantity: number;
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'return_outcome_unknown' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Download a PDF delivery note or return slip (dokumentAbfragen) */
   downloadDocument: {
@@ -1190,7 +1211,7 @@ export interface Operations {
     };
     inputRequired: true;
     response: Uint8Array;
-    errors: 'api_key_invalid' | 'api_key_missing' | 'document_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'document_not_found' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'operation_not_supported' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** List webhook subscriptions */
   listWebhooks: {
@@ -1203,7 +1224,8 @@ export interface Operations {
         id: string;
         url: string;
         wholesaler: string;
-        events: string[];
+        /** The event types it receives, or `["*"]` for every event type. */
+        events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed' | '*')[];
         /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
         signing_secret: string;
         active: boolean;
@@ -1229,7 +1251,7 @@ export interface Operations {
         /** Wholesaler id whose events to receive (as in `GET /v1/wholesalers`), or `*` for every wholesaler this key can use, including those added later. */
         wholesaler: string;
         /** Events to receive; duplicates are ignored. */
-        events: string[];
+        events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed' | '*')[];
       };
     };
     inputRequired: true;
@@ -1238,7 +1260,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -1266,7 +1289,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -1291,7 +1315,7 @@ export interface Operations {
         /** Where events are POSTed. https for live keys; public addresses only (private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges are refused unless the operator sets ALLOW_PRIVATE_ENDPOINTS, which also admits plain http to them). Checked again, with DNS, before every attempt. */
         url?: string;
         /** Events to receive; duplicates are ignored. */
-        events?: string[];
+        events?: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed' | '*')[];
         /** `true` re-enables a disabled subscription (and clears its failure record); `false` pauses it. */
         active?: boolean;
       };
@@ -1302,7 +1326,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -1446,7 +1471,8 @@ export interface Operations {
       id: string;
       url: string;
       wholesaler: string;
-      events: string[];
+      /** The event types it receives, or `["*"]` for every event type. */
+      events: ('delivery.received' | 'delivery.shortage' | 'order.status_changed' | 'order.fulfilled' | 'wholesaler.status_changed' | '*')[];
       /** `whsec_` + base64 of 32 random bytes. In full only in the answers to creation and rotate-secret; elsewhere masked as `whsec_****` + its last 4 characters. */
       signing_secret: string;
       active: boolean;
@@ -1684,7 +1710,7 @@ export interface Operations {
           })[];
           /** Additive. */
           wholesaler: string;
-          /** Additive: the MSV3 order id (`bestellung/@Id`). */
+          /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
           request_id: string;
           /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
           placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -2128,7 +2154,7 @@ export interface Operations {
         })[];
         /** Additive. */
         wholesaler: string;
-        /** Additive: the MSV3 order id (`bestellung/@Id`). */
+        /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
         request_id: string;
         /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
         placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -2410,7 +2436,7 @@ export interface Operations {
         })[];
         /** Additive. */
         wholesaler: string;
-        /** Additive: the MSV3 order id (`bestellung/@Id`). */
+        /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
         request_id: string;
         /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
         placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';
@@ -2551,7 +2577,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Issue another delivery notice for a sandbox order */
   deliverSandboxOrder: {
@@ -2632,7 +2658,7 @@ export interface Operations {
         })[];
       })[];
     };
-    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unreachable';
+    errors: 'api_key_invalid' | 'api_key_missing' | 'conflict' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'operation_not_supported' | 'order_not_found' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'test_mode_required' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
   /** Take a sandbox wholesaler down */
   takeSandboxWholesalerDown: {
@@ -2873,7 +2899,7 @@ export interface WebhookEvents {
       })[];
       /** Additive. */
       wholesaler: string;
-      /** Additive: the MSV3 order id (`bestellung/@Id`). */
+      /** Additive: the MSV3 order id (`bestellung/@Id`, a UUID). Not this HTTP request's id: that is the X-Request-Id header. */
       request_id: string;
       /** `confirmed` (every sub-order taken), `partially_confirmed` (the wholesaler refused some sub-orders, see `sub_orders[].error`, and took the others), `queued_night_mode` (taken in night mode, its answer not ready yet), `rejected` (every sub-order refused), `outcome_unknown` (an attempt lost its answer: retry with the Idempotency-Key to settle it), `not_placed` (the wholesaler did not take it). */
       placement_status: 'confirmed' | 'partially_confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'not_placed';

@@ -34,7 +34,7 @@ export function deliveryNoticeFixture(overrides: Partial<DeliveryNotice> = {}): 
         delivered: [{ quantity: 1, batch: 'CH-B2' }],
         shortages: [{ orderId: '0c1d2e3f-4a5b-4c6d-9e7f-8a9b0c1d2e3f', quantity: 1 }],
       },
-      { pzn: '01234567', delivered: [], shortages: [{ quantity: 10 }] },
+      { pzn: '01234562', delivered: [], shortages: [{ quantity: 10 }] },
     ],
     documentId: '5b0f1f5e-8c1a-4f0e-9d3a-1c2b3d4e5f60',
     ...overrides,
