@@ -91,7 +91,7 @@ export interface Dependencies {
 
 /**
  * Builds every dependency of the app, in start order: wholesaler catalogue → database → tracing →
- * migrations → first key → rate limiter → sandbox mock → wholesaler transports → metrics → webhooks →
+ * migrations → first key → rate limiter → sandbox mock → metrics → wholesaler transports → webhooks →
  * status watch → periodic jobs. `startServer` (and so every cluster worker) and the tests' `buildTestApp`
  * use it; what they do differently is in `overrides`. When a step fails, what was opened is closed.
  */
@@ -134,6 +134,7 @@ export async function buildDependencies(
     const policy = overrides.addressPolicy ?? createAddressPolicy(config.network);
     const lookup = overrides.lookup;
     const outbound = { policy, ...(lookup === undefined ? {} : { lookup }) };
+    const metrics = overrides.metrics ?? createMetrics({ processMetrics: true });
     const upstream = createUpstream({
       config,
       db: database.db,
@@ -145,9 +146,9 @@ export async function buildDependencies(
       addressPolicy: policy,
       ...(lookup === undefined ? {} : { lookup }),
       tracing,
+      metrics: metrics.wholesalers,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
-    const metrics = overrides.metrics ?? createMetrics({ processMetrics: true });
     const webhooks = createWebhooks({
       config,
       database,

@@ -4,6 +4,7 @@ import { announceReturn, enquireReturn } from '../../services/returns/announce.j
 import { requestTakeBackOffer } from '../../services/returns/offers.js';
 import type { AppDeps } from '../app-deps.js';
 import { customerRequest, Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { upstreamFor } from '../request-notes.js';
 import { routeErrors, V2_CALL_ERRORS, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import {
   AnnounceBodySchema,
@@ -50,7 +51,7 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) =>
       enquireReturn(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         keyScopeOf(request),
@@ -73,7 +74,7 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) =>
       announceReturn(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         request.body.company,
@@ -97,7 +98,7 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) =>
       requestTakeBackOffer(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         keyScopeOf(request),
