@@ -49,7 +49,7 @@ describe('request log lines', () => {
     await database.dispose();
   });
 
-  async function lineOf(requestId: string | string[] | undefined): Promise<RequestLine> {
+  async function lineOf(requestId: unknown): Promise<RequestLine> {
     return until(
       `the log line of ${String(requestId)}`,
       () =>
