@@ -399,6 +399,17 @@ const ConfigSchema = Type.Object({
       }),
     ),
   }),
+  statusPage: Type.Object({
+    token: Type.Optional(
+      Type.String({
+        env: 'STATUS_PAGE_TOKEN',
+        minLength: 16,
+        secret: true,
+        description:
+          'When set, the operator status page answers at `GET /status` to this token (the password of HTTP Basic, any user name, or `Authorization: Bearer <token>`); unset: there is no status page.',
+      }),
+    ),
+  }),
   // Benchmark and diagnostic switches: each turns one speed-up off so that `bench:gateway` can measure
   // what it saves in one run (docs/performance.md "Fast paths, measured"). Leave them on in production.
   fastPaths: Type.Object({

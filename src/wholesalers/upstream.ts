@@ -294,7 +294,7 @@ function callObservation(
 
 /** A probe's result in a few words, as the status page shows it. */
 function probeReason(result: ProbeResult): string {
-  if (result.up) return result.status === undefined ? 'answers' : `answers (HTTP ${result.status})`;
+  if (result.up) return result.status === undefined ? 'answers' : `HTTP ${result.status}`;
   if (result.status !== undefined) return `HTTP ${result.status}`;
   const error = result.error;
   if (error === undefined) return 'no answer';
