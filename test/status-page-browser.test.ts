@@ -146,7 +146,7 @@ if (!existsSync(CHROMIUM)) {
         for (const headers of [
           { 'x-api-key': observed.liveKey },
           { authorization: `Bearer ${observed.liveKey}` },
-        ]) {
+        ] as Record<string, string>[]) {
           const answer = await context.request.get(`${base}/status`, { headers });
           expect(answer.status()).toBe(401);
           expect(await answer.json()).toMatchObject({ error: 'status_token_invalid' });

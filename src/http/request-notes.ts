@@ -7,7 +7,7 @@ import type { GatewayApp } from './types.js';
  * error kind it was answered with and the wholesaler calls it made. Collected while the request runs,
  * written once by `installObservation`.
  */
-export interface RequestNotes {
+interface RequestNotes {
   errorKind?: string;
   calls: WholesalerCallNote[];
 }

@@ -126,7 +126,7 @@ export type CallResult<T> =
   | { ok: false; error: UpstreamError; latencyMs: number };
 
 /** What a target's calls are doing right now (`Transport.usage`), for metrics and the status page. */
-export interface TargetUsage {
+interface TargetUsage {
   target: string;
   /** Calls holding a slot (sent or about to be sent). */
   active: number;

@@ -8,7 +8,7 @@ const MINUTE_MS = 60_000;
 const MINUTES = 60;
 
 /** A key's last hour, oldest minute first. */
-export interface HistoryRow {
+interface HistoryRow {
   calls: number[];
   errors: number[];
   /** Per minute, the count of calls per latency bucket (`boundsMs`, plus one for the rest). */

@@ -15,7 +15,7 @@ export interface WholesalerLabels {
   route: string;
 }
 
-export type CircuitState = 'closed' | 'open' | 'half_open';
+type CircuitState = 'closed' | 'open' | 'half_open';
 
 /** One target's state right now, read at scrape time (`WholesalerMetrics.watch`). */
 export interface TargetState extends WholesalerLabels {
@@ -25,7 +25,7 @@ export interface TargetState extends WholesalerLabels {
 }
 
 /** A finished call as the metrics count it. */
-export interface CallObservation extends WholesalerLabels {
+interface CallObservation extends WholesalerLabels {
   operation: string;
   /** `ok` or the error kind the caller was (or would be) answered with. */
   outcome: string;
@@ -38,7 +38,7 @@ export interface CallObservation extends WholesalerLabels {
   refusalCause?: string;
 }
 
-export interface ProbeObservation extends WholesalerLabels {
+interface ProbeObservation extends WholesalerLabels {
   up: boolean;
   /** A few words: `answers`, `HTTP 503`, `unreachable: ECONNREFUSED`. */
   reason: string;
@@ -46,7 +46,7 @@ export interface ProbeObservation extends WholesalerLabels {
 }
 
 /** The last probe of a group (the latest of its endpoints). */
-export interface LastProbe {
+interface LastProbe {
   at: number;
   up: boolean;
   reason: string;
@@ -239,14 +239,9 @@ function labelsOf(labels: WholesalerLabels): WholesalerLabels {
   return { wholesaler: labels.wholesaler, route: labels.route };
 }
 
-/** The history's key for a group; `wholesalerLabelsOfKey` reads it back. */
+/** The history's key for a group (the status page reads rows by it: `<route>/<wholesaler>`). */
 function groupKey(labels: WholesalerLabels): string {
   return `${labels.route}/${labels.wholesaler}`;
-}
-
-export function wholesalerLabelsOfKey(key: string): WholesalerLabels {
-  const slash = key.indexOf('/');
-  return { route: key.slice(0, slash), wholesaler: key.slice(slash + 1) };
 }
 
 /** Several workers' status as one: counts summed, the latest probe kept, histories added up. */

@@ -41,7 +41,7 @@ export function renderStatusPage(data: StatusPageData): string {
 <style>${STYLE}</style>
 </head>
 <body>
-<header><h1>msv3-gateway status</h1><p>version ${escape(data.version)}, ${escape(new Date(data.generatedAt).toISOString())}; refreshes every 30 s</p></header>
+<header><h1>msv3-gateway status</h1><p>version ${escapeHtml(data.version)}, ${escapeHtml(new Date(data.generatedAt).toISOString())}; refreshes every 30 s</p></header>
 <section aria-labelledby="deps"><h2 id="deps">Dependencies</h2>
 <table class="deps"><tbody>
 ${dependencyRows(data)}
@@ -62,8 +62,8 @@ function dependencyRows(data: StatusPageData): string {
       'Database',
       database.up ? 'up' : 'down',
       database.up
-        ? `${escape(database.dialect)}, answered in ${ms(database.latencyMs)}`
-        : `${escape(database.dialect)}, no answer within ${ms(database.latencyMs)}`,
+        ? `${escapeHtml(database.dialect)}, answered in ${ms(database.latencyMs)}`
+        : `${escapeHtml(database.dialect)}, no answer within ${ms(database.latencyMs)}`,
     ),
     redis.used
       ? row(
@@ -101,8 +101,8 @@ function wholesalerCard(group: Group, data: StatusPageData): string {
   const hourBuckets = series?.buckets.reduce((sum, counts) => sum.map((n, i) => n + counts[i]!));
   const hourP95 =
     hourBuckets === undefined ? undefined : latencyQuantile(hourBuckets, history.boundsMs, 0.95);
-  const title = escape(name);
-  return `<article class="wholesaler ${state}" data-wholesaler="${escape(group.wholesaler)}" data-route="${escape(group.route)}" data-state="${state}">
+  const title = escapeHtml(name);
+  return `<article class="wholesaler ${state}" data-wholesaler="${escapeHtml(group.wholesaler)}" data-route="${escapeHtml(group.route)}" data-state="${state}">
 <h3>${title} ${badge(state)}</h3>
 <dl>
 <dt>Circuit</dt><dd>${circuits(group)}</dd>
@@ -140,7 +140,7 @@ function lastProbe(group: Group, now: number): string {
   const probe = group.lastProbe;
   if (probe === undefined) return 'none yet';
   const ago = Math.max(0, Math.round((now - probe.at) / 1000));
-  return `${probe.up ? 'answers' : 'down'}: ${escape(probe.reason)}, ${ms(probe.latencyMs)}, ${ago} s ago`;
+  return `${probe.up ? 'answers' : 'down'}: ${escapeHtml(probe.reason)}, ${ms(probe.latencyMs)}, ${ago} s ago`;
 }
 
 function badge(state: State): string {
@@ -155,7 +155,7 @@ function percent(share: number): string {
   return `${Math.round(share * 1000) / 10} %`;
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
