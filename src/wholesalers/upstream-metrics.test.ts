@@ -145,7 +145,7 @@ describe('wholesaler metrics', () => {
     expect(text).toContain(
       'msv3_gateway_wholesaler_circuits{wholesaler="custom",route="test_server",state="closed"} 3',
     );
-    expect(text).not.toMatch(/custom-|acc_|127\.0\.0\.1|04114918/);
+    expect(text).not.toMatch(/custom-|acct_|127\.0\.0\.1|04114918/);
   });
 });
 
