@@ -13,6 +13,7 @@ import { until } from './until.js';
 const START_MS = 180_000;
 const THRESHOLD = 2;
 const PASSWORD = 'Apotheke-Passwort-0815';
+const STATUS_TOKEN = 'status-token-of-the-operator';
 
 interface LogLine {
   msg: string;
@@ -44,6 +45,7 @@ describe('wholesaler failures told apart, WORKERS=2', () => {
         BREAKER_FAILURE_THRESHOLD: String(THRESHOLD),
         UPSTREAM_HEADERS_TIMEOUT_MS: '500',
         WHOLESALER_PROBE_INTERVAL_MS: '0',
+        STATUS_PAGE_TOKEN: STATUS_TOKEN,
       },
       { mock: { lateAnswerMs: 3_000 }, startTimeoutMs: START_MS },
     );
@@ -122,6 +124,18 @@ describe('wholesaler failures told apart, WORKERS=2', () => {
     ).toBeGreaterThanOrEqual(1);
     expect(text).toContain('msv3_gateway_database_up 1');
     expect(text).not.toMatch(/apotheke1|04114918|acct_|key_/);
+  });
+
+  it('shows them on the status page, with the calls of every worker', async () => {
+    const page = await send(observed.gateway.url, '/status', {
+      headers: { authorization: `Bearer ${STATUS_TOKEN}` },
+    });
+    expect(page.status).toBe(200);
+    expect(page.body).toMatch(/data-wholesaler="offline" data-route="live" data-state="down"/);
+    expect(page.body).toMatch(/data-wholesaler="phoenix" data-route="live" data-state="up"/);
+    // Both phoenix calls failed (the password, the timeout), whichever worker took them.
+    const phoenix = /data-wholesaler="phoenix"[\s\S]*?<\/article>/.exec(page.body)?.[0];
+    expect(phoenix).toContain('<dt>Last hour</dt><dd>2 calls, 2 failed (100 %)');
   });
 
   it('names them in the request log lines, with caller, wholesaler and operation', async () => {
