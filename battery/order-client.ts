@@ -13,6 +13,8 @@ interface OrderAttempt {
   status: number | string;
   kind?: string;
   retryAfter?: string;
+  /** When the answer (or the failure) came, performance.now(). */
+  at: number;
 }
 
 export interface OrderRecord {
@@ -70,13 +72,15 @@ export async function placeOrderWithRetries(options: OrderOptions): Promise<Orde
       body: JSON.stringify({ wholesaler: options.wholesaler, ...options.order }),
       timeoutMs: options.timeoutMs ?? 15_000,
     });
+    const at = performance.now();
     const seen: OrderAttempt = outcome.ok
       ? {
           status: outcome.status,
           ...optional('kind', errorKindOf(outcome.body)),
           ...optional('retryAfter', outcome.headers['retry-after']),
+          at,
         }
-      : { status: outcome.failure };
+      : { status: outcome.failure, at };
     record.attempts.push(seen);
     if (outcome.ok && outcome.status === 200) {
       const body = JSON.parse(outcome.body) as { status?: string; order_id?: string };

@@ -10,6 +10,7 @@ import { findPostgresBin, type OwnPostgres, startOwnPostgres } from './postgres.
 import { findRedisServer, type OwnRedis, startOwnRedis } from './redis.js';
 import { redisLossCheck } from './redis-loss.js';
 import { broken, duration, formatTable, type Row } from './report.js';
+import { sharedOriginCheck } from './shared-origin.js';
 import { sigtermCheck } from './sigterm.js';
 
 /**
@@ -23,6 +24,7 @@ const CHECKS: { name: string; run: (ctx: BatteryContext) => Promise<Row[]> }[] =
   { name: 'fuzz', run: fuzzCheck },
   { name: 'hostile-upstream', run: hostileUpstreamCheck },
   { name: 'overload', run: overloadCheck },
+  { name: 'shared-origin', run: sharedOriginCheck },
   { name: 'database-loss', run: databaseLossCheck },
   { name: 'redis-loss', run: redisLossCheck },
   { name: 'kill-order', run: killOrderCheck },

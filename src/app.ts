@@ -28,6 +28,7 @@ import { registerMetricsRoutes } from './http/routes/metrics.js';
 import { registerOrderRoutes } from './http/routes/orders.js';
 import { registerReturnRoutes } from './http/routes/returns.js';
 import { registerSandboxControlRoutes } from './http/routes/sandbox-controls.js';
+import { registerStatusPageRoutes } from './http/routes/status-page.js';
 import { registerWebhookRoutes } from './http/routes/webhooks.js';
 import { registerWholesalerRoutes } from './http/routes/wholesalers.js';
 import { buildSerializer } from './http/serializer.js';
@@ -51,6 +52,7 @@ export const ROUTES: readonly RouteRegistration[] = [
   registerEventRoutes,
   registerSandboxControlRoutes,
   registerMetricsRoutes,
+  registerStatusPageRoutes,
 ];
 
 /**

@@ -187,7 +187,7 @@ const ConfigSchema = Type.Object({
       default: 16,
       minimum: 1,
       description:
-        'Calls in progress at once to one wholesaler endpoint, per gateway process (undici pool connections): the gateway\'s own limit, which protects the wholesaler (an MSV3 DenialOfServiceFault means it throttles). 16 is what a wholesaler\'s server is usually sized to accept from one client system and keeps about 8 calls/s flowing at 2 s per call; further calls wait in a fair queue per account (docs/resilience.md "Overload").',
+        'Calls in progress at once to one wholesaler server (its origin: custom wholesalers several accounts registered at one URL share it), per gateway process, and the connections kept to it: the gateway\'s own limit, which protects the wholesaler (an MSV3 DenialOfServiceFault means it throttles). 16 is what a wholesaler\'s server is usually sized to accept from one client system and keeps about 8 calls/s flowing at 2 s per call; further calls wait in a fair queue per account (docs/resilience.md "Overload").',
     }),
     maxQueue: Type.Integer({
       env: 'UPSTREAM_MAX_QUEUE',
@@ -414,6 +414,17 @@ const ConfigSchema = Type.Object({
         secret: true,
         description:
           'When set, `GET /metrics` needs `Authorization: Bearer <token>`; otherwise it is public.',
+      }),
+    ),
+  }),
+  statusPage: Type.Object({
+    token: Type.Optional(
+      Type.String({
+        env: 'STATUS_PAGE_TOKEN',
+        minLength: 16,
+        secret: true,
+        description:
+          'When set, the operator status page answers at `GET /status` to this token (the password of HTTP Basic, any user name, or `Authorization: Bearer <token>`); unset: there is no status page.',
       }),
     ),
   }),

@@ -9,6 +9,7 @@ import { type PeriodicJobs, schedulePeriodicJobs } from './lib/periodic.js';
 import { optionsFromSettings } from './mock/options.js';
 import { startMockWholesaler } from './mock/server.js';
 import { persistentWorld } from './mock/world-store.js';
+import { registerDependencyGauges } from './observability/dependency-metrics.js';
 import { createLogger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { startTracing } from './observability/start-tracing.js';
@@ -21,6 +22,7 @@ import { noticeSandboxOrderDeliveries } from './services/sandbox-controls.js';
 import { type Database, openDatabase } from './store/database.js';
 import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
+import { pingDatabase } from './store/ping.js';
 import { sandboxTenantDocuments } from './store/sandbox-state.js';
 import { eventRecorder } from './webhooks/events/record.js';
 import { createWebhooks } from './webhooks/service.js';
@@ -28,6 +30,9 @@ import { type CatalogueEntry, DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wh
 import { createWholesalerStatusFeed } from './wholesalers/status/feed.js';
 import { type WatchStatus, watchWholesalerStatus } from './wholesalers/status/watch.js';
 import { createUpstream } from './wholesalers/upstream.js';
+
+/** How long the scrape's database check (`msv3_gateway_database_up`) waits for `select 1`. */
+const DATABASE_CHECK_TIMEOUT_MS = 1_000;
 
 /** Something opened at start-up and closed at shutdown (or when start-up fails), newest first. */
 export interface Closable {
@@ -92,7 +97,7 @@ export interface Dependencies {
 
 /**
  * Builds every dependency of the app, in start order: wholesaler catalogue → database → tracing →
- * migrations → first key → rate limiter → sandbox mock → wholesaler transports → metrics → webhooks →
+ * migrations → first key → rate limiter → sandbox mock → metrics → wholesaler transports → webhooks →
  * status watch → periodic jobs. `startServer` (and so every cluster worker) and the tests' `buildTestApp`
  * use it; what they do differently is in `overrides`. When a step fails, what was opened is closed.
  */
@@ -135,6 +140,12 @@ export async function buildDependencies(
     const policy = overrides.addressPolicy ?? createAddressPolicy(config.network);
     const lookup = overrides.lookup;
     const outbound = { policy, ...(lookup === undefined ? {} : { lookup }) };
+    const metrics = overrides.metrics ?? createMetrics({ processMetrics: true });
+    const redisConnected = rateLimiter.redisConnected?.bind(rateLimiter);
+    registerDependencyGauges(metrics.registry, {
+      database: async () => (await pingDatabase(database.db, DATABASE_CHECK_TIMEOUT_MS)).up,
+      ...(redisConnected === undefined ? {} : { redis: redisConnected }),
+    });
     const upstream = createUpstream({
       config,
       db: database.db,
@@ -146,9 +157,9 @@ export async function buildDependencies(
       addressPolicy: policy,
       ...(lookup === undefined ? {} : { lookup }),
       tracing,
+      metrics: metrics.wholesalers,
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
-    const metrics = overrides.metrics ?? createMetrics({ processMetrics: true });
     const webhooks = createWebhooks({
       config,
       database,

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/observability/logger.js';
-import { type RunningServer, startServer } from '../src/server.js';
 import {
   readTour,
   runTourWithFetch,
+  type Started,
+  startGatewayAsNpmStartDoes,
   type TourExchange,
   type TourRun,
   tokenize,
@@ -172,32 +172,6 @@ const STEPS: {
     },
   },
 ];
-
-interface Started {
-  server: RunningServer;
-  key: string;
-  folder: string;
-  printed: string[];
-}
-
-async function startGatewayAsNpmStartDoes(): Promise<Started> {
-  const folder = mkdtempSync(join(tmpdir(), 'msv3-readme-tour-'));
-  const printed: string[] = [];
-  const config = loadConfig({
-    DATABASE_URL: `sqlite:${join(folder, 'data', 'gateway.db')}`,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
-  });
-  const server = await startServer({
-    config,
-    logger: createLogger({ level: 'silent' }),
-    print: (line) => printed.push(line),
-  });
-  const key = printed.map((line) => /^\s+(pk_test_\S+)$/.exec(line)?.[1]).find(Boolean);
-  if (key === undefined) throw new Error(`no first-start key printed:\n${printed.join('\n')}`);
-  return { server, key, folder, printed };
-}
 
 describe('README "First ten minutes"', () => {
   it('reads the commands out of the README', () => {

@@ -1,4 +1,10 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/observability/logger.js';
+import { type RunningServer, startServer } from '../src/server.js';
 import { LISTEN_OPTIONS, runListenCommand } from '../src/webhooks/events/listen-command.js';
 
 /**
@@ -29,25 +35,26 @@ export interface TourCommand {
   heredoc?: { body: string; expand: boolean };
 }
 
-function tourSection(readme: string): string {
-  const start = readme.indexOf(`\n${TOUR_HEADING}\n`);
-  if (start === -1) throw new Error(`README has no "${TOUR_HEADING}" section`);
-  const end = readme.indexOf('\n## ', start + TOUR_HEADING.length + 2);
+function tourSection(readme: string, heading: string): string {
+  const start = readme.indexOf(`\n${heading}\n`);
+  if (start === -1) throw new Error(`the page has no "${heading}" section`);
+  const end = readme.indexOf('\n## ', start + heading.length + 2);
   return readme.slice(start + 1, end === -1 ? undefined : end + 1);
 }
 
 /** The ```sh blocks of the section, in order. */
-function tourBlocks(readme: string): string[] {
+function tourBlocks(readme: string, heading: string): string[] {
   const blocks: string[] = [];
   const fence = /^```sh\n([\s\S]*?)^```$/gm;
-  for (const match of tourSection(readme).matchAll(fence)) blocks.push(match[1]!);
-  if (blocks.length === 0) throw new Error(`"${TOUR_HEADING}" has no \`\`\`sh block`);
+  for (const match of tourSection(readme, heading).matchAll(fence)) blocks.push(match[1]!);
+  if (blocks.length === 0) throw new Error(`"${heading}" has no \`\`\`sh block`);
   return blocks;
 }
 
-export function readTour(readme: string): TourCommand[] {
+/** The commands of a page's tour: the README's "First ten minutes", or another page's section. */
+export function readTour(readme: string, heading = TOUR_HEADING): TourCommand[] {
   const commands: TourCommand[] = [];
-  for (const block of tourBlocks(readme)) {
+  for (const block of tourBlocks(readme, heading)) {
     const lines = block.split('\n');
     for (let i = 0; i < lines.length; i++) {
       let text = stripComment(lines[i]!);
@@ -433,7 +440,7 @@ function jqPath(value: unknown, filter: string, text: string): unknown {
  * `node_modules/` are the checkout's (the README's commands run in a checkout).
  */
 export function tourScript(readme: string, baseUrl: string, key: string): string {
-  const blocks = tourBlocks(readme).map((block) =>
+  const blocks = tourBlocks(readme, TOUR_HEADING).map((block) =>
     block
       .split('\n')
       .map((line) => (/^KEY=/.test(line) ? `KEY='${key}'` : line))
@@ -441,4 +448,31 @@ export function tourScript(readme: string, baseUrl: string, key: string): string
       .replaceAll(README_BASE_URL, baseUrl),
   );
   return ['set -euo pipefail', ...blocks].join('\n');
+}
+
+export interface Started {
+  server: RunningServer;
+  key: string;
+  folder: string;
+  printed: string[];
+}
+
+/** A gateway started as `npm start` starts it, on a fresh SQLite file: its first key is the tour's `KEY`. */
+export async function startGatewayAsNpmStartDoes(): Promise<Started> {
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-readme-tour-'));
+  const printed: string[] = [];
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(folder, 'data', 'gateway.db')}`,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+  });
+  const server = await startServer({
+    config,
+    logger: createLogger({ level: 'silent' }),
+    print: (line) => printed.push(line),
+  });
+  const key = printed.map((line) => /^\s+(pk_test_\S+)$/.exec(line)?.[1]).find(Boolean);
+  if (key === undefined) throw new Error(`no first-start key printed:\n${printed.join('\n')}`);
+  return { server, key, folder, printed };
 }

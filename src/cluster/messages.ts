@@ -17,23 +17,29 @@ export type StatusMessage =
 
 /**
  * Worker → primary: it listens; a status message; a scrape of `GET /metrics` to answer (`metrics-request`);
- * its own series for a round of the primary's (`metrics-part`, prom-client's `getMetricsAsJSON`).
+ * its own series for a round of the primary's (`metrics-part`, prom-client's `getMetricsAsJSON`); the
+ * same for the status page's wholesaler view (`wholesalers-request`, `wholesalers-part`).
  */
 export type WorkerMessage =
   | { channel: typeof CHANNEL; type: 'listening'; url: string }
   | StatusMessage
   | { channel: typeof CHANNEL; type: 'metrics-request'; id: number }
-  | { channel: typeof CHANNEL; type: 'metrics-part'; id: number; metrics: unknown[] };
+  | { channel: typeof CHANNEL; type: 'metrics-part'; id: number; metrics: unknown[] }
+  | { channel: typeof CHANNEL; type: 'wholesalers-request'; id: number }
+  | { channel: typeof CHANNEL; type: 'wholesalers-part'; id: number; status: unknown };
 
 /**
  * Primary → worker: stop gracefully; another worker's status message (`from`: its slot); send your series
- * (`metrics-collect`); the whole cluster's metrics text for a `metrics-request` (`metrics`).
+ * (`metrics-collect`); the whole cluster's metrics text for a `metrics-request` (`metrics`); send your
+ * wholesaler view (`wholesalers-collect`); every worker's view for a `wholesalers-request` (`wholesalers`).
  */
 export type PrimaryMessage =
   | { channel: typeof CHANNEL; type: 'shutdown' }
   | (StatusMessage & { from: number })
   | { channel: typeof CHANNEL; type: 'metrics-collect'; id: number }
-  | { channel: typeof CHANNEL; type: 'metrics'; id: number; text?: string; error?: string };
+  | { channel: typeof CHANNEL; type: 'metrics'; id: number; text?: string; error?: string }
+  | { channel: typeof CHANNEL; type: 'wholesalers-collect'; id: number }
+  | { channel: typeof CHANNEL; type: 'wholesalers'; id: number; parts: unknown[] };
 
 export function isGatewayMessage<T extends WorkerMessage | PrimaryMessage>(message: unknown): message is T {
   return (

@@ -1,12 +1,25 @@
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../core/errors.js';
+import { createWholesalerMetrics, type WholesalerMetrics } from '../observability/wholesaler-metrics.js';
 import { CHANNEL, isGatewayMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
 import { createMetricsGatherer, workerMetrics } from './metrics-relay.js';
 
-/** A worker's registry with `requests` counted. */
-function registryWith(requests: number): Registry {
+/** A worker's registry with `requests` counted, and its wholesaler metrics with as many calls. */
+function registryWith(requests: number, wholesalers?: WholesalerMetrics[]): Registry {
   const registry = new Registry();
+  const metrics = createWholesalerMetrics(registry);
+  metrics.watch(() => [{ wholesaler: 'phoenix', route: 'live', active: 1, queued: 0, circuit: 'open' }]);
+  for (let i = 0; i < requests; i++)
+    metrics.call({
+      wholesaler: 'phoenix',
+      route: 'live',
+      operation: 'bestellen',
+      outcome: 'ok',
+      latencyMs: 30,
+      sent: true,
+    });
+  wholesalers?.push(metrics);
   const counter = new Counter({
     name: 'msv3_gateway_http_requests_total',
     help: 'test',
@@ -23,6 +36,7 @@ function registryWith(requests: number): Registry {
  */
 function cluster(counts: number[], options: { silent?: number[]; timeoutMs?: number } = {}) {
   const workers = new Map<number, ReturnType<typeof workerMetrics>>();
+  const wholesalers: WholesalerMetrics[] = [];
   const gatherer = createMetricsGatherer({
     liveSlots: () => [...workers.keys()],
     send: (slot, message) => setImmediate(() => workers.get(slot)?.receive(message)),
@@ -35,9 +49,16 @@ function cluster(counts: number[], options: { silent?: number[]; timeoutMs?: num
       setImmediate(() => {
         if (message.type === 'metrics-request') gatherer.request(slot, message.id);
         if (message.type === 'metrics-part') gatherer.receive(slot, message.id, message.metrics);
+        if (message.type === 'wholesalers-request') gatherer.request(slot, message.id, 'wholesalers');
+        if (message.type === 'wholesalers-part') gatherer.receive(slot, message.id, message.status);
       });
     };
-    workers.set(slot, workerMetrics(registryWith(count), toPrimary));
+    const registry = registryWith(count, wholesalers);
+    const own = wholesalers.at(-1)!;
+    workers.set(
+      slot,
+      workerMetrics(registry, toPrimary, undefined, () => own.status()),
+    );
   });
   return workers;
 }
@@ -49,6 +70,21 @@ describe('cluster metrics', () => {
       const text = await workers.get(slot)!.exposition();
       expect(text).toContain('msv3_gateway_http_requests_total{route="/v1/wholesalers"} 12');
     }
+  });
+
+  it("sums every worker's wholesaler series and merges their views for the status page", async () => {
+    const workers = cluster([3, 4, 5]);
+    const text = await workers.get(2)!.exposition();
+    expect(text).toContain(
+      'msv3_gateway_wholesaler_calls_total{wholesaler="phoenix",route="live",operation="bestellen",outcome="ok"} 12',
+    );
+    expect(text).toContain(
+      'msv3_gateway_wholesaler_circuits{wholesaler="phoenix",route="live",state="open"} 3',
+    );
+    expect(text).toContain('msv3_gateway_wholesaler_calls_in_flight{wholesaler="phoenix",route="live"} 3');
+    const status = await workers.get(3)!.wholesalerStatus();
+    expect(status.groups).toMatchObject([{ wholesaler: 'phoenix', circuits: { open: 3 }, active: 3 }]);
+    expect(status.history.rows['live/phoenix']?.calls.at(-1)).toBe(12);
   });
 
   it('leaves out a worker that does not answer in time, rather than failing the scrape', async () => {

@@ -80,6 +80,12 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
         case 'metrics-part':
           metrics.receive(slot, message.id, message.metrics);
           return;
+        case 'wholesalers-request':
+          metrics.request(slot, message.id, 'wholesalers');
+          return;
+        case 'wholesalers-part':
+          metrics.receive(slot, message.id, message.status);
+          return;
       }
     },
   });

@@ -38,7 +38,12 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
   const logger = createLogger({ level: config.log.level, base: { worker: slot, pid: process.pid } });
   const relay = statusRelayFor(slot, (message) => primary.send(message), systemClock);
   const metrics = createMetrics({ processMetrics: true });
-  const clusterMetrics = workerMetrics(metrics.registry, (message) => primary.send(message));
+  const clusterMetrics = workerMetrics(
+    metrics.registry,
+    (message) => primary.send(message),
+    undefined,
+    () => metrics.wholesalers.status(),
+  );
   let stop: ((reason: string) => void) | undefined;
   let stopAsked = false;
   primary.onMessage((message) => {
@@ -63,7 +68,11 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
     startOptions: {
       ...(memoryLimits ? { rateLimiter: createClusterRateLimiter(budgetsFrom(config)) } : {}),
       watchStatus: relay.watchStatus,
-      metrics: { ...metrics, exposition: clusterMetrics.exposition },
+      metrics: {
+        ...metrics,
+        exposition: clusterMetrics.exposition,
+        wholesalerStatus: clusterMetrics.wholesalerStatus,
+      },
     },
     started(server, stopServer) {
       stop = stopServer;

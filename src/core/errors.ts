@@ -76,6 +76,12 @@ export const ERROR_CATALOGUE = {
     status: 403,
     description: 'The operation needs a test API key: test helpers act on the sandbox only.',
   },
+  status_token_invalid: {
+    code: '1107',
+    status: 401,
+    description:
+      'The operator status page needs `STATUS_PAGE_TOKEN` (as the password of HTTP Basic, or `Authorization: Bearer <token>`); it is missing or wrong. An API key does not open it.',
+  },
 
   // 12xx: what is asked for does not exist
   wholesaler_not_found: { code: '1200', status: 404, description: 'Unknown wholesaler id for this account.' },

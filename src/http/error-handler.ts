@@ -8,6 +8,7 @@ import { newRequestId } from '../lib/ids.js';
 import { databaseErrorToApiError } from '../store/database-unavailable.js';
 import { setIdempotencyOutcome } from './idempotency.js';
 import { requestIdFor } from './request-id.js';
+import { noteErrorKind } from './request-notes.js';
 import { allowedErrors, routeShape } from './route-errors.js';
 import type { GatewayApp } from './types.js';
 import { describeSchemaErrors, type RequestPart, type SchemaError } from './validation.js';
@@ -76,7 +77,10 @@ export function answerFrameworkError(
         : 'The request could not be routed.';
   reply.header('x-request-id', request.id);
   void sendApiError(request, reply, new ApiError('invalid_request', message));
-  request.log.info({ req: request, res: reply, duration_ms: 0 }, 'request completed');
+  request.log.info(
+    { req: request, res: reply, duration_ms: 0, error_kind: 'invalid_request' },
+    'request completed',
+  );
 }
 
 /**
@@ -92,6 +96,7 @@ function wholesalerNamedIn(request: FastifyRequest): string | undefined {
 }
 
 export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  noteErrorKind(request, error.kind);
   if (error.options.retryAfter !== undefined) reply.header('retry-after', String(error.options.retryAfter));
   for (const [name, value] of Object.entries(error.options.headers ?? {})) reply.header(name, value);
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody(request.id));

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ApiError, errorKindOf, type IdempotencyOutcome } from '../core/errors.js';
 import { defaultOutcome } from '../core/idempotency-outcome.js';
@@ -97,6 +97,8 @@ const IDEMPOTENCY_KEY_HEADER = {
 export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void {
   const { db, clock, lockTimeoutMs } = deps;
   app.decorateRequest('idempotency', null);
+  const unwritten = createWriteRetries(clock);
+  app.addHook('onClose', async () => unwritten.stop(app.log));
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return;
@@ -174,24 +176,25 @@ export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void
       holding.outcome ?? defaultOutcome(reply.statusCode, errorKindOf(reply.statusCode, payload));
     const body =
       typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
-    try {
-      if (outcome === 'store' && body !== null) {
-        const stored = await completeIdempotencyKey(db, clock, holding.scope, holding.lockToken, {
-          status: reply.statusCode,
-          headers: replayedHeaders(reply),
-          body,
-        });
-        if (!stored) request.log.warn('idempotency lock was lost before the outcome could be stored');
-      } else if (outcome === 'release') {
-        await releaseIdempotencyKey(db, holding.scope, holding.lockToken);
-      } else {
-        // `reopen`, and a streamed body that cannot be stored: the next identical request settles it.
-        await reopenIdempotencyKey(db, holding.scope, holding.lockToken);
-      }
-    } catch (err) {
-      // The response is real; its record stays locked until the lock expires, then a retry takes over.
-      request.log.error({ err, outcome }, 'could not record the idempotent outcome');
-    }
+    const { scope, lockToken } = holding;
+    const response =
+      body === null ? null : { status: reply.statusCode, headers: replayedHeaders(reply), body };
+    const write =
+      outcome === 'store' && response !== null
+        ? async () => {
+            if (!(await completeIdempotencyKey(db, clock, scope, lockToken, response)))
+              request.log.warn('idempotency lock was lost before the outcome could be stored');
+          }
+        : outcome === 'release'
+          ? () => releaseIdempotencyKey(db, scope, lockToken)
+          : // `reopen`, and a streamed body that cannot be stored: the next identical request settles it.
+            () => reopenIdempotencyKey(db, scope, lockToken);
+    await write().catch((err: unknown) => {
+      // The response is real: its record is written again as soon as the database answers, so a retry
+      // gets its answer then, not only when the lock lapses (docs/resilience.md).
+      request.log.warn({ err, outcome }, 'could not record the idempotent outcome yet; retrying');
+      unwritten.retry(write, request.log);
+    });
     return payload;
   });
 
@@ -203,6 +206,73 @@ export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void
     clearInterval(holding.heartbeat);
     await reopenIdempotencyKey(db, holding.scope, holding.lockToken).catch(() => {});
   });
+}
+
+/** First pause before writing an outcome again, doubled each time up to `RETRY_MAX_MS`. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 1_000;
+/** How long an outcome is written again before it is given up (the lock has long lapsed by then). */
+const RETRY_FOR_MS = 15 * 60_000;
+/** Outcomes waiting to be written at once, at most; beyond, the oldest is given up. */
+const MAX_UNWRITTEN = 10_000;
+
+interface WriteRetries {
+  /** Writes again, at growing intervals, until the database answers (or RETRY_FOR_MS has passed). */
+  retry(write: () => Promise<unknown>, log: FastifyBaseLogger): void;
+  /** Stops retrying (shutdown); logs what was left unwritten. */
+  stop(log: FastifyBaseLogger): void;
+}
+
+/**
+ * Outcomes whose write failed: the database was down for a moment. The lock still holds the key, and a
+ * retry of the request would get 409 until it lapses (IDEMPOTENCY_LOCK_TIMEOUT_MS, a minute by
+ * default), though the answer is known. So the write is tried again every second at most, and lands as
+ * soon as the database is back. It stays safe: each write is conditional on this attempt's lock token.
+ */
+function createWriteRetries(clock: Clock): WriteRetries {
+  const pending = new Set<NodeJS.Timeout>();
+  let stopped = false;
+  return {
+    retry(write, log) {
+      const giveUpAt = clock.now() + RETRY_FOR_MS;
+      let pause = RETRY_FIRST_MS;
+      let attempts = 1;
+      const schedule = () => {
+        if (stopped) return;
+        if (pending.size >= MAX_UNWRITTEN) {
+          const oldest = pending.values().next().value as NodeJS.Timeout;
+          clearTimeout(oldest);
+          pending.delete(oldest);
+          log.error('too many idempotent outcomes waiting for the database: the oldest is given up');
+        }
+        const timer = setTimeout(() => {
+          pending.delete(timer);
+          attempts++;
+          write().then(
+            () => log.info({ attempts }, 'recorded the idempotent outcome once the database answered'),
+            (err: unknown) => {
+              if (clock.now() >= giveUpAt) {
+                log.error({ err, attempts }, 'gave up recording the idempotent outcome');
+                return;
+              }
+              pause = Math.min(RETRY_MAX_MS, pause * 2);
+              schedule();
+            },
+          );
+        }, pause);
+        timer.unref();
+        pending.add(timer);
+      };
+      schedule();
+    },
+    stop(log) {
+      stopped = true;
+      if (pending.size > 0)
+        log.warn({ unwritten: pending.size }, 'idempotent outcomes left unwritten at shutdown');
+      for (const timer of pending) clearTimeout(timer);
+      pending.clear();
+    },
+  };
 }
 
 function replay(

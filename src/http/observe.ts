@@ -1,4 +1,6 @@
+import { errorKindOf } from '../core/errors.js';
 import type { Metrics } from '../observability/metrics.js';
+import { callLogFields, installRequestNotes, noteErrorKind } from './request-notes.js';
 import type { GatewayApp } from './types.js';
 
 /** Methods kept as they are in labels and span attributes; any other becomes `OTHER` (spans: `_OTHER`). */
@@ -12,8 +14,22 @@ export const KNOWN_METHODS: ReadonlySet<string> = new Set([
   'OPTIONS',
 ]);
 
-/** One log line and one metric sample per response, labelled by route pattern (never the raw URL). */
+/**
+ * One log line and one metric sample per response, labelled by route pattern (never the raw URL). The
+ * line tells failures apart (docs/observability.md "Logs"): who called (account, key id, mode), the
+ * error kind answered, and the wholesaler calls made (wholesaler, operations, their time, the first
+ * failure). Never a key, a password or a request's contents.
+ */
 export function installObservation(app: GatewayApp, deps: { metrics: Metrics }): void {
+  installRequestNotes(app);
+  // Error answers that did not pass the error handler (an idempotent replay, say): read from the body.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode >= 400 && request.notes?.errorKind === undefined) {
+      const kind = errorKindOf(reply.statusCode, payload);
+      if (kind !== undefined) noteErrorKind(request, kind);
+    }
+    return payload;
+  });
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: KNOWN_METHODS.has(request.method) ? request.method : 'OTHER',
@@ -22,8 +38,22 @@ export function installObservation(app: GatewayApp, deps: { metrics: Metrics }):
     };
     deps.metrics.httpRequests.inc(labels);
     deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    // `auth` is null on public routes and on requests refused before the key was checked.
+    const auth = request.auth;
+    const notes = request.notes;
     request.log.info(
-      { req: request, res: reply, duration_ms: Math.round(reply.elapsedTime * 10) / 10 },
+      {
+        req: request,
+        res: reply,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+        ...(auth === null ? {} : { account_id: auth.accountId, key_id: auth.keyId, mode: auth.mode }),
+        ...(notes === null
+          ? {}
+          : {
+              ...(notes.errorKind === undefined ? {} : { error_kind: notes.errorKind }),
+              ...callLogFields(notes.calls),
+            }),
+      },
       'request completed',
     );
   });

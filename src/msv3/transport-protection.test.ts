@@ -104,6 +104,65 @@ describe('concurrency cap per target', () => {
   });
 });
 
+describe('targets sharing one origin', () => {
+  it('share one budget as large as the pool, so no call waits unseen in the pool', async () => {
+    const { wholesaler, held, maxInFlight } = await holdingServer();
+    const client = transport({
+      connectionsPerOrigin: 2,
+      maxConcurrentPerTarget: 2,
+      maxQueuePerTarget: 10,
+      maxQueueWaitMs: 100,
+    });
+    const call = (account: string) =>
+      client.call(input(wholesaler.url, { target: `custom/${account}/custom-x`, account }), testDecode);
+    const first = [call('acct_a'), call('acct_a'), call('acct_b'), call('acct_b')];
+    await waitFor(() => held.length === 2);
+    expect(client.usage().map(({ target, active, queued }) => ({ target, active, queued }))).toEqual([
+      { target: 'custom/acct_a/custom-x', active: 2, queued: 0 },
+      { target: 'custom/acct_b/custom-x', active: 0, queued: 2 },
+    ]);
+    // Both of acct_b's calls waited in the gateway's queue, saw its deadline and were refused there.
+    const results = await Promise.all(first.slice(2));
+    expect(results).toMatchObject([
+      { ok: false, error: { reason: 'overloaded', cause: 'wait_timeout' } },
+      { ok: false, error: { reason: 'overloaded', cause: 'wait_timeout' } },
+    ]);
+    for (const release of held.splice(0)) release();
+    expect(await Promise.all(first.slice(0, 2))).toMatchObject([{ ok: true }, { ok: true }]);
+    expect(maxInFlight()).toBe(2);
+    expect(wholesaler.requests).toHaveLength(2);
+  });
+
+  it('share the slots of the origin fairly between accounts', async () => {
+    const { wholesaler, held } = await holdingServer();
+    // Each target alone could have 4 calls in progress; the origin has 1 connection.
+    const client = transport({ connectionsPerOrigin: 1, maxConcurrentPerTarget: 4, maxQueuePerTarget: 5 });
+    const call = (account: string, n: number) =>
+      client.call(
+        input(wholesaler.url, {
+          target: `custom/${account}/custom-x`,
+          account,
+          body: `<m:answer>${n}</m:answer>`,
+        }),
+        testDecode,
+      );
+    const calls = [call('acct_a', 1)];
+    await waitFor(() => held.length === 1);
+    calls.push(call('acct_a', 2), call('acct_a', 3), call('acct_b', 4));
+    for (let i = 0; i < 4; i++) {
+      await waitFor(() => held.length === 1);
+      held.shift()!();
+    }
+    expect((await Promise.all(calls)).every((result) => result.ok)).toBe(true);
+    expect(wholesaler.requests.map((request) => request.body)).toEqual([
+      '<m:answer>1</m:answer>',
+      '<m:answer>4</m:answer>',
+      '<m:answer>2</m:answer>',
+      '<m:answer>3</m:answer>',
+    ]);
+  });
+});
+
 describe('circuit breaker through the transport', () => {
   function observed() {
     const clock = manualClock();

@@ -44,7 +44,12 @@ export interface TransportOptions {
    */
   connectionsFor?: (origin: string) => number | null | undefined;
   keepAliveTimeoutMs: number;
+  /**
+   * Calls in progress at once. Where the origin's connections are capped, every target at that origin
+   * shares one budget of at most that many (see `limiterFor`); where they are not, each target has its own.
+   */
   maxConcurrentPerTarget: number;
+  /** Calls waiting for a slot, per budget (all accounts together). */
   maxQueuePerTarget: number;
   maxQueueWaitMs: number;
   /** See `ConcurrencyOptions.maxRefusalHoldMs`. */
@@ -120,6 +125,16 @@ export type CallResult<T> =
   | { ok: true; value: T; latencyMs: number; status: number }
   | { ok: false; error: UpstreamError; latencyMs: number };
 
+/** What a target's calls are doing right now (`Transport.usage`), for metrics and the status page. */
+interface TargetUsage {
+  target: string;
+  /** Calls holding a slot (sent or about to be sent). */
+  active: number;
+  /** Calls waiting for a slot. */
+  queued: number;
+  breaker: BreakerSnapshot;
+}
+
 export interface ProbeResult {
   up: boolean;
   status?: number;
@@ -141,6 +156,8 @@ export interface Transport {
    */
   probe(input: ProbeInput): Promise<ProbeResult>;
   breakerState(target: string): BreakerSnapshot;
+  /** Every target called so far: its calls in progress and waiting, and its circuit. */
+  usage(): TargetUsage[];
   /** Waits for calls in flight, then closes all connections; later calls fail as `unreachable`. */
   close(): Promise<void>;
 }
@@ -162,6 +179,7 @@ export function createTransport(
   const dispatchers = new Map<string, Dispatcher>();
   const breakers = new Map<string, Breaker<UpstreamError>>();
   const limiters = new Map<string, ConcurrencyLimiter>();
+  const loads = new Map<string, { active: number; queued: number }>();
   const endpoints = new Map<string, Endpoint>();
   const contentTypes = new Map<string, string>();
   let closed = false;
@@ -202,18 +220,39 @@ export function createTransport(
     return breaker;
   }
 
-  function limiterFor(target: string): ConcurrencyLimiter {
-    let limiter = limiters.get(target);
+  /**
+   * The budget a call waits in. Where the origin's pool is capped, all its targets share one budget no
+   * larger than the pool (custom wholesalers of several accounts at one URL, say): a call granted a slot
+   * then always finds a connection, and no call waits in the pool, where the queue's deadline and the
+   * fairness between accounts would not see it (docs/resilience.md "Overload"). Where the pool is not
+   * capped (the sandbox), each target has a budget of its own.
+   */
+  function limiterFor(target: string, origin: string): ConcurrencyLimiter {
+    const connections = connectionsOf(origin);
+    const key = connections === null ? `target ${target}` : `origin ${origin}`;
+    let limiter = limiters.get(key);
     if (!limiter) {
       limiter = createConcurrencyLimiter({
-        maxConcurrent: config.maxConcurrentPerTarget,
+        maxConcurrent:
+          connections === null
+            ? config.maxConcurrentPerTarget
+            : Math.min(connections, config.maxConcurrentPerTarget),
         maxQueue: config.maxQueuePerTarget,
         maxWaitMs: config.maxQueueWaitMs,
         maxRefusalHoldMs: config.maxRefusalHoldMs,
       });
-      limiters.set(target, limiter);
+      limiters.set(key, limiter);
     }
     return limiter;
+  }
+
+  function loadOf(target: string): { active: number; queued: number } {
+    let load = loads.get(target);
+    if (!load) {
+      load = { active: 0, queued: 0 };
+      loads.set(target, load);
+    }
+    return load;
   }
 
   /** What ends a wait for a connection slot: the caller giving up, or the shutdown. */
@@ -267,7 +306,11 @@ export function createTransport(
     if (state === 'open' && retryAfterMs > 0) {
       return fail({ reason: 'circuit_open', target, operation, maybeDelivered: false, retryAfterMs });
     }
-    const slot = await limiterFor(target).acquire(input.account, waitSignal(signal));
+    const load = loadOf(target);
+    load.queued++;
+    // `acquire` never rejects.
+    const slot = await limiterFor(target, url.origin).acquire(input.account, waitSignal(signal));
+    load.queued--;
     if (!slot.ok) {
       if (signal?.aborted) throw signal.reason;
       if (slot.cause === 'aborted')
@@ -275,6 +318,7 @@ export function createTransport(
       const { cause, retryAfterMs } = slot;
       return fail({ reason: 'overloaded', target, operation, maybeDelivered: false, cause, retryAfterMs });
     }
+    load.active++;
     try {
       const admission = breaker.admit();
       if (!admission.allowed) {
@@ -299,6 +343,7 @@ export function createTransport(
       else breaker.record(admission, signalsOutage(result.error) ? 'failure' : 'success', result.error);
       return { ...result, latencyMs: performance.now() - started };
     } finally {
+      load.active--;
       slot.release();
     }
   }
@@ -318,6 +363,13 @@ export function createTransport(
     probe,
     breakerState: (target) =>
       breakers.get(target)?.snapshot() ?? { state: 'closed', consecutiveFailures: 0, retryAfterMs: 0 },
+    usage: () =>
+      [...breakers].map(([target, breaker]) => ({
+        target,
+        active: loads.get(target)?.active ?? 0,
+        queued: loads.get(target)?.queued ?? 0,
+        breaker: breaker.snapshot(),
+      })),
     async close() {
       closed = true;
       await Promise.all([...dispatchers.values()].map((dispatcher) => dispatcher.close()));

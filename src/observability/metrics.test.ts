@@ -44,6 +44,7 @@ describe('metrics', () => {
       );
       expect(text).not.toContain('4711');
       expect(text).not.toContain('/v1/no/such');
+      expect(text).toContain('msv3_gateway_database_up 1');
     });
 
     it('keeps each app on its own registry', async () => {

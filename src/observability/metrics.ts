@@ -1,4 +1,9 @@
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import {
+  createWholesalerMetrics,
+  type WholesalerMetrics,
+  type WholesalerStatus,
+} from './wholesaler-metrics.js';
 
 /** One registry per app, so two apps in one process (tests) never share series. */
 export interface Metrics {
@@ -7,9 +12,13 @@ export interface Metrics {
   exposition?: () => Promise<string>;
   httpRequests: Counter<'method' | 'route' | 'status'>;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Wholesaler calls, circuits and probes (`wholesaler-metrics.ts`). */
+  wholesalers: WholesalerMetrics;
+  /** What the status page shows of the wholesalers; by default this process's. A cluster worker's covers every worker. */
+  wholesalerStatus?: () => Promise<WholesalerStatus>;
 }
 
-export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
+export function createMetrics(options: { processMetrics?: boolean; now?: () => number } = {}): Metrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
   const labelNames = ['method', 'route', 'status'] as const;
@@ -28,5 +37,6 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
+    wholesalers: createWholesalerMetrics(registry, options.now === undefined ? {} : { now: options.now }),
   };
 }

@@ -24,6 +24,8 @@ export interface RateLimiter {
   peek(key: string, budget: BudgetName): Promise<RateLimitDecision>;
   /** Releases what the limiter owns (a Redis connection); never a database it was given. */
   close(): Promise<void>;
+  /** Redis only: whether its connection is up now (else the in-memory fallback counts). */
+  redisConnected?(): boolean;
 }
 
 export interface Budget {

@@ -43,9 +43,10 @@ export async function createRedisRateLimiter(
       rejectIfRedisNotReady: true,
       insuranceLimiter: memoryLimiterFor(budget, `insurance:${name}`),
     });
-  return fromFlexible(limiter, budgets, async () => {
+  const limiters = fromFlexible(limiter, budgets, async () => {
     await client.quit().catch(() => client.disconnect());
   });
+  return { ...limiters, redisConnected: () => client.status === 'ready' };
 }
 
 /**

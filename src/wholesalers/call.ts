@@ -6,7 +6,7 @@ import type { CallResult } from '../msv3/transport.js';
 import type { Tracing } from '../observability/tracing.js';
 import { inCallSpan } from './call-span.js';
 import type { ResolvedWholesaler, WholesalerRegistry } from './registry.js';
-import { apiErrorFromUpstream } from './upstream-errors.js';
+import { apiErrorFromUpstream, upstreamErrorKind } from './upstream-errors.js';
 
 /** What services need to reach wholesalers. */
 export interface UpstreamDeps {
@@ -19,6 +19,18 @@ export interface UpstreamDeps {
   clientSoftwareId: string;
   /** A span per call (docs/tracing.md); absent or `NO_TRACING`: calls are not wrapped at all. */
   tracing?: Tracing;
+  /** Told of every call made with these deps: the request's log line names them (docs/observability.md). */
+  noteCall?: (note: WholesalerCallNote) => void;
+}
+
+/** One wholesaler call, as a request's log line names it: no credentials, URLs or request contents. */
+export interface WholesalerCallNote {
+  /** The id the client used. */
+  wholesaler: string;
+  operation: string;
+  latencyMs: number;
+  /** `ok` or the error kind the failure maps to. */
+  outcome: string;
 }
 
 function clientFor(deps: UpstreamDeps, wholesaler: ResolvedWholesaler): Msv3Client {
@@ -54,7 +66,16 @@ export async function callWholesalerRaw<Req, Res>(
   assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
   // Checked above, so the client's own version check (UnsupportedOperationError) cannot fire here.
   const call = () => clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request);
-  return deps.tracing?.enabled ? inCallSpan(deps.tracing, wholesaler, operation.name, call) : call();
+  const result = await (deps.tracing?.enabled
+    ? inCallSpan(deps.tracing, wholesaler, operation.name, call)
+    : call());
+  deps.noteCall?.({
+    wholesaler: wholesaler.id,
+    operation: operation.name,
+    latencyMs: result.latencyMs,
+    outcome: result.ok ? 'ok' : upstreamErrorKind(result.error),
+  });
+  return result;
 }
 
 /** One call; any failure becomes the matching ApiError. */

@@ -125,6 +125,34 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
   }
 }
 
+/**
+ * The error kind `apiErrorFromUpstream` answers `error` with, without building the error (metrics label
+ * every failed call with it; upstream-errors.test.ts keeps the two in step).
+ */
+export function upstreamErrorKind(error: UpstreamError): ErrorKind {
+  switch (error.reason) {
+    case 'credentials_rejected':
+      return 'wholesaler_credentials_rejected';
+    case 'unreachable':
+      return error.code === 'ADDRESS_NOT_ALLOWED' ? 'endpoint_not_allowed' : 'wholesaler_unreachable';
+    case 'timeout':
+      return 'wholesaler_timeout';
+    case 'http_status':
+      return error.status === 503 ? 'wholesaler_unavailable' : 'wholesaler_http_error';
+    case 'soap_fault':
+      return FAULT_KINDS[error.fault.kind] ?? 'wholesaler_fault';
+    case 'decode':
+    case 'too_large':
+      return 'wholesaler_bad_response';
+    case 'circuit_open':
+      return 'wholesaler_circuit_open';
+    case 'overloaded':
+      return 'gateway_busy';
+    case 'shutdown':
+      return error.maybeDelivered ? 'wholesaler_timeout' : 'service_unavailable';
+  }
+}
+
 /** The setting behind each timeout phase, so an operator knows which one to look at. */
 const TIMEOUT_SETTINGS: Record<Extract<UpstreamError, { reason: 'timeout' }>['phase'], string> = {
   connect: 'UPSTREAM_CONNECT_TIMEOUT_MS',

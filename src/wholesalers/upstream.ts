@@ -9,18 +9,21 @@ import { probeRequest } from '../msv3/probe-request.js';
 import {
   type BreakerChange,
   type BreakerSnapshot,
+  type CallResult,
   createTransport,
   type ProbeResult,
   type Transport,
   type TransportOptions,
 } from '../msv3/transport.js';
 import type { Tracing } from '../observability/tracing.js';
+import type { WholesalerLabels, WholesalerMetrics } from '../observability/wholesaler-metrics.js';
 import type { Tables } from '../store/schema.js';
 import type { UpstreamDeps } from './call.js';
 import type { CatalogueEntry } from './catalogue.js';
-import { createWholesalerRegistry } from './registry.js';
+import { createWholesalerRegistry, TEST_SUFFIX } from './registry.js';
 import { createEndpointUsage, type EndpointInUse, type EndpointUsage } from './status/endpoint-usage.js';
 import { createTargetDirectory, type Target, type TargetDirectory } from './target.js';
+import { upstreamErrorKind } from './upstream-errors.js';
 
 /**
  * Builds what services need to reach wholesalers (`UpstreamDeps`) from the configuration: the registry
@@ -48,6 +51,8 @@ export interface UpstreamOptions {
   stop?: AbortSignal;
   /** A span per wholesaler call (`UpstreamDeps.tracing`); default none. */
   tracing?: Tracing;
+  /** Counts every call, probe and circuit opening, and reads the transports' load at scrape time. */
+  metrics?: WholesalerMetrics;
 }
 
 /** An endpoint in use (`EndpointInUse`) as a probe needs it. */
@@ -99,17 +104,20 @@ function transportOptionsFrom(config: Config): Partial<TransportOptions> {
 }
 
 export function createUpstream(options: UpstreamOptions): Upstream {
-  const { config } = options;
+  const { config, metrics } = options;
   const targets = createTargetDirectory();
+  const labelsOf = metricLabeller(options.catalogue);
   const onBreakerChange = options.onBreakerChange;
   const transportDeps = {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(onBreakerChange === undefined
+    ...(onBreakerChange === undefined && metrics === undefined
       ? {}
       : {
           onBreakerChange: (change: BreakerChange) => {
             const about = targets.find(change.target);
-            if (about !== undefined) onBreakerChange({ ...change, about });
+            if (about === undefined) return;
+            if (change.to === 'open') metrics?.circuitOpened(labelsOf(about));
+            onBreakerChange?.({ ...change, about });
           },
         }),
     ...(options.stop === undefined ? {} : { stop: options.stop }),
@@ -151,13 +159,40 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         .finally(() => probing.delete(key));
       probing.set(key, shared);
     }
-    return shared.then((result) =>
-      result.error === undefined || result.error.target === input.target
+    return shared.then((result) => {
+      const about = targets.find(input.target);
+      // Stopped by the gateway's own shutdown: that tells nothing about the wholesaler.
+      if (metrics !== undefined && about !== undefined && result.error?.reason !== 'shutdown')
+        metrics.probe({
+          ...labelsOf(about),
+          up: result.up,
+          reason: probeReason(result),
+          latencyMs: result.latencyMs,
+        });
+      return result.error === undefined || result.error.target === input.target
         ? result
-        : { ...result, error: { ...result.error, target: input.target } },
-    );
+        : { ...result, error: { ...result.error, target: input.target } };
+    });
   }
+  metrics?.watch(function* () {
+    for (const transport of transports) {
+      for (const usage of transport.usage()) {
+        const about = targets.find(usage.target);
+        if (about === undefined) continue;
+        yield {
+          ...labelsOf(about),
+          active: usage.active,
+          queued: usage.queued,
+          circuit: usage.breaker.state,
+        };
+      }
+    }
+  });
   const usage = createEndpointUsage({ clock: options.clock ?? systemClock });
+  const observer: CallObserver | undefined =
+    metrics === undefined
+      ? undefined
+      : (target, operation, result) => metrics.call(callObservation(labelsOf(target), operation, result));
   const clientOptions = { plainDecoding: config.fastPaths.decoding };
   return {
     deps: {
@@ -167,8 +202,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         sandboxUrl: options.sandboxUrl,
         targets,
       }),
-      client: recordingUse(createMsv3Client(trusted, clientOptions), usage, targets),
-      customClient: recordingUse(createMsv3Client(custom, clientOptions), usage, targets),
+      client: recordingUse(createMsv3Client(trusted, clientOptions), usage, targets, observer),
+      customClient: recordingUse(createMsv3Client(custom, clientOptions), usage, targets, observer),
       clientSoftwareId,
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     },
@@ -189,12 +224,80 @@ function originOf(url: string): string | undefined {
   }
 }
 
-function recordingUse(client: Msv3Client, usage: EndpointUsage, targets: TargetDirectory): Msv3Client {
+type CallObserver = (target: Target, operation: string, result: CallResult<unknown> | 'aborted') => void;
+
+/** Notes each call's endpoint as in use and, with metrics, its outcome. */
+function recordingUse(
+  client: Msv3Client,
+  usage: EndpointUsage,
+  targets: TargetDirectory,
+  observe: CallObserver | undefined,
+): Msv3Client {
   return {
     call(operation, endpoint, credentials, request, signal) {
       const target = targets.find(endpoint.target);
       if (target !== undefined) usage.record(endpoint, target);
-      return client.call(operation, endpoint, credentials, request, signal);
+      const call = client.call(operation, endpoint, credentials, request, signal);
+      if (observe === undefined || target === undefined) return call;
+      return call.then(
+        (result) => {
+          observe(target, operation.name, result);
+          return result;
+        },
+        (error: unknown) => {
+          // The caller gave up (its signal): the call ended without an outcome.
+          observe(target, operation.name, 'aborted');
+          throw error;
+        },
+      );
     },
   };
+}
+
+/**
+ * The metric labels of a target: the catalogue id as clients use it (`phoenix`, `phoenix_test`) and the
+ * route; every customer-registered wholesaler is `custom`, since their ids are per account and would
+ * make the series count grow with the customers (docs/observability.md "Wholesaler metrics").
+ */
+function metricLabeller(catalogue: readonly CatalogueEntry[]): (target: Target) => WholesalerLabels {
+  const ids = new Set(catalogue.map((entry) => entry.id));
+  return (target) => {
+    const base = target.wholesaler.endsWith(TEST_SUFFIX)
+      ? target.wholesaler.slice(0, -TEST_SUFFIX.length)
+      : target.wholesaler;
+    return { wholesaler: ids.has(base) ? target.wholesaler : 'custom', route: target.route };
+  };
+}
+
+function callObservation(
+  labels: WholesalerLabels,
+  operation: string,
+  result: CallResult<unknown> | 'aborted',
+) {
+  if (result === 'aborted') return { ...labels, operation, outcome: 'aborted', latencyMs: 0, sent: false };
+  if (result.ok) return { ...labels, operation, outcome: 'ok', latencyMs: result.latencyMs, sent: true };
+  const { error } = result;
+  const sent =
+    error.reason !== 'circuit_open' &&
+    error.reason !== 'overloaded' &&
+    (error.reason !== 'shutdown' || error.maybeDelivered);
+  return {
+    ...labels,
+    operation,
+    outcome: upstreamErrorKind(error),
+    latencyMs: result.latencyMs,
+    sent,
+    ...(error.reason === 'timeout' ? { timeoutPhase: error.phase } : {}),
+    ...(error.reason === 'overloaded' ? { refusalCause: error.cause } : {}),
+  };
+}
+
+/** A probe's result in a few words, as the status page shows it. */
+function probeReason(result: ProbeResult): string {
+  if (result.up) return result.status === undefined ? 'answers' : `HTTP ${result.status}`;
+  if (result.status !== undefined) return `HTTP ${result.status}`;
+  const error = result.error;
+  if (error === undefined) return 'no answer';
+  const reason = error.reason.replaceAll('_', ' ');
+  return error.reason === 'unreachable' ? `${reason}: ${error.code}` : reason;
 }

@@ -3,6 +3,7 @@ import { checkBulkAvailability } from '../../services/availability/bulk.js';
 import { checkAvailability } from '../../services/availability/single.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { upstreamFor } from '../request-notes.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import {
   DeliveryPortionSchema,
@@ -202,7 +203,7 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
     },
     async (request) =>
       checkAvailability(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         request.auth,
         msv3Credentials(request, request.body.wholesaler),
         request.body,
@@ -267,7 +268,7 @@ export function registerAvailabilityRoutes(app: GatewayApp, deps: AppDeps): void
     },
     async (request) =>
       checkBulkAvailability(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         request.auth,
         msv3Credentials(request, request.body.wholesaler),
         request.body,

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { testConnection } from '../../services/connection-test.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { withCallNotes } from '../request-notes.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerIdSchema } from '../schemas/common.js';
 import type { GatewayApp } from '../types.js';
@@ -41,7 +42,12 @@ export function registerConnectionRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) => {
       const credentials = msv3Credentials(request, request.body.wholesaler);
-      return testConnection(deps.services.connection, request.auth, credentials, request.body.wholesaler);
+      return testConnection(
+        withCallNotes(request, deps.services.connection),
+        request.auth,
+        credentials,
+        request.body.wholesaler,
+      );
     },
   );
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { fetchContract } from '../../services/contracts.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { upstreamFor } from '../request-notes.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import { HOUR_MINUTE_PATTERN } from '../schemas/patterns.js';
@@ -126,7 +127,7 @@ export function registerContractRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) =>
       fetchContract(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         request.auth,
         msv3Credentials(request, request.query.wholesaler),
         request.query.wholesaler,

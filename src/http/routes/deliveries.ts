@@ -2,6 +2,7 @@ import { deliveryHistory } from '../../services/deliveries/history.js';
 import { confirmDeliveries, listNewDeliveries } from '../../services/deliveries/notices.js';
 import type { AppDeps } from '../app-deps.js';
 import { customerRequest, Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { withCallNotes } from '../request-notes.js';
 import { routeErrors, V2_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import {
@@ -39,7 +40,8 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
         response: { 200: DeliveriesResponseSchema },
       },
     },
-    async (request) => listNewDeliveries(services, customerRequest(request, request.query.wholesaler)),
+    async (request) =>
+      listNewDeliveries(withCallNotes(request, services), customerRequest(request, request.query.wholesaler)),
   );
 
   app.post(
@@ -59,7 +61,7 @@ export function registerDeliveryRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) =>
       confirmDeliveries(
-        services,
+        withCallNotes(request, services),
         customerRequest(request, request.body.wholesaler),
         request.body.tracking_numbers,
       ),
@@ -88,7 +90,7 @@ Each entry is a delivery notice plus \`first_seen_at\`, \`last_seen_at\` and \`c
     },
     async (request) => {
       const q = request.query;
-      return deliveryHistory(services, customerRequest(request, q.wholesaler), {
+      return deliveryHistory(withCallNotes(request, services), customerRequest(request, q.wholesaler), {
         trackingNumber: q.tracking_number,
         barcode: q.barcode,
         limit: q.limit,

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { fetchDocument } from '../../services/documents.js';
 import type { AppDeps } from '../app-deps.js';
 import { customerRequest, Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { withCallNotes } from '../request-notes.js';
 import { routeErrors, V2_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import { UUID_PATTERN } from '../schemas/patterns.js';
@@ -58,7 +59,7 @@ export function registerDocumentRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const document = await fetchDocument(
-        deps.services.documents,
+        withCallNotes(request, deps.services.documents),
         customerRequest(request, request.query.wholesaler),
         request.params.id,
       );

@@ -4,6 +4,7 @@ import { listOrderSummaries, orderRecord } from '../../services/orders/record.js
 import { orderStatus } from '../../services/orders/status.js';
 import type { AppDeps } from '../app-deps.js';
 import { Msv3CredentialHeaders, msv3Credentials } from '../msv3-credentials.js';
+import { withCallNotes } from '../request-notes.js';
 import { routeErrors, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import { WholesalerQuerySchema } from '../schemas/common.js';
 import {
@@ -77,10 +78,11 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async (request) => {
       const credentials = msv3Credentials(request, request.body.wholesaler);
-      if (request.query.dry_run) return dryRunOrder(orders, request.auth, credentials, request.body);
+      if (request.query.dry_run)
+        return dryRunOrder(withCallNotes(request, orders), request.auth, credentials, request.body);
       // What becomes of the Idempotency-Key after a failure is the placement's decision (the error's
       // `idempotencyKey`), applied by the error handler.
-      return placeOrder(orders, request.auth, credentials, {
+      return placeOrder(withCallNotes(request, orders), request.auth, credentials, {
         ...request.body,
         idempotency: request.idempotency,
         log: request.log,
@@ -106,10 +108,15 @@ export function registerOrderRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async (request) =>
-      orderStatus(orders, request.auth, msv3Credentials(request, request.query.wholesaler), {
-        orderId: request.params.order_id,
-        wholesaler: request.query.wholesaler,
-      }),
+      orderStatus(
+        withCallNotes(request, orders),
+        request.auth,
+        msv3Credentials(request, request.query.wholesaler),
+        {
+          orderId: request.params.order_id,
+          wholesaler: request.query.wholesaler,
+        },
+      ),
   );
 
   app.get(

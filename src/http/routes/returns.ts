@@ -5,6 +5,7 @@ import { announceReturn, enquireReturn } from '../../services/returns/announce.j
 import { requestTakeBackOffer } from '../../services/returns/offers.js';
 import type { AppDeps } from '../app-deps.js';
 import { customerRequest, Msv3CredentialHeaders } from '../msv3-credentials.js';
+import { upstreamFor } from '../request-notes.js';
 import { routeErrors, V2_CALL_ERRORS, WHOLESALER_CALL_ERRORS } from '../route-errors.js';
 import {
   AnnounceBodySchema,
@@ -54,7 +55,7 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
     async (request) => {
       refuseInvalidPzns(request.body.items, request.body.wholesaler);
       return enquireReturn(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         keyScopeOf(request),
@@ -81,7 +82,7 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
     async (request) => {
       refuseInvalidPzns(request.body.items, request.body.wholesaler);
       return announceReturn(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         request.body.company,
@@ -109,7 +110,7 @@ export function registerReturnRoutes(app: GatewayApp, deps: AppDeps): void {
     async (request) => {
       refuseInvalidPzns(request.body.items, request.body.wholesaler);
       return requestTakeBackOffer(
-        deps.upstream,
+        upstreamFor(request, deps.upstream),
         customerRequest(request, request.body.wholesaler),
         request.body.items,
         keyScopeOf(request),

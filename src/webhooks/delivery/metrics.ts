@@ -15,6 +15,8 @@ export function createWebhookMetrics(registry: Registry, queueDepth: () => Promi
     name: 'msv3_gateway_webhook_queue_depth',
     help: 'Webhook deliveries waiting for an attempt (due now or scheduled for a retry).',
     registers: [registry],
+    // Every worker counts the same rows of the one database: the cluster's value is one count, not the sum.
+    aggregator: 'max',
     async collect() {
       this.set(await queueDepth().catch(() => Number.NaN));
     },
