@@ -60,64 +60,93 @@ describe('an order interrupted by a gateway crash', () => {
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   });
 
-  function order(url: string, key: string): Promise<Response> {
+  const ONE_SUB_ORDER = {
+    items: [
+      { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity: 2 },
+      { pzn: '4114918', quantity: 3 },
+    ],
+  };
+  const THREE_SUB_ORDERS = {
+    sub_orders: [
+      ONE_SUB_ORDER,
+      { order_type: 'batch', order_label: 'LAGER', items: [{ pzn: '4114918', quantity: 10 }] },
+      { order_type: 'special', items: [{ pzn: '1234562', quantity: 1 }] },
+    ],
+  };
+
+  function order(url: string, key: string, username: string, body: object): Promise<Response> {
     return fetch(`${url}/v1/orders`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
         'x-api-key': apiKey,
-        'x-msv3-username': 'apotheke1',
+        'x-msv3-username': username,
         'x-msv3-password': 'sandbox-secret',
         'idempotency-key': key,
       },
-      body: JSON.stringify({
-        wholesaler: 'phoenix_test',
-        items: [
-          { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity: 2 },
-          { pzn: '4114918', quantity: 3 },
-        ],
-      }),
+      body: JSON.stringify({ wholesaler: 'phoenix_test', ...body }),
     });
   }
 
-  it('reconciles after a restart: one order at the wholesaler, and the client gets its result', {
-    timeout: 90_000,
-  }, async () => {
-    const key = randomUUID();
-    const before = await startGatewayProcess(env, children);
-    const lost = order(before.url, key).catch((error: unknown) => error);
-    while (wholesaler.requestCount('bestellen') === 0) await sleep(20);
-    // bestellen has reached the wholesaler, which took the order and holds the answer: kill the gateway now.
-    before.child.kill('SIGKILL');
-    expect(await lost).toBeInstanceOf(Error);
-    expect(wholesaler.placedOrderCount({ tenant: TENANT })).toBe(1);
+  it.each([
+    ['one sub-order', 'apotheke1', ONE_SUB_ORDER],
+    ['three sub-orders of three types', 'apotheke3', THREE_SUB_ORDERS],
+  ])(
+    'reconciles after a restart (%s): one order at the wholesaler, and the client gets its result',
+    {
+      timeout: 90_000,
+    },
+    async (_name, username, body) => {
+      const key = randomUUID();
+      const placed = () => wholesaler.placedOrderCount({ tenant: TENANT, customerId: username });
+      const sent = {
+        bestellen: wholesaler.requestCount('bestellen'),
+        status: wholesaler.requestCount('bestellstatusAbfragen'),
+      };
+      const before = await startGatewayProcess(env, children);
+      const lost = order(before.url, key, username, body).catch((error: unknown) => error);
+      while (wholesaler.requestCount('bestellen') === sent.bestellen) await sleep(20);
+      // bestellen has reached the wholesaler, which took the order and holds the answer: kill the gateway now.
+      before.child.kill('SIGKILL');
+      expect(await lost).toBeInstanceOf(Error);
+      expect(placed()).toBe(1);
 
-    const after = await startGatewayProcess(env, children);
-    let response = await order(after.url, key);
-    const started = Date.now();
-    // The dead process's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_MS; until then: 409.
-    while (response.status === 409 && Date.now() - started < 20_000) {
-      expect(response.headers.get('retry-after')).toBe('1');
-      await sleep(250);
-      response = await order(after.url, key);
-    }
-    expect(response.status).toBe(200);
-    const result = (await response.json()) as { request_id: string };
-    expect(result).toMatchObject({
-      status: 'confirmed',
-      items: [
-        { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity_ordered: 2, quantity_confirmed: 2 },
-        { pzn: '04114918', quantity_ordered: 3, quantity_confirmed: 3 },
-      ],
-    });
-    expect(wholesaler.placedOrderCount({ tenant: TENANT })).toBe(1);
-    expect(wholesaler.requestCount('bestellen')).toBe(1);
-    expect(wholesaler.requestCount('bestellstatusAbfragen')).toBe(1);
-    expect(wholesaler.orders(TENANT, 'apotheke1').map((o) => o.id)).toEqual([result.request_id]);
+      const after = await startGatewayProcess(env, children);
+      let response = await order(after.url, key, username, body);
+      const started = Date.now();
+      // The dead process's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_MS; until then: 409.
+      while (response.status === 409 && Date.now() - started < 20_000) {
+        expect(response.headers.get('retry-after')).toBe('1');
+        await sleep(250);
+        response = await order(after.url, key, username, body);
+      }
+      expect(response.status).toBe(200);
+      const result = (await response.json()) as {
+        request_id: string;
+        sub_orders: { sub_order_id: string }[];
+      };
+      expect(result).toMatchObject({
+        status: 'confirmed',
+        placement_status: 'confirmed',
+        items: expect.arrayContaining(
+          [
+            { pzn: SCENARIO_PZNS.LATE_ANSWER.pzn, quantity_ordered: 2, quantity_confirmed: 2 },
+            { pzn: '04114918', quantity_ordered: 3, quantity_confirmed: 3 },
+          ].map((item) => expect.objectContaining(item)),
+        ),
+      });
+      const stored = wholesaler.orders(TENANT, username);
+      expect(stored.map((o) => o.id)).toEqual([result.request_id]);
+      // Every sub-order answered, matched by the ids the first process sent.
+      expect(result.sub_orders.map((s) => s.sub_order_id)).toEqual(stored[0]!.subOrders!.map((s) => s.id));
+      expect(placed()).toBe(1);
+      expect(wholesaler.requestCount('bestellen')).toBe(sent.bestellen + 1);
+      expect(wholesaler.requestCount('bestellstatusAbfragen')).toBe(sent.status + 1);
 
-    const replay = await order(after.url, key);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(await replay.json()).toEqual(result);
-    after.child.kill('SIGTERM');
-  });
+      const replay = await order(after.url, key, username, body);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(await replay.json()).toEqual(result);
+      after.child.kill('SIGTERM');
+    },
+  );
 });

@@ -279,6 +279,22 @@ describeEachDialect('orders with sub-orders', (getDatabase) => {
       'confirmed',
       'confirmed',
     ]);
+    // The helper's processing issued a note per sub-order: the record shows both delivered.
+    const record = await gw.inject({ url: `/v1/orders/${result.order_id}`, credentials: null });
+    expect(
+      record
+        .json()
+        .sub_orders.map((s: { items: { quantity_delivered: number }[] }) => s.items[0]!.quantity_delivered),
+    ).toEqual([1, 1]);
+    // The deliver helper issues one more note per sub-order and tour.
+    const delivered = await gw.inject({
+      method: 'POST',
+      url: `/v1/test_helpers/orders/${result.order_id}/deliver`,
+      body: {},
+      credentials: null,
+    });
+    expect(delivered.statusCode, delivered.body).toBe(200);
+    expect(delivered.json().deliveries).toHaveLength(2);
   });
 
   it('replays a retry with the same key, and a changed order with the key is refused', async () => {
