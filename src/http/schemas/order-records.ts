@@ -8,7 +8,13 @@ import {
   SubstitutionSchema,
   WholesalerIdSchema,
 } from './common.js';
-import { ANSWER_STATUS_DESCRIPTION, PLACEMENT_STATUS_DESCRIPTION, SubOrderResultSchema } from './orders.js';
+import {
+  ANSWER_STATUS_DESCRIPTION,
+  confirmedSubOrderExample,
+  DELIVERY_EXAMPLE,
+  PLACEMENT_STATUS_DESCRIPTION,
+  SubOrderResultSchema,
+} from './orders.js';
 
 /**
  * Schemas of the order record (`GET /v1/orders/{order_id}`, also the `data` of `order.fulfilled`) and
@@ -133,55 +139,35 @@ const RECORD_EXAMPLE = {
     quantity_short: 1,
   },
   sub_orders: [
-    {
-      sub_order_id: '3f2b1c0d-9e8f-8a7b-9c6d-5e4f3a2b1c0d',
-      order_type: 'normal',
-      requested_label: 'K1',
-      order_label: 'K1',
-      container_id: null,
-      status: 'confirmed',
-      error: null,
-      items: [
-        {
-          pzn: '04114918',
-          quantity_ordered: 3,
-          quantity_confirmed: 3,
-          delivery_preference: 'normal',
-          deliveries: [
-            {
-              type: 'normal',
-              quantity: 3,
-              tour: 'Mittagstour',
-              tour_id: 'T12',
-              estimated_at: '2025-03-18T14:30:00',
-              estimated_at_offset: '+01:00',
-              reason: null,
-              tour_deviation: false,
-            },
-          ],
-          substitution: null,
-          answered: true,
-          quantity_delivered: 2,
-          quantity_short: 1,
-          tracking_numbers: ['LS20250318000042'],
-          delivered: [
-            {
-              tracking_number: 'LS20250318000042',
-              quantity: 2,
-              pzn: '04114918',
-              batch: 'CH-A1',
-              expiry_date: '2027-11-30',
-              parcel_number: 'WANNE000017',
-              date: '2025-03-18',
-              inferred: false,
-            },
-          ],
-          shortages: [
-            { tracking_number: 'LS20250318000042', quantity: 1, date: '2025-03-18', inferred: false },
-          ],
-        },
-      ],
-    },
+    confirmedSubOrderExample([
+      {
+        pzn: '04114918',
+        quantity_ordered: 3,
+        quantity_confirmed: 3,
+        delivery_preference: 'normal',
+        deliveries: [DELIVERY_EXAMPLE],
+        substitution: null,
+        answered: true,
+        quantity_delivered: 2,
+        quantity_short: 1,
+        tracking_numbers: ['LS20250318000042'],
+        delivered: [
+          {
+            tracking_number: 'LS20250318000042',
+            quantity: 2,
+            pzn: '04114918',
+            batch: 'CH-A1',
+            expiry_date: '2027-11-30',
+            parcel_number: 'WANNE000017',
+            date: '2025-03-18',
+            inferred: false,
+          },
+        ],
+        shortages: [
+          { tracking_number: 'LS20250318000042', quantity: 1, date: '2025-03-18', inferred: false },
+        ],
+      },
+    ]),
   ],
   history: [{ at: '2025-03-18T08:02:11.530Z', placement_status: 'confirmed', status: 'available' }],
 };

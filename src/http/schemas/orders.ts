@@ -251,7 +251,7 @@ const NextCutoffSchema = Type.Union(
   { description: 'The next order cut-off from the contract (an order counts for it until 59 s after it).' },
 );
 
-const DELIVERY_EXAMPLE = {
+export const DELIVERY_EXAMPLE = {
   type: 'normal',
   quantity: 3,
   tour: 'Mittagstour',
@@ -297,6 +297,18 @@ const ORDER_ITEMS_EXAMPLE = [
 
 const SUB_ORDER_ID_EXAMPLE = '3f2b1c0d-9e8f-8a7b-9c6d-5e4f3a2b1c0d';
 
+/** A confirmed normal sub-order `K1` with these items, for the examples of answers that list sub-orders. */
+export const confirmedSubOrderExample = <Item>(items: Item[]) => ({
+  sub_order_id: SUB_ORDER_ID_EXAMPLE,
+  order_type: 'normal',
+  requested_label: 'K1',
+  order_label: 'K1',
+  container_id: null,
+  status: 'confirmed',
+  error: null,
+  items,
+});
+
 const ORDER_RESULT_EXAMPLE = {
   request_id: '9d7e6f50-1a2b-8c3d-8e9f-0a1b2c3d4e5f',
   status: 'confirmed',
@@ -306,18 +318,7 @@ const ORDER_RESULT_EXAMPLE = {
   order_id: 'GW-4fJ8kQ2mN7pR1sT5vX9zA3',
   order_label: 'K1',
   placement_status: 'confirmed',
-  sub_orders: [
-    {
-      sub_order_id: SUB_ORDER_ID_EXAMPLE,
-      order_type: 'normal',
-      requested_label: 'K1',
-      order_label: 'K1',
-      container_id: null,
-      status: 'confirmed',
-      error: null,
-      items: ORDER_ITEMS_EXAMPLE,
-    },
-  ],
+  sub_orders: [confirmedSubOrderExample(ORDER_ITEMS_EXAMPLE)],
 };
 
 const DRY_RUN_ITEMS_EXAMPLE = [
@@ -465,28 +466,7 @@ export const ORDER_STATUS_EXAMPLE = {
   answer_status: 'available',
   rejection: null,
   order_label: 'K1',
-  sub_orders: [
-    {
-      sub_order_id: SUB_ORDER_ID_EXAMPLE,
-      order_type: 'normal',
-      requested_label: 'K1',
-      order_label: 'K1',
-      container_id: null,
-      status: 'confirmed',
-      error: null,
-      items: [
-        {
-          pzn: '04114918',
-          quantity_ordered: 3,
-          quantity_confirmed: 3,
-          delivery_preference: 'normal',
-          deliveries: [DELIVERY_EXAMPLE],
-          substitution: null,
-          answered: true,
-        },
-      ],
-    },
-  ],
+  sub_orders: [confirmedSubOrderExample([ORDER_ITEMS_EXAMPLE[0]!])],
 };
 
 export const OrderStatusSchema = Type.Object(
