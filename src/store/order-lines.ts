@@ -127,8 +127,8 @@ export async function linesOfSubOrder(
 
 /**
  * The customer's answered lines that still wait for goods, of one order type and label (the one sent or
- * the one the wholesaler returned) and for one PZN (ordered or substituted), placed from `after` to
- * before `before`; oldest order first.
+ * the one the wholesaler returned) and for one PZN (ordered or substituted), placed from `after` up to
+ * `before`; oldest order first.
  */
 export async function openLinesFor(
   db: Kysely<Tables>,
@@ -144,7 +144,7 @@ export async function openLinesFor(
     .where('orders.mode', '=', customer.mode as never)
     .where('orders.wholesaler', '=', customer.wholesaler)
     .where('orders.customer_id', '=', customer.customerId)
-    .where('orders.created_at', '<', match.before)
+    .where('orders.created_at', '<=', match.before)
     .where('orders.created_at', '>=', match.after)
     .where('order_lines.order_type', '=', match.orderType)
     .where((eb) =>

@@ -106,7 +106,7 @@ async function inferredCredits(
   now: number,
 ): Promise<Credit[]> {
   const noteDay = Date.parse(`${notice.documentDate.slice(0, 10)}T00:00:00Z`);
-  // Placed before the end of the note's day (German time is at most two hours ahead of UTC).
+  // Placed by now, and before the end of the note's day (German time is at most two hours ahead of UTC).
   const before = Math.min(now, noteDay + 24 * 3_600_000);
   const open = await openLinesFor(trx, customer, {
     orderType: notice.orderType,
