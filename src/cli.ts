@@ -26,6 +26,7 @@ import {
   revokeApiKey,
 } from './store/api-keys.js';
 import { type Database, openDatabase, sqliteFile } from './store/database.js';
+import { databaseStartError } from './store/database-start-error.js';
 import { migrateToLatest } from './store/migrate.js';
 import type { Tables } from './store/schema.js';
 import {
@@ -341,7 +342,9 @@ async function withDatabase(
         `(DATABASE_URL=${config.database.url}; a relative path counts from ${resolve('.')}).`,
     );
   }
-  const database = await openDatabase(config.database.url);
+  const database = await openDatabase(config.database.url).catch((error: unknown) => {
+    throw databaseStartError(config.database.url, error);
+  });
   try {
     if (options.migrate !== false) await migrateToLatest(database);
     return await work(database, config);
