@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Static, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { parseCidr } from './lib/address-policy.js';
+import { type MisspeltName, misspeltNames } from './lib/misspelt-names.js';
 
 /** A pattern for OpenTelemetry's `key=value,key=value` lists (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES). */
 function keyValueListPattern(key: string): string {
@@ -85,6 +86,14 @@ const ConfigSchema = Type.Object({
       env: 'LOG_LEVEL',
       default: 'info',
       description: 'pino log level.',
+    }),
+  }),
+  startup: Type.Object({
+    strictConfig: Type.Boolean({
+      env: 'STRICT_CONFIG',
+      default: false,
+      description:
+        'An environment variable that looks like a misspelt setting (`DATABSE_URL`) stops start-up and every command with exit code 1, instead of a warning naming the setting meant.',
     }),
   }),
   apiKeys: Type.Object({
@@ -612,9 +621,41 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = 
     throw new ConfigError(name, `${origin.get(path) ?? name} ${problem}${shown}`);
   }
   const config = raw as Config;
+  if (config.startup.strictConfig) refuseMisspeltVariables(env, origin.get('/startup/strictConfig'));
   checkCidrs(config, origin.get('/network/allowedPrivateCidrs') ?? 'ALLOWED_PRIVATE_CIDRS');
   checkCombinations(config);
   return deepFreeze(config);
+}
+
+/** Variables read besides the settings: the configuration file, and a cluster worker's slot (src/cluster/role.ts). */
+const OTHER_VARIABLES = ['CONFIG_FILE', 'MSV3_GATEWAY_WORKER'];
+
+/**
+ * Environment variables that are no setting but look like a misspelt one (`DATABSE_URL` for
+ * `DATABASE_URL`): such a setting silently keeps its default. A warning at start-up, an error with
+ * STRICT_CONFIG.
+ */
+export function misspeltVariables(env: NodeJS.ProcessEnv): MisspeltName[] {
+  const known = [...listSettings().map((s) => s.env), ...OTHER_VARIABLES];
+  return misspeltNames(
+    Object.keys(env).filter((name) => env[name] !== undefined),
+    known,
+  );
+}
+
+/** What is wrong with one misspelt variable, for a warning or the strict error. */
+export function misspeltVariableMessage({ typed, meant }: MisspeltName): string {
+  return `${typed} is not a setting (did you mean ${meant}?)`;
+}
+
+function refuseMisspeltVariables(env: NodeJS.ProcessEnv, strictFrom = 'STRICT_CONFIG'): void {
+  const misspelt = misspeltVariables(env);
+  if (misspelt.length === 0) return;
+  const which = misspelt.length === 1 ? 'it' : 'them';
+  throw new ConfigError(
+    misspelt[0]!.typed,
+    `${misspelt.map(misspeltVariableMessage).join('; ')}: rename or remove ${which} (${strictFrom} refuses variables that look like misspelt settings)`,
+  );
 }
 
 function checkCombinations(config: Config): void {

@@ -68,6 +68,9 @@ describe('startServer', () => {
     const again: string[] = [];
     const restarted = await startServer({ config, logger, print: (line) => again.push(line) });
     expect(again.join('\n')).not.toMatch(/pk_test_/);
+    expect(again).toContain(
+      'API keys: 1 usable (1 test, 0 live); keys list shows them. Make another: msv3-gateway keys create --name NAME --mode test|live',
+    );
     const stillValid = await fetch(`${restarted.url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
     expect(stillValid.status).toBe(200);
     await restarted.close();

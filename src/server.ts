@@ -2,13 +2,13 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { VERSION } from './core/version.js';
 import type { GatewayApp } from './http/types.js';
 import type { Clock } from './lib/clock.js';
 import { heapBudgetWarning } from './lib/heap-budget.js';
 import { createLogger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import { reportStartup } from './startup-summary.js';
 import type { WatchStatus } from './wholesalers/status/watch.js';
 import { buildDependencies, type Closable, type ShutdownTiming, shutdownTiming } from './wiring.js';
 
@@ -32,6 +32,11 @@ export interface StartServerOptions {
   watchStatus?: WatchStatus;
   /** The process's metrics (cluster workers: answering `GET /metrics` for all); by default its own. */
   metrics?: Metrics;
+  /**
+   * Log the start-up summary and print the start-up lines (src/startup-summary.ts); default true.
+   * Cluster workers leave them to their primary, which says them once for all.
+   */
+  summary?: boolean;
 }
 
 export interface RunningServer {
@@ -80,17 +85,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (config.webhooks.workerEnabled) deps.webhooks.worker.start();
     jobs.start();
     const url = serverUrl(app);
-
-    print(`msv3-gateway ${VERSION} listening on ${url}`);
-    print(`API docs: ${url}/docs  (OpenAPI: ${url}/v1/openapi.json)`);
-    print(`Sandbox wholesaler (test keys): ${sandboxUrl}`);
-    if (firstKey !== undefined) {
+    if (options.summary !== false) {
+      const { database, clock } = deps;
       const printSecret = options.printSecret ?? print;
-      printSecret(
-        `First start: created account ${firstKey.accountId} and a test API key (shown only this once):`,
-      );
-      printSecret(`  ${firstKey.secret}`);
-      printSecret(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
+      await reportStartup({
+        config,
+        database,
+        clock,
+        url,
+        sandboxUrl,
+        workers: 1,
+        firstKey,
+        logger,
+        print,
+        printSecret,
+      });
     }
     const dependencies = opened.slice(1);
     return {
