@@ -45,11 +45,11 @@ export interface RunningServer {
   /** Where `pk_test_` calls go: the in-process mock wholesaler, or SANDBOX_URL. */
   sandboxUrl: string;
   /**
-   * Stops accepting connections and lets in-flight requests finish within SHUTDOWN_TIMEOUT_MS: shortly
-   * before the limit it stops the wholesaler calls still in flight, so their requests are answered, and
-   * at the limit it cuts the connections still open; then it closes the webhook worker, the wholesaler
-   * connections, the sandbox mock, the rate limiter and the database. `clean` is false if calls had to
-   * be stopped or connections cut (docs/resilience.md "Shutdown").
+   * Answers new requests 503 and lets in-flight requests finish within SHUTDOWN_TIMEOUT_MS, then stops
+   * listening: shortly before the limit it stops the wholesaler calls still in flight, so their requests
+   * are answered, and at the limit it cuts the connections still open; then it closes the webhook
+   * worker, the wholesaler connections, the sandbox mock, the rate limiter and the database. `clean` is
+   * false if calls had to be stopped or connections cut (docs/resilience.md "Shutdown").
    */
   close(): Promise<{ clean: boolean }>;
   /** SHUTDOWN_TIMEOUT_MS: `close()` ends within it, give or take closing the dependencies. */
@@ -120,11 +120,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 }
 
 /**
- * Draining within SHUTDOWN_TIMEOUT_MS (docs/resilience.md "Shutdown"): HTTP stops accepting and finishes
- * the requests in flight; new requests on open connections get 503 (`http/lifecycle.ts`). A wholesaler
- * call that would outlast the limit (a wholesaler holding its answer) is stopped `ANSWER_MARGIN_MS`
- * before it, so its request is still answered (504, `order_outcome_unknown`, …) rather than cut. At the
- * limit the connections still open are cut. Then the dependencies close, newest first.
+ * Draining within SHUTDOWN_TIMEOUT_MS (docs/resilience.md "Shutdown"): HTTP finishes the requests in
+ * flight while new requests, on new connections and open ones, get 503 with `Connection: close`
+ * (`http/lifecycle.ts`); then it stops listening. A wholesaler call that would outlast the limit (a
+ * wholesaler holding its answer) is stopped `ANSWER_MARGIN_MS` before it, so its request is still
+ * answered (504, `order_outcome_unknown`, …) rather than cut. At the limit the connections still open
+ * are cut. Then the dependencies close, newest first.
  */
 async function closeGracefully(options: {
   app: GatewayApp;
@@ -143,12 +144,21 @@ async function closeGracefully(options: {
     );
     stopCalls();
   }, timing.stopCallsAfterMs);
+  let reachDeadline = () => {};
+  const deadlineReached = new Promise<void>((resolve) => {
+    reachDeadline = resolve;
+  });
   const deadline = setTimeout(() => {
     clean = false;
     logger.warn({ timeout_ms: timing.timeoutMs }, 'shutdown timeout reached; closing remaining connections');
     app.server.closeAllConnections();
+    reachDeadline();
   }, timing.timeoutMs);
   try {
+    // The listener stays open while the requests in flight finish, so that new connections get a
+    // 503 with Retry-After (and readiness fails) instead of a refused connection; at the latest the
+    // deadline above ends them.
+    await Promise.race([app.drain(), deadlineReached]);
     await app.close();
   } finally {
     clearTimeout(stopping);
