@@ -4,7 +4,7 @@
 # Build: the same script as CI's install step (npm ci, npm pack; prepack compiles dist/), then the
 # tarball's content installed without dev dependencies from the lockfile. The full image has the
 # compiler better-sqlite3 needs when no prebuilt binary can be downloaded.
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN scripts/build.sh /pack
@@ -14,7 +14,7 @@ RUN tar -xzf /pack/msv3-gateway-*.tgz --strip-components=1 \
   && npm ci --omit=dev --no-audit --no-fund
 
 # Run: the same Debian release (glibc) as the build stage, so the compiled better-sqlite3 loads.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

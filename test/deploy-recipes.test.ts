@@ -79,9 +79,10 @@ describe('Dockerfile', () => {
   });
 
   it('starts the gateway as npm start does, as a non-root user on 0.0.0.0 with a health check', () => {
-    expect(instructions.filter((i) => i.keyword === 'FROM').at(-1)!.args).toBe('node:20-bookworm-slim');
-    // The compiled better-sqlite3 must load in the final stage: the same Debian release.
-    expect(instructions.find((i) => i.keyword === 'FROM')!.args).toMatch(/^node:20-bookworm(\s|$)/);
+    // Node 24, the primary release (docs/operating.md "Supported Node.js releases").
+    expect(instructions.filter((i) => i.keyword === 'FROM').at(-1)!.args).toBe('node:24-bookworm-slim');
+    // The compiled better-sqlite3 must load in the final stage: the same Debian release and Node.
+    expect(instructions.find((i) => i.keyword === 'FROM')!.args).toMatch(/^node:24-bookworm(\s|$)/);
     const cmd = final.filter((i) => i.keyword === 'CMD').at(-1)!;
     expect(JSON.parse(cmd.args)).toEqual(startArgv);
     expect(startArgv[0]).toBe('node');
