@@ -28,8 +28,9 @@ RUN chmod 755 dist/cli.js && ln -s /app/dist/cli.js /usr/local/bin/msv3-gateway 
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-# Liveness only (docs/operating.md, "Health probes"); slim has no curl, so Node's fetch asks.
+# Liveness only (docs/operating.md, "Health probes"), on HEALTH_PORT where it is set; slim has no curl,
+# so Node's fetch asks.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.HEALTH_PORT||process.env.PORT||8080)+'/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # `npm start` without npm: node gets SIGTERM itself and shuts down gracefully (SHUTDOWN_TIMEOUT_MS).
 CMD ["node", "--max-semi-space-size=64", "dist/cli.js", "serve"]

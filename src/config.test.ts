@@ -28,6 +28,7 @@ describe('loadConfig', () => {
     expect(config.server).toEqual({
       host: '127.0.0.1',
       port: 8080,
+      listenBacklog: 4096,
       bodyLimitBytes: 1_048_576,
       requestTimeoutMs: 30_000,
       shutdownTimeoutMs: 10_000,
@@ -281,5 +282,19 @@ describe('variables that look like misspelt settings', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite::memory:', STRICT_CONFIG: 'true' }).startup.strictConfig).toBe(
       true,
     );
+  });
+});
+
+describe('probes on a port of their own', () => {
+  it('takes HEALTH_PORT beside PORT, in one process only', () => {
+    expect(loadConfig({ HEALTH_PORT: '8081' }).server.healthPort).toBe(8081);
+    expect(loadConfig({}).server.healthPort).toBeUndefined();
+    expect(configError({ HEALTH_PORT: '8081', WORKERS: '2', DATABASE_URL: 'sqlite:./x.db' }).message).toBe(
+      'HEALTH_PORT needs WORKERS=1 (worker processes cannot share it); with several workers the probes are on PORT',
+    );
+    expect(configError({ HEALTH_PORT: '8080' }).message).toBe(
+      'HEALTH_PORT must differ from PORT (both 8080)',
+    );
+    expect(loadConfig({ PORT: '0', HEALTH_PORT: '0' }).server.healthPort).toBe(0);
   });
 });

@@ -31,6 +31,23 @@ const ConfigSchema = Type.Object({
       maximum: 65535,
       description: 'TCP port to listen on (0 picks a free port).',
     }),
+    listenBacklog: Type.Integer({
+      env: 'LISTEN_BACKLOG',
+      default: 4096,
+      minimum: 1,
+      maximum: 65535,
+      description:
+        'Connections the kernel holds for the gateway to accept (the listen backlog, of PORT and HEALTH_PORT); the kernel caps it at net.core.somaxconn. When it is full, new connections are dropped and clients retry only after a second or more.',
+    }),
+    healthPort: Type.Optional(
+      Type.Integer({
+        env: 'HEALTH_PORT',
+        minimum: 0,
+        maximum: 65535,
+        description:
+          'A port of its own for the health probes (`GET /v1/health`, `GET /v1/health/ready`), answered by a thread of its own, so that probes are answered at once while the gateway is busy (docs/operating.md); unset: the probes are on PORT only (they stay there either way). Needs WORKERS=1.',
+      }),
+    ),
     bodyLimitBytes: Type.Integer({
       env: 'BODY_LIMIT_BYTES',
       default: 1_048_576,
@@ -682,6 +699,16 @@ function checkCombinations(config: Config): void {
       'WORKERS',
       'WORKERS other than 1 needs a database file or PostgreSQL: each worker would have its own sqlite::memory:',
     );
+  }
+  const { healthPort, port, workers } = config.server;
+  if (healthPort !== undefined && workers !== 1) {
+    throw new ConfigError(
+      'HEALTH_PORT',
+      'HEALTH_PORT needs WORKERS=1 (worker processes cannot share it); with several workers the probes are on PORT',
+    );
+  }
+  if (healthPort !== undefined && healthPort !== 0 && healthPort === port) {
+    throw new ConfigError('HEALTH_PORT', `HEALTH_PORT must differ from PORT (both ${port})`);
   }
   const { store } = config.rateLimit;
   if (store === 'redis' && config.redis.url === undefined) {

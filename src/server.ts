@@ -2,6 +2,8 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { startHealthListener } from './http/health-listener.js';
+import { checkReadiness } from './http/readiness.js';
 import type { GatewayApp } from './http/types.js';
 import type { Clock } from './lib/clock.js';
 import { heapBudgetWarning } from './lib/heap-budget.js';
@@ -81,7 +83,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const timing = shutdownTiming(config.server.shutdownTimeoutMs);
     const app = await buildApp(deps);
     opened.unshift({ name: 'app', close: () => app.close() });
-    await app.listen({ host: config.server.host, port: config.server.port });
+    const { host, port, listenBacklog: backlog, healthPort } = config.server;
+    await app.listen({ host, port, backlog });
+    const health =
+      healthPort === undefined
+        ? undefined
+        : await startHealthListener({
+            host,
+            port: healthPort,
+            backlog,
+            checkReadiness: () => checkReadiness(deps),
+          });
+    // Closed after the app: probes are answered (not ready) throughout the drain.
+    if (health !== undefined) opened.splice(1, 0, { name: 'health listener', close: health.close });
     if (config.webhooks.workerEnabled) deps.webhooks.worker.start();
     jobs.start();
     const url = serverUrl(app);
@@ -89,16 +103,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       const { database, clock } = deps;
       const printSecret = options.printSecret ?? print;
       await reportStartup({
-        config,
-        database,
-        clock,
-        url,
-        sandboxUrl,
-        workers: 1,
-        firstKey,
-        logger,
-        print,
-        printSecret,
+        ...{ config, database, clock, url, sandboxUrl, workers: 1, firstKey, logger, print, printSecret },
+        ...(health === undefined ? {} : { healthUrl: health.url }),
       });
     }
     const dependencies = opened.slice(1);
@@ -109,6 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       shutdownTimeoutMs: config.server.shutdownTimeoutMs,
       // The webhook worker stops claiming at once and finishes its attempts while HTTP drains.
       close: () => {
+        health?.draining();
         void stopWebhooks().catch(() => {});
         return closeGracefully({ app, dependencies, timing, stopCalls, logger });
       },

@@ -23,6 +23,8 @@ export interface StartupFacts {
   workers: number;
   /** Where request budgets are counted (RATE_LIMIT_STORE resolved). */
   rateLimitStore: RateLimitStore;
+  /** HEALTH_PORT's address, when the probes have a port of their own. */
+  healthUrl?: string | undefined;
 }
 
 const MAKE_A_KEY = 'msv3-gateway keys create --name NAME --mode test|live';
@@ -57,8 +59,8 @@ export function summaryLines(facts: StartupFacts): SummaryLine[] {
           : `sandbox: the external mock wholesaler at ${facts.sandboxUrl} (SANDBOX_URL)`,
     },
     {
-      fields: { startup: 'listening', url: facts.url },
-      msg: `listening on ${facts.url}${workers > 1 ? ` (${workers} workers)` : ''}`,
+      fields: { startup: 'listening', url: facts.url, health_url: facts.healthUrl ?? null },
+      msg: `listening on ${facts.url}${workers > 1 ? ` (${workers} workers)` : ''}${facts.healthUrl === undefined ? '' : `; health probes also on ${facts.healthUrl} (HEALTH_PORT)`}`,
     },
   ];
 }
@@ -169,6 +171,8 @@ export interface StartupReport {
   workers: number;
   /** This start created the first account and key (CREATE_FIRST_KEY on an empty database). */
   firstKey?: { accountId: string; secret: string } | undefined;
+  /** HEALTH_PORT's address, when the probes have a port of their own. */
+  healthUrl?: string | undefined;
   logger: Logger;
   /** Human-readable lines (stderr in the CLI). */
   print(line: string): void;
@@ -204,6 +208,11 @@ export async function reportStartup(report: StartupReport): Promise<void> {
   );
   print(`API docs: ${url}/docs  (OpenAPI: ${url}/v1/openapi.json)`);
   print(`Sandbox wholesaler (test keys): ${report.sandboxUrl}`);
+  if (report.healthUrl !== undefined) {
+    print(
+      `Health probes on a port of their own: ${report.healthUrl}/v1/health, ${report.healthUrl}/v1/health/ready`,
+    );
+  }
   if (keys !== undefined) print(keys);
   if (firstKey !== undefined) {
     report.printSecret(

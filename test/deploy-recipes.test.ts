@@ -152,7 +152,10 @@ describe('deploy/compose.yaml', () => {
         redis: { condition: 'service_healthy' },
         migrate: { condition: 'service_completed_successfully' },
       });
-      expect(service.healthcheck?.test?.join(' ')).toContain('/v1/health/ready');
+      // On the probes' own port (docs/operating.md "Health probes on a port of their own").
+      expect(service.healthcheck?.test?.join(' ')).toContain(
+        `127.0.0.1:${service.environment!.HEALTH_PORT}/v1/health/ready`,
+      );
       expect(parseSeconds(service.stop_grace_period!) * 1000).toBeGreaterThan(shutdownTimeoutMs);
     }
     for (const [name, service] of Object.entries(services)) {

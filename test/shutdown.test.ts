@@ -16,6 +16,7 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice, subscribe } from '../src/webhooks/test-support/fixtures.js';
 import { startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
+import { until } from './until.js';
 
 /**
  * SIGTERM while wholesaler calls hang (the wholesaler holds its answers for 15 s, far beyond the
@@ -113,6 +114,8 @@ describe('shutdown with wholesaler calls in flight', () => {
       ALLOW_PRIVATE_ENDPOINTS: 'true',
       WEBHOOK_TIMEOUT_MS: '30000',
       WEBHOOK_POLL_INTERVAL_MS: '100',
+      // Probes on a port of their own as well: readiness there fails at once too.
+      HEALTH_PORT: '0',
     };
   });
 
@@ -227,9 +230,23 @@ describe('shutdown with wholesaler calls in flight', () => {
     }
     expect(gateway.child.exitCode).toBeNull();
 
+    const healthUrl = /Health probes on a port of their own: (http:\/\/\S+)\/v1\/health,/.exec(
+      gateway.output(),
+    )?.[1];
+    expect(healthUrl).toBeDefined();
+    // Ready once the listener's first check came back.
+    await until(
+      'ready on HEALTH_PORT',
+      async () => ((await fetch(`${healthUrl}/v1/health/ready`)).ok ? true : undefined),
+      10_000,
+    );
     const signalled = performance.now();
     gateway.child.kill('SIGTERM');
     while (!gateway.logs().includes('"msg":"shutting down"')) await sleep(10);
+    const probed = await fetch(`${healthUrl}/v1/health/ready`);
+    expect(probed.status).toBe(503);
+    expect(await probed.json()).toMatchObject({ message: 'Not ready: the gateway is shutting down.' });
+    expect((await fetch(`${healthUrl}/v1/health`)).status).toBe(200);
     // New connections during the drain are accepted and answered 503, readiness included.
     const readiness = rawConnection(gateway.url);
     readiness.socket.write(`GET /v1/health/ready HTTP/1.1\r\nHost: gateway\r\n\r\n`);
