@@ -119,7 +119,7 @@ export async function connectionBurstCheck(ctx: BatteryContext): Promise<Row[]> 
           .map(([s, n]) => `${n} × ${s}`)
           .join(
             ', ',
-          )} in ${duration(burst.endedAt - burst.startedAt)}; p50 ${duration(times[Math.floor(times.length / 2)] ?? 0)}, max ${duration(times.at(-1) ?? 0)}; accept queue at most ${backlog.max} of ${backlog.limit}; process ${alive ? 'alive' : 'exited'}`,
+          )} in ${duration(burst.endedAt - burst.startedAt)}; p50 ${duration(times[Math.floor(times.length / 2)] ?? 0)}, max ${duration(times.at(-1) ?? 0)}; ${backlog.limit === 0 ? 'accept queue not sampled (no ss)' : `accept queue at most ${backlog.max} of ${backlog.limit}`}; process ${alive ? 'alive' : 'exited'}`,
         answered === CLIENTS && alive,
         `${CLIENTS - answered} clients without a 200`,
       ),
