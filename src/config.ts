@@ -644,8 +644,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = 
   return deepFreeze(config);
 }
 
-/** Variables read besides the settings: the configuration file, and a cluster worker's slot (src/cluster/role.ts). */
-const OTHER_VARIABLES = ['CONFIG_FILE', 'MSV3_GATEWAY_WORKER'];
+/**
+ * Variables read besides the settings: the configuration file, a cluster worker's slot
+ * (src/cluster/role.ts) and what the `listen` command takes (src/webhooks/events/listen-command.ts).
+ */
+const OTHER_VARIABLES = [
+  'CONFIG_FILE',
+  'MSV3_GATEWAY_WORKER',
+  'MSV3_API_KEY',
+  'MSV3_GATEWAY_URL',
+  'MSV3_WEBHOOK_SECRET',
+];
 
 /**
  * Environment variables that are no setting but look like a misspelt one (`DATABSE_URL` for
