@@ -2,7 +2,7 @@
  * The layers of docs/ARCHITECTURE.md ("Layers"), checked in CI (`npm run lint:layers`): each layer may
  * import only the layers below it, type-only imports included, and nothing may form a cycle.
  *
- *   top       app.ts, server.ts, wiring.ts, jobs.ts, cli.ts, index.ts, cluster/
+ *   top       app.ts, server.ts, wiring.ts, jobs.ts, startup-summary.ts, cli.ts, index.ts, cluster/
  *   http      http/ (routes, hooks, schemas, the OpenAPI document)
  *   features  services/ > wholesalers/ > webhooks/ > mock/ (each may import those after it)
  *   ratelimit ratelimit/
@@ -15,14 +15,14 @@
 const ABOVE = {
   core: '^src/(?!core/)',
   lib: '^src/(?!core/|lib/)',
-  base: '^src/(http|services|webhooks|wholesalers|mock|ratelimit|store|msv3|cluster)/|^src/(app|server|cli|index|wiring|jobs)\\.ts$',
-  msv3: '^src/(http|services|webhooks|wholesalers|mock|ratelimit|store|cluster)/|^src/(app|server|cli|index|wiring|jobs)\\.ts$',
+  base: '^src/(http|services|webhooks|wholesalers|mock|ratelimit|store|msv3|cluster)/|^src/(app|server|cli|index|wiring|jobs|startup-summary)\\.ts$',
+  msv3: '^src/(http|services|webhooks|wholesalers|mock|ratelimit|store|cluster)/|^src/(app|server|cli|index|wiring|jobs|startup-summary)\\.ts$',
   store:
-    '^src/(http|services|webhooks|wholesalers|mock|ratelimit|cluster)/|^src/(app|server|cli|index|wiring|jobs)\\.ts$',
+    '^src/(http|services|webhooks|wholesalers|mock|ratelimit|cluster)/|^src/(app|server|cli|index|wiring|jobs|startup-summary)\\.ts$',
   ratelimit:
-    '^src/(http|services|webhooks|wholesalers|mock|cluster)/|^src/(app|server|cli|index|wiring|jobs)\\.ts$',
-  features: '^src/(http|cluster)/|^src/(app|server|cli|index|wiring|jobs)\\.ts$',
-  http: '^src/cluster/|^src/(app|server|cli|index|wiring|jobs)\\.ts$',
+    '^src/(http|services|webhooks|wholesalers|mock|cluster)/|^src/(app|server|cli|index|wiring|jobs|startup-summary)\\.ts$',
+  features: '^src/(http|cluster)/|^src/(app|server|cli|index|wiring|jobs|startup-summary)\\.ts$',
+  http: '^src/cluster/|^src/(app|server|cli|index|wiring|jobs|startup-summary)\\.ts$',
 };
 const LAYER = {
   core: '^src/core/',

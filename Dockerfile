@@ -4,7 +4,7 @@
 # Build: the same script as CI's install step (npm ci, npm pack; prepack compiles dist/), then the
 # tarball's content installed without dev dependencies from the lockfile. The full image has the
 # compiler better-sqlite3 needs when no prebuilt binary can be downloaded.
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN scripts/build.sh /pack
@@ -14,7 +14,7 @@ RUN tar -xzf /pack/msv3-gateway-*.tgz --strip-components=1 \
   && npm ci --omit=dev --no-audit --no-fund
 
 # Run: the same Debian release (glibc) as the build stage, so the compiled better-sqlite3 loads.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
@@ -28,8 +28,9 @@ RUN chmod 755 dist/cli.js && ln -s /app/dist/cli.js /usr/local/bin/msv3-gateway 
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-# Liveness only (docs/operating.md, "Health probes"); slim has no curl, so Node's fetch asks.
+# Liveness only (docs/operating.md, "Health probes"), on HEALTH_PORT where it is set; slim has no curl,
+# so Node's fetch asks.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.HEALTH_PORT||process.env.PORT||8080)+'/v1/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # `npm start` without npm: node gets SIGTERM itself and shuts down gracefully (SHUTDOWN_TIMEOUT_MS).
 CMD ["node", "--max-semi-space-size=64", "dist/cli.js", "serve"]

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { connectionBurstCheck } from './connection-burst.js';
 import type { BatteryContext } from './context.js';
 import { databaseLossCheck } from './database-loss.js';
 import { fuzzCheck } from './fuzz.js';
@@ -25,6 +26,7 @@ const CHECKS: { name: string; run: (ctx: BatteryContext) => Promise<Row[]> }[] =
   { name: 'hostile-upstream', run: hostileUpstreamCheck },
   { name: 'overload', run: overloadCheck },
   { name: 'shared-origin', run: sharedOriginCheck },
+  { name: 'connection-burst', run: connectionBurstCheck },
   { name: 'database-loss', run: databaseLossCheck },
   { name: 'redis-loss', run: redisLossCheck },
   { name: 'kill-order', run: killOrderCheck },

@@ -179,6 +179,21 @@ describe('msv3-gateway keys', () => {
     expect(err[0]).toBe('msv3-gateway: configuration error: PORT must be integer (got "eighty")');
   });
 
+  it('warns about a variable that looks like a misspelt setting, and refuses it with STRICT_CONFIG', async () => {
+    env = { ...env, DATABSE_URL: 'postgres://gateway@db.internal/gateway' };
+    const listed = await run('keys', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.err[0]).toBe(
+      'msv3-gateway: warning: DATABSE_URL is not a setting (did you mean DATABASE_URL?); it is ignored.',
+    );
+    env = { ...env, STRICT_CONFIG: 'true' };
+    const strict = await run('migrate');
+    expect(strict.code).toBe(1);
+    expect(strict.err).toEqual([
+      'msv3-gateway: configuration error: DATABSE_URL is not a setting (did you mean DATABASE_URL?): rename or remove it (STRICT_CONFIG refuses variables that look like misspelt settings)',
+    ]);
+  });
+
   it('migrates, then reports an up-to-date database', async () => {
     expect(await run('migrate')).toMatchObject({
       code: 0,
@@ -268,6 +283,52 @@ describe('msv3-gateway as a process', () => {
     },
     120_000,
   );
+
+  it('logs what it runs on, warns about a misspelt variable, and says there is no key and how to make one', async () => {
+    const env = {
+      PORT: '0',
+      DATABASE_URL: `sqlite:${join(folder, 'summary', 'gateway.db')}`,
+      DATABSE_URL: 'postgres://gateway:pw@db.internal/gateway',
+      CREATE_FIRST_KEY: 'false',
+      LOG_LEVEL: 'info',
+    };
+    const proc = spawnCli(['serve'], env);
+    try {
+      await waitFor(proc.stderr, /listening on http:\/\/\S+/);
+      // The log lines come before the printed ones, but through another pipe.
+      await waitFor(proc.stdout, /"startup":"api keys"/);
+      expect(proc.stderr()).toContain(
+        'No usable API key in the database: every request is refused with 401 api_key_invalid. Make one: msv3-gateway keys create --name NAME --mode test|live',
+      );
+      const records = proc
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string; startup?: string });
+      expect(records.find((r) => r.msg.startsWith('DATABSE_URL'))).toMatchObject({
+        level: 40,
+        msg: 'DATABSE_URL is not a setting (did you mean DATABASE_URL?); it is ignored',
+      });
+      expect(records.filter((r) => r.startup !== undefined).map((r) => r.startup)).toEqual([
+        'database',
+        'rate limits',
+        'redis',
+        'workers',
+        'tracing',
+        'private endpoints',
+        'sandbox',
+        'listening',
+        'api keys',
+      ]);
+      expect(proc.stdout()).toContain(
+        `"msg":"database: SQLite file ${join(folder, 'summary', 'gateway.db')}"`,
+      );
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+    } finally {
+      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    }
+  }, 120_000);
 
   it('warns at start when the wholesaler calls it may hold outgrow its heap limit', async () => {
     // 128 MB of old space (V8's limit: 176 MB with the default semi-spaces) holds about 5,400 calls.

@@ -8,13 +8,21 @@ import type { Kysely } from 'kysely';
 import { runPrimary } from './cluster/primary.js';
 import { workerCount, workerSlot } from './cluster/role.js';
 import { joinCluster, type PrimaryLink } from './cluster/worker.js';
-import { type Config, ConfigError, listSettings, loadConfig } from './config.js';
+import {
+  type Config,
+  ConfigError,
+  listSettings,
+  loadConfig,
+  misspeltVariableMessage,
+  misspeltVariables,
+} from './config.js';
 import type { KeyMode } from './core/key-mode.js';
 import { VERSION } from './core/version.js';
 import { systemClock } from './lib/clock.js';
 import { MOCK_OPTIONS, MOCK_SUMMARY, MOCK_USAGE, runMockCommand } from './mock/command.js';
 import { createLogger } from './observability/logger.js';
 import { exitOnSignals, type RunningServer, startServer } from './server.js';
+import { warnMisspeltVariables } from './startup-summary.js';
 import { createAccount, findAccount } from './store/accounts.js';
 import { displayParts, hashApiKey } from './store/api-key-secret.js';
 import {
@@ -26,6 +34,7 @@ import {
   revokeApiKey,
 } from './store/api-keys.js';
 import { type Database, openDatabase, sqliteFile } from './store/database.js';
+import { databaseStartError } from './store/database-start-error.js';
 import { migrateToLatest } from './store/migrate.js';
 import type { Tables } from './store/schema.js';
 import {
@@ -70,10 +79,12 @@ const COMMANDS: Record<string, Command> = {
           return 1;
         }
         const logger = createLogger({ level: config.log.level, base: { worker: 0, pid: process.pid } });
+        warnMisspeltVariables(logger, io.env);
         return runPrimary({ config, workers, env: io.env, logger, print: io.stderr, printSecret: io.stdout });
       }
       const worker = slot === undefined ? undefined : joinCluster(slot, config, primaryLink());
       const logger = worker?.logger ?? createLogger({ level: config.log.level });
+      if (worker === undefined) warnMisspeltVariables(logger, io.env);
       let server: RunningServer;
       try {
         // The first key goes to stdout as plain lines, never into a log record. A worker prints nothing:
@@ -332,6 +343,9 @@ async function withDatabase(
   options: { migrate?: boolean } = {},
 ): Promise<number> {
   const config = loadConfig(io.env);
+  for (const misspelt of misspeltVariables(io.env)) {
+    io.stderr(`msv3-gateway: warning: ${misspeltVariableMessage(misspelt)}; it is ignored.`);
+  }
   const file = sqliteFile(config.database.url);
   if (options.migrate !== false && file !== undefined && !existsSync(file)) {
     // A relative DATABASE_URL counts from the working directory: from another folder, a key command
@@ -341,7 +355,9 @@ async function withDatabase(
         `(DATABASE_URL=${config.database.url}; a relative path counts from ${resolve('.')}).`,
     );
   }
-  const database = await openDatabase(config.database.url);
+  const database = await openDatabase(config.database.url).catch((error: unknown) => {
+    throw databaseStartError(config.database.url, error);
+  });
   try {
     if (options.migrate !== false) await migrateToLatest(database);
     return await work(database, config);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, listSettings, loadConfig } from './config.js';
+import { ConfigError, listSettings, loadConfig, misspeltVariables } from './config.js';
 
 function configError(env: NodeJS.ProcessEnv, options?: { file?: string }): ConfigError {
   try {
@@ -28,6 +28,7 @@ describe('loadConfig', () => {
     expect(config.server).toEqual({
       host: '127.0.0.1',
       port: 8080,
+      listenBacklog: 4096,
       bodyLimitBytes: 1_048_576,
       requestTimeoutMs: 30_000,
       shutdownTimeoutMs: 10_000,
@@ -260,5 +261,40 @@ describe('loadConfig', () => {
       expect(setting.env).toMatch(/^[A-Z][A-Z0-9_]+$/);
       expect(setting.schema.description?.length).toBeGreaterThan(10);
     }
+  });
+});
+
+describe('variables that look like misspelt settings', () => {
+  const env = { DATABSE_URL: 'postgres://gateway@db/gateway', PATH: '/usr/bin', HOSTNAME: 'gw-1' };
+
+  it('are listed with the setting meant, and otherwise ignored', () => {
+    expect(misspeltVariables(env)).toEqual([{ typed: 'DATABSE_URL', meant: 'DATABASE_URL' }]);
+    expect(loadConfig(env).database.url).toBe('sqlite:./data/gateway.db');
+    expect(misspeltVariables({ CONFIG_FILE: '/etc/gw.json', MSV3_GATEWAY_WORKER: '1' })).toEqual([]);
+  });
+
+  it('stop the configuration with STRICT_CONFIG=true, naming the setting meant', () => {
+    const error = configError({ ...env, STRICT_CONFIG: 'true' });
+    expect(error.variable).toBe('DATABSE_URL');
+    expect(error.message).toBe(
+      'DATABSE_URL is not a setting (did you mean DATABASE_URL?): rename or remove it (STRICT_CONFIG refuses variables that look like misspelt settings)',
+    );
+    expect(loadConfig({ DATABASE_URL: 'sqlite::memory:', STRICT_CONFIG: 'true' }).startup.strictConfig).toBe(
+      true,
+    );
+  });
+});
+
+describe('probes on a port of their own', () => {
+  it('takes HEALTH_PORT beside PORT, in one process only', () => {
+    expect(loadConfig({ HEALTH_PORT: '8081' }).server.healthPort).toBe(8081);
+    expect(loadConfig({}).server.healthPort).toBeUndefined();
+    expect(configError({ HEALTH_PORT: '8081', WORKERS: '2', DATABASE_URL: 'sqlite:./x.db' }).message).toBe(
+      'HEALTH_PORT needs WORKERS=1 (worker processes cannot share it); with several workers the probes are on PORT',
+    );
+    expect(configError({ HEALTH_PORT: '8080' }).message).toBe(
+      'HEALTH_PORT must differ from PORT (both 8080)',
+    );
+    expect(loadConfig({ PORT: '0', HEALTH_PORT: '0' }).server.healthPort).toBe(0);
   });
 });

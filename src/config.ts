@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Static, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { parseCidr } from './lib/address-policy.js';
+import { type MisspeltName, misspeltNames } from './lib/misspelt-names.js';
 
 /** A pattern for OpenTelemetry's `key=value,key=value` lists (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES). */
 function keyValueListPattern(key: string): string {
@@ -30,6 +31,23 @@ const ConfigSchema = Type.Object({
       maximum: 65535,
       description: 'TCP port to listen on (0 picks a free port).',
     }),
+    listenBacklog: Type.Integer({
+      env: 'LISTEN_BACKLOG',
+      default: 4096,
+      minimum: 1,
+      maximum: 65535,
+      description:
+        'Connections the kernel holds for the gateway to accept (the listen backlog, of PORT and HEALTH_PORT); the kernel caps it at net.core.somaxconn. When it is full, new connections are dropped and clients retry only after a second or more.',
+    }),
+    healthPort: Type.Optional(
+      Type.Integer({
+        env: 'HEALTH_PORT',
+        minimum: 0,
+        maximum: 65535,
+        description:
+          'A port of its own for the health probes (`GET /v1/health`, `GET /v1/health/ready`), answered by a thread of its own, so that probes are answered at once while the gateway is busy (docs/operating.md); unset: the probes are on PORT only (they stay there either way). Needs WORKERS=1.',
+      }),
+    ),
     bodyLimitBytes: Type.Integer({
       env: 'BODY_LIMIT_BYTES',
       default: 1_048_576,
@@ -85,6 +103,14 @@ const ConfigSchema = Type.Object({
       env: 'LOG_LEVEL',
       default: 'info',
       description: 'pino log level.',
+    }),
+  }),
+  startup: Type.Object({
+    strictConfig: Type.Boolean({
+      env: 'STRICT_CONFIG',
+      default: false,
+      description:
+        'An environment variable that looks like a misspelt setting (`DATABSE_URL`) stops start-up and every command with exit code 1, instead of a warning naming the setting meant.',
     }),
   }),
   apiKeys: Type.Object({
@@ -612,9 +638,50 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { file?: string } = 
     throw new ConfigError(name, `${origin.get(path) ?? name} ${problem}${shown}`);
   }
   const config = raw as Config;
+  if (config.startup.strictConfig) refuseMisspeltVariables(env, origin.get('/startup/strictConfig'));
   checkCidrs(config, origin.get('/network/allowedPrivateCidrs') ?? 'ALLOWED_PRIVATE_CIDRS');
   checkCombinations(config);
   return deepFreeze(config);
+}
+
+/**
+ * Variables read besides the settings: the configuration file, a cluster worker's slot
+ * (src/cluster/role.ts) and what the `listen` command takes (src/webhooks/events/listen-command.ts).
+ */
+const OTHER_VARIABLES = [
+  'CONFIG_FILE',
+  'MSV3_GATEWAY_WORKER',
+  'MSV3_API_KEY',
+  'MSV3_GATEWAY_URL',
+  'MSV3_WEBHOOK_SECRET',
+];
+
+/**
+ * Environment variables that are no setting but look like a misspelt one (`DATABSE_URL` for
+ * `DATABASE_URL`): such a setting silently keeps its default. A warning at start-up, an error with
+ * STRICT_CONFIG.
+ */
+export function misspeltVariables(env: NodeJS.ProcessEnv): MisspeltName[] {
+  const known = [...listSettings().map((s) => s.env), ...OTHER_VARIABLES];
+  return misspeltNames(
+    Object.keys(env).filter((name) => env[name] !== undefined),
+    known,
+  );
+}
+
+/** What is wrong with one misspelt variable, for a warning or the strict error. */
+export function misspeltVariableMessage({ typed, meant }: MisspeltName): string {
+  return `${typed} is not a setting (did you mean ${meant}?)`;
+}
+
+function refuseMisspeltVariables(env: NodeJS.ProcessEnv, strictFrom = 'STRICT_CONFIG'): void {
+  const misspelt = misspeltVariables(env);
+  if (misspelt.length === 0) return;
+  const which = misspelt.length === 1 ? 'it' : 'them';
+  throw new ConfigError(
+    misspelt[0]!.typed,
+    `${misspelt.map(misspeltVariableMessage).join('; ')}: rename or remove ${which} (${strictFrom} refuses variables that look like misspelt settings)`,
+  );
 }
 
 function checkCombinations(config: Config): void {
@@ -641,6 +708,16 @@ function checkCombinations(config: Config): void {
       'WORKERS',
       'WORKERS other than 1 needs a database file or PostgreSQL: each worker would have its own sqlite::memory:',
     );
+  }
+  const { healthPort, port, workers } = config.server;
+  if (healthPort !== undefined && workers !== 1) {
+    throw new ConfigError(
+      'HEALTH_PORT',
+      'HEALTH_PORT needs WORKERS=1 (worker processes cannot share it); with several workers the probes are on PORT',
+    );
+  }
+  if (healthPort !== undefined && healthPort !== 0 && healthPort === port) {
+    throw new ConfigError('HEALTH_PORT', `HEALTH_PORT must differ from PORT (both ${port})`);
   }
   const { store } = config.rateLimit;
   if (store === 'redis' && config.redis.url === undefined) {

@@ -68,12 +68,15 @@ describe('startServer', () => {
     const again: string[] = [];
     const restarted = await startServer({ config, logger, print: (line) => again.push(line) });
     expect(again.join('\n')).not.toMatch(/pk_test_/);
+    expect(again).toContain(
+      'API keys: 1 usable (1 test, 0 live); keys list shows them. Make another: msv3-gateway keys create --name NAME --mode test|live',
+    );
     const stillValid = await fetch(`${restarted.url}/v1/wholesalers`, { headers: { 'x-api-key': key! } });
     expect(stillValid.status).toBe(200);
     await restarted.close();
   });
 
-  it('finishes an in-flight request while refusing new connections, then closes its dependencies', async () => {
+  it('finishes an in-flight request while answering new connections 503, then closes its dependencies', async () => {
     const rateLimiter = slowLimiter(800);
     const lines: string[] = [];
     const server = await startServer({
@@ -87,12 +90,19 @@ describe('startServer', () => {
     const inFlight = fetch(`${server.url}/v1/wholesalers`, { headers: { 'x-api-key': key } });
     await sleep(200);
     const closing = server.close();
-    await sleep(100);
-    expect(await connectionRefused(server.url)).toBe(true);
+    // Still accepting: a new connection is answered, not refused, and readiness fails at once.
+    for (const path of ['/v1/health/ready', '/v1/wholesalers']) {
+      const drained = await fetch(`${server.url}${path}`, { headers: { 'x-api-key': key } });
+      expect(drained.status).toBe(503);
+      expect(drained.headers.get('retry-after')).toBe('1');
+      expect(drained.headers.get('connection')).toBe('close');
+      expect(await drained.json()).toMatchObject({ error: 'service_unavailable' });
+    }
     const response = await inFlight;
     expect(response.status).toBe(200);
     expect(((await response.json()) as { wholesalers: unknown[] }).wholesalers.length).toBeGreaterThan(0);
     expect(await closing).toEqual({ clean: true });
+    expect(await connectionRefused(server.url)).toBe(true);
     expect(rateLimiter.closed).toBe(true);
     // SQLite checkpoints and removes the write-ahead log only when the last connection closes.
     const files = readdirSync(join(folder, 'drain'));

@@ -2,13 +2,15 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { VERSION } from './core/version.js';
+import { startHealthListener } from './http/health-listener.js';
+import { checkReadiness } from './http/readiness.js';
 import type { GatewayApp } from './http/types.js';
 import type { Clock } from './lib/clock.js';
 import { heapBudgetWarning } from './lib/heap-budget.js';
 import { createLogger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
+import { reportStartup } from './startup-summary.js';
 import type { WatchStatus } from './wholesalers/status/watch.js';
 import { buildDependencies, type Closable, type ShutdownTiming, shutdownTiming } from './wiring.js';
 
@@ -32,6 +34,11 @@ export interface StartServerOptions {
   watchStatus?: WatchStatus;
   /** The process's metrics (cluster workers: answering `GET /metrics` for all); by default its own. */
   metrics?: Metrics;
+  /**
+   * Log the start-up summary and print the start-up lines (src/startup-summary.ts); default true.
+   * Cluster workers leave them to their primary, which says them once for all.
+   */
+  summary?: boolean;
 }
 
 export interface RunningServer {
@@ -40,11 +47,11 @@ export interface RunningServer {
   /** Where `pk_test_` calls go: the in-process mock wholesaler, or SANDBOX_URL. */
   sandboxUrl: string;
   /**
-   * Stops accepting connections and lets in-flight requests finish within SHUTDOWN_TIMEOUT_MS: shortly
-   * before the limit it stops the wholesaler calls still in flight, so their requests are answered, and
-   * at the limit it cuts the connections still open; then it closes the webhook worker, the wholesaler
-   * connections, the sandbox mock, the rate limiter and the database. `clean` is false if calls had to
-   * be stopped or connections cut (docs/resilience.md "Shutdown").
+   * Answers new requests 503 and lets in-flight requests finish within SHUTDOWN_TIMEOUT_MS, then stops
+   * listening: shortly before the limit it stops the wholesaler calls still in flight, so their requests
+   * are answered, and at the limit it cuts the connections still open; then it closes the webhook
+   * worker, the wholesaler connections, the sandbox mock, the rate limiter and the database. `clean` is
+   * false if calls had to be stopped or connections cut (docs/resilience.md "Shutdown").
    */
   close(): Promise<{ clean: boolean }>;
   /** SHUTDOWN_TIMEOUT_MS: `close()` ends within it, give or take closing the dependencies. */
@@ -76,21 +83,29 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const timing = shutdownTiming(config.server.shutdownTimeoutMs);
     const app = await buildApp(deps);
     opened.unshift({ name: 'app', close: () => app.close() });
-    await app.listen({ host: config.server.host, port: config.server.port });
+    const { host, port, listenBacklog: backlog, healthPort } = config.server;
+    await app.listen({ host, port, backlog });
+    const health =
+      healthPort === undefined
+        ? undefined
+        : await startHealthListener({
+            host,
+            port: healthPort,
+            backlog,
+            checkReadiness: () => checkReadiness(deps),
+          });
+    // Closed after the app: probes are answered (not ready) throughout the drain.
+    if (health !== undefined) opened.splice(1, 0, { name: 'health listener', close: health.close });
     if (config.webhooks.workerEnabled) deps.webhooks.worker.start();
     jobs.start();
     const url = serverUrl(app);
-
-    print(`msv3-gateway ${VERSION} listening on ${url}`);
-    print(`API docs: ${url}/docs  (OpenAPI: ${url}/v1/openapi.json)`);
-    print(`Sandbox wholesaler (test keys): ${sandboxUrl}`);
-    if (firstKey !== undefined) {
+    if (options.summary !== false) {
+      const { database, clock } = deps;
       const printSecret = options.printSecret ?? print;
-      printSecret(
-        `First start: created account ${firstKey.accountId} and a test API key (shown only this once):`,
-      );
-      printSecret(`  ${firstKey.secret}`);
-      printSecret(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
+      await reportStartup({
+        ...{ config, database, clock, url, sandboxUrl, workers: 1, firstKey, logger, print, printSecret },
+        ...(health === undefined ? {} : { healthUrl: health.url }),
+      });
     }
     const dependencies = opened.slice(1);
     return {
@@ -100,6 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       shutdownTimeoutMs: config.server.shutdownTimeoutMs,
       // The webhook worker stops claiming at once and finishes its attempts while HTTP drains.
       close: () => {
+        health?.draining();
         void stopWebhooks().catch(() => {});
         return closeGracefully({ app, dependencies, timing, stopCalls, logger });
       },
@@ -111,11 +127,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 }
 
 /**
- * Draining within SHUTDOWN_TIMEOUT_MS (docs/resilience.md "Shutdown"): HTTP stops accepting and finishes
- * the requests in flight; new requests on open connections get 503 (`http/lifecycle.ts`). A wholesaler
- * call that would outlast the limit (a wholesaler holding its answer) is stopped `ANSWER_MARGIN_MS`
- * before it, so its request is still answered (504, `order_outcome_unknown`, …) rather than cut. At the
- * limit the connections still open are cut. Then the dependencies close, newest first.
+ * Draining within SHUTDOWN_TIMEOUT_MS (docs/resilience.md "Shutdown"): HTTP finishes the requests in
+ * flight while new requests, on new connections and open ones, get 503 with `Connection: close`
+ * (`http/lifecycle.ts`); then it stops listening. A wholesaler call that would outlast the limit (a
+ * wholesaler holding its answer) is stopped `ANSWER_MARGIN_MS` before it, so its request is still
+ * answered (504, `order_outcome_unknown`, …) rather than cut. At the limit the connections still open
+ * are cut. Then the dependencies close, newest first.
  */
 async function closeGracefully(options: {
   app: GatewayApp;
@@ -134,12 +151,21 @@ async function closeGracefully(options: {
     );
     stopCalls();
   }, timing.stopCallsAfterMs);
+  let reachDeadline = () => {};
+  const deadlineReached = new Promise<void>((resolve) => {
+    reachDeadline = resolve;
+  });
   const deadline = setTimeout(() => {
     clean = false;
     logger.warn({ timeout_ms: timing.timeoutMs }, 'shutdown timeout reached; closing remaining connections');
     app.server.closeAllConnections();
+    reachDeadline();
   }, timing.timeoutMs);
   try {
+    // The listener stays open while the requests in flight finish, so that new connections get a
+    // 503 with Retry-After (and readiness fails) instead of a refused connection; at the latest the
+    // deadline above ends them.
+    await Promise.race([app.drain(), deadlineReached]);
     await app.close();
   } finally {
     clearTimeout(stopping);

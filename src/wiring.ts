@@ -20,6 +20,7 @@ import { createContractCache } from './services/orders/contract-check.js';
 import type { OrderDeps } from './services/orders/state.js';
 import { noticeSandboxOrderDeliveries } from './services/sandbox-controls.js';
 import { type Database, openDatabase } from './store/database.js';
+import { databaseStartError } from './store/database-start-error.js';
 import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { pingDatabase } from './store/ping.js';
@@ -274,12 +275,17 @@ function buildServiceDeps(
   };
 }
 
-/** DATABASE_URL, opened; a lost PostgreSQL connection is logged (code and message only). */
+/**
+ * DATABASE_URL, opened; a lost PostgreSQL connection is logged (code and message only). One that cannot
+ * be opened fails with the cause in words (`databaseStartError`).
+ */
 export function openGatewayDatabase(config: Config, logger: Logger): Promise<Database> {
   return openDatabase(config.database.url, {
     // Code and message only: pg hangs the client (with its connection settings) on the error object.
     onConnectionError: (err: Error & { code?: string }) =>
       logger.warn({ code: err.code, reason: err.message }, 'database connection lost'),
+  }).catch((error: unknown) => {
+    throw databaseStartError(config.database.url, error);
   });
 }
 

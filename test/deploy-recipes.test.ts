@@ -1,11 +1,21 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { listSettings } from '../src/config.js';
+import { postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
 
 /**
  * The deployment recipes of docs/operating.md cannot run here (no Docker engine), so their structure is
@@ -69,9 +79,10 @@ describe('Dockerfile', () => {
   });
 
   it('starts the gateway as npm start does, as a non-root user on 0.0.0.0 with a health check', () => {
-    expect(instructions.filter((i) => i.keyword === 'FROM').at(-1)!.args).toBe('node:20-bookworm-slim');
-    // The compiled better-sqlite3 must load in the final stage: the same Debian release.
-    expect(instructions.find((i) => i.keyword === 'FROM')!.args).toMatch(/^node:20-bookworm(\s|$)/);
+    // Node 24, the primary release (docs/operating.md "Supported Node.js releases").
+    expect(instructions.filter((i) => i.keyword === 'FROM').at(-1)!.args).toBe('node:24-bookworm-slim');
+    // The compiled better-sqlite3 must load in the final stage: the same Debian release and Node.
+    expect(instructions.find((i) => i.keyword === 'FROM')!.args).toMatch(/^node:24-bookworm(\s|$)/);
     const cmd = final.filter((i) => i.keyword === 'CMD').at(-1)!;
     expect(JSON.parse(cmd.args)).toEqual(startArgv);
     expect(startArgv[0]).toBe('node');
@@ -97,6 +108,7 @@ describe('Dockerfile', () => {
 interface ComposeService {
   image?: string;
   build?: { context: string; dockerfile: string };
+  entrypoint?: string[];
   command?: string[];
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }>;
@@ -118,7 +130,10 @@ describe('deploy/compose.yaml', () => {
     expect(services.redis?.image).toMatch(/^redis:/);
     for (const name of replicas) {
       const env = services[name]!.environment!;
-      expect(env.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
+      // DATABASE_URL is made by the entrypoint, the password encoded (see below).
+      expect(env.DATABASE_URL).toBeUndefined();
+      expect(env.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
+      expect(services[name]!.command).toEqual(startArgv);
       expect(env.REDIS_URL).toBe('redis://redis:6379');
       expect(env.CREATE_FIRST_KEY).toBe('false');
       expect(env.METRICS_TOKEN).toMatch(/^\$\{METRICS_TOKEN:\?/);
@@ -137,7 +152,10 @@ describe('deploy/compose.yaml', () => {
         redis: { condition: 'service_healthy' },
         migrate: { condition: 'service_completed_successfully' },
       });
-      expect(service.healthcheck?.test?.join(' ')).toContain('/v1/health/ready');
+      // On the probes' own port (docs/operating.md "Health probes on a port of their own").
+      expect(service.healthcheck?.test?.join(' ')).toContain(
+        `127.0.0.1:${service.environment!.HEALTH_PORT}/v1/health/ready`,
+      );
       expect(parseSeconds(service.stop_grace_period!) * 1000).toBeGreaterThan(shutdownTimeoutMs);
     }
     for (const [name, service] of Object.entries(services)) {
@@ -151,6 +169,103 @@ describe('deploy/compose.yaml', () => {
     expect(services.migrate?.command).toEqual(['node', pkg.bin['msv3-gateway'], 'migrate']);
     expect(services.sandbox).toBeUndefined();
   });
+});
+
+/**
+ * What Compose hands the container for a list-form entrypoint: `$$` is a literal `$`; a lone `$` would
+ * be Compose's own interpolation, which the entrypoint must not use (the password would be pasted in raw).
+ */
+function composeInterpolated(text: string): string {
+  expect(text.replaceAll('$$', '')).not.toContain('$');
+  return text.replaceAll('$$', '$');
+}
+
+/** Runs a service's entrypoint as its container would, with `args` as the command. */
+function runEntrypoint(
+  entrypoint: string[],
+  args: string[],
+  options: { cwd: string; password: string },
+): { status: number | null; stdout: string; stderr: string } {
+  const [shell, flag, script, name] = entrypoint.map(composeInterpolated);
+  expect([shell, flag]).toEqual(['/bin/sh', '-c']);
+  return spawnSync(shell!, [flag!, script!, name!, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH, POSTGRES_PASSWORD: options.password },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+describe('deploy/compose.yaml: POSTGRES_PASSWORD with any character', () => {
+  const { services } = parse(read('deploy/compose.yaml'), { merge: true }) as {
+    services: Record<string, ComposeService>;
+  };
+  // Everything a URL or a shell could trip over.
+  const password = 'p@ss:w/rd%2F#?&= "q\'`$HOME`\\';
+  const printUrl = [process.execPath, '-e', 'process.stdout.write(process.env.DATABASE_URL)'];
+
+  it('reaches every gateway service as one DATABASE_URL whose password decodes to it', () => {
+    const gateways = Object.entries(services).filter(([, service]) => service.image === 'msv3-gateway:local');
+    expect(gateways.map(([name]) => name).sort()).toEqual(['cli', 'gateway-a', 'gateway-b', 'migrate']);
+    for (const [name, service] of gateways.filter(([name]) => name !== 'cli')) {
+      const ran = runEntrypoint(service.entrypoint!, printUrl, { cwd: ROOT, password });
+      expect(ran.status, `${name}: ${ran.stderr}`).toBe(0);
+      const url = new URL(ran.stdout);
+      expect(`${url.protocol}//${url.username}@${url.host}${url.pathname}`).toBe(
+        'postgres://msv3@postgres:5432/msv3',
+      );
+      expect(decodeURIComponent(url.password)).toBe(password);
+    }
+    // `cli` passes its arguments to the gateway's command line (dist/cli.js in the image).
+    const image = mkdtempSync(join(tmpdir(), 'msv3-compose-cli-'));
+    try {
+      mkdirSync(join(image, 'dist'));
+      writeFileSync(
+        join(image, 'dist', 'cli.js'),
+        'process.stdout.write(JSON.stringify({ url: process.env.DATABASE_URL, args: process.argv.slice(2) }))',
+      );
+      const ran = runEntrypoint(services.cli!.entrypoint!, ['keys', 'create', '--name', 'A B'], {
+        cwd: image,
+        password,
+      });
+      expect(ran.status, ran.stderr).toBe(0);
+      const { url, args } = JSON.parse(ran.stdout) as { url: string; args: string[] };
+      expect(decodeURIComponent(new URL(url).password)).toBe(password);
+      expect(args).toEqual(['keys', 'create', '--name', 'A B']);
+    } finally {
+      rmSync(image, { recursive: true, force: true });
+    }
+  });
+
+  const unavailable = postgresUnavailable();
+  it.skipIf(unavailable !== undefined)(
+    `lets migrate log in to a real PostgreSQL with that password${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
+    { timeout: 120_000 },
+    async () => {
+      const postgres = await startPostgresInstance({ password });
+      try {
+        const admin = new pg.Client({ connectionString: postgres.url });
+        await admin.connect();
+        await admin.query(`create role msv3 login password ${admin.escapeLiteral(password)}`);
+        await admin.query('create database msv3 owner msv3');
+        await admin.end();
+        const made = runEntrypoint(services.migrate!.entrypoint!, printUrl, { cwd: ROOT, password });
+        // The container reaches PostgreSQL as `postgres:5432`; this machine at its loopback port.
+        const url = made.stdout.replace('@postgres:5432/', `@127.0.0.1:${postgres.port}/`);
+        const migrated = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, DATABASE_URL: url },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expect(migrated.stderr).toBe('');
+        expect(migrated.stdout).toMatch(/^Applied: 001_accounts_and_keys/);
+        expect(migrated.status).toBe(0);
+      } finally {
+        await postgres.dispose();
+      }
+    },
+  );
 });
 
 describe('deploy/msv3-gateway.service', () => {

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,13 +12,17 @@ import { promisify } from 'node:util';
  * port, the socket in the same folder, no fsync. `stop()` is an immediate shutdown by default (a crash,
  * as far as the gateway can tell), `start()` brings it back on the same port with the same data,
  * `dispose()` stops it and deletes the folder. A process exit stops it too, so a failing or aborted
- * test leaves no server behind.
+ * test leaves no server behind. With `password`, TCP connections need it (scram-sha-256 in pg_hba.conf,
+ * as a production server has it); without, everything is trusted.
  */
 
 const run = promisify(execFile);
 
 export interface PostgresInstance {
-  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication, loopback only). */
+  /**
+   * `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication, loopback only), or with the
+   * password percent-encoded in it.
+   */
   readonly url: string;
   readonly port: number;
   stop(mode?: 'immediate' | 'fast'): Promise<void>;
@@ -45,7 +49,7 @@ export function postgresUnavailable(): string | undefined {
   return undefined;
 }
 
-export async function startPostgresInstance(): Promise<PostgresInstance> {
+export async function startPostgresInstance(setup: { password?: string } = {}): Promise<PostgresInstance> {
   const bin = postgresBinaries();
   if (bin === undefined) throw new Error(postgresUnavailable());
   const folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-pg-'));
@@ -65,10 +69,16 @@ export async function startPostgresInstance(): Promise<PostgresInstance> {
     rmSync(folder, { recursive: true, force: true });
   };
   try {
+    const auth = ['--auth=trust'];
+    if (setup.password !== undefined) {
+      const passwordFile = join(folder, 'password');
+      writeFileSync(passwordFile, `${setup.password}\n`);
+      chmodSync(passwordFile, 0o600);
+      if (asRoot) execFileSync('chown', ['postgres:', passwordFile]);
+      auth.push('--auth-host=scram-sha-256', `--pwfile=${passwordFile}`);
+    }
     if (asRoot) execFileSync('chown', ['postgres:', folder]);
-    await run(
-      ...command('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']),
-    );
+    await run(...command('initdb', ['-D', data, '-U', 'postgres', ...auth, '--no-sync', '-E', 'UTF8']));
     const port = await freePort();
     const options = [
       `-p ${port}`,
@@ -86,8 +96,9 @@ export async function startPostgresInstance(): Promise<PostgresInstance> {
     };
     await start();
     process.once('exit', stopOnExit);
+    const secret = setup.password === undefined ? '' : `:${encodeURIComponent(setup.password)}`;
     return {
-      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      url: `postgres://postgres${secret}@127.0.0.1:${port}/postgres`,
       port,
       start,
       async stop(mode = 'immediate') {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /**
  * The production install of docs/operating.md, as an operator does it: `npm pack` (its `prepack` builds
  * dist/), then the tarball installed with `npm install --omit=dev` into an empty folder outside the
- * project, then `msv3-gateway migrate` and `msv3-gateway serve` from there.
+ * project, then `msv3-gateway migrate` and `msv3-gateway serve` from there. The tarball carries its
+ * dependencies (`bundleDependencies`), so the install is the tree this checkout was tested with: every
+ * production package of package-lock.json, at its place and version, and nothing else.
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -88,6 +90,14 @@ describe('production install from the packed tarball', () => {
     rmSync(folder, { recursive: true, force: true });
   });
 
+  it('bundles every production dependency, so that the tarball carries the locked tree', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      bundleDependencies: string[];
+    };
+    expect([...pkg.bundleDependencies].sort()).toEqual(Object.keys(pkg.dependencies).sort());
+  });
+
   it('(slow) installs with --omit=dev into an empty folder, migrates, serves and answers with the first key', {
     timeout: INSTALL_TIMEOUT_MS + 5 * 60_000,
   }, async () => {
@@ -99,13 +109,17 @@ describe('production install from the packed tarball', () => {
     });
     expect(packed.code, packed.stderr).toBe(0);
     const [manifest] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
-    const files = manifest!.files.map((f) => f.path);
+    // Its own files, and its production dependencies beneath node_modules/ (bundled).
+    const all = manifest!.files.map((f) => f.path);
+    const files = all.filter((f) => !f.startsWith('node_modules/'));
     expect(files).toEqual(expect.arrayContaining(['dist/cli.js', 'config/wholesalers.json', 'README.md']));
     expect(files.filter((f) => !f.startsWith('dist/'))).toEqual(
       expect.arrayContaining(['README.md', 'config/wholesalers.json', 'package.json']),
     );
     expect(files.filter((f) => !f.startsWith('dist/'))).toHaveLength(3);
     expect(files.filter((f) => /\.test\.|test-support|fixtures|\.map$/.test(f))).toEqual([]);
+    expect(all).toContain('node_modules/fastify/package.json');
+    expect(all.filter((f) => /^node_modules\/(typescript|vitest|tsx|@biomejs)\//.test(f))).toEqual([]);
 
     // An empty folder with no node_modules above it: nothing from the project can fill a gap.
     const app = join(folder, 'app');
@@ -128,14 +142,26 @@ describe('production install from the packed tarball', () => {
       { cwd: app, env: npmEnv(), timeoutMs: INSTALL_TIMEOUT_MS },
     );
     expect(installed.code, installed.stderr).toBe(0);
+    // The package's own dependencies come with it, beneath it.
+    const own = join(app, 'node_modules', 'msv3-gateway');
     if (!COMPILE_NATIVE) {
       const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
-      mkdirSync(dirname(join(app, addon)), { recursive: true });
-      cpSync(join(ROOT, addon), join(app, addon));
+      mkdirSync(dirname(join(own, addon)), { recursive: true });
+      cpSync(join(ROOT, addon), join(own, addon));
     }
-    const modules = readdirSync(join(app, 'node_modules'));
-    expect(modules).toContain('better-sqlite3');
-    expect(modules.filter((m) => ['typescript', 'tsx', 'vitest', '@biomejs'].includes(m))).toEqual([]);
+    expect(readdirSync(join(app, 'node_modules')).filter((m) => !m.startsWith('.'))).toEqual([
+      'msv3-gateway',
+    ]);
+    const tree = installedTree(own);
+    const locked = lockedProductionTree();
+    expect(tree.size).toBeGreaterThan(100);
+    // Optional packages for other platforms (pg-cloudflare) may be left out; nothing else may differ.
+    const missing = [...locked].filter(([path]) => !tree.has(path)).map(([path]) => path);
+    expect(missing.filter((path) => !lockedOptional.has(path))).toEqual([]);
+    expect([...tree].filter(([path, version]) => locked.get(path) !== version)).toEqual([]);
+    const names = [...tree.keys()].map((path) => path.split('node_modules/').at(-1));
+    expect(names).toContain('better-sqlite3');
+    expect(names.filter((m) => ['typescript', 'tsx', 'vitest', '@biomejs/biome'].includes(m!))).toEqual([]);
 
     const bin = join(app, 'node_modules/.bin/msv3-gateway');
     const env = gatewayEnv({ DATABASE_URL: `sqlite:${join(folder, 'gateway.db')}` });
@@ -186,6 +212,44 @@ describe('production install from the packed tarball', () => {
     expect(await exited).toBe(0);
   });
 });
+
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { version?: string; dev?: boolean; optional?: boolean; link?: boolean }>;
+};
+const lockedOptional = new Set(
+  Object.entries(lock.packages)
+    .filter(([, entry]) => entry.optional)
+    .map(([path]) => path),
+);
+
+/** package-lock.json's production packages: path (`node_modules/a/node_modules/b`) → version. */
+function lockedProductionTree(): Map<string, string> {
+  const tree = new Map<string, string>();
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (path.startsWith('node_modules/') && !entry.dev && !entry.link) tree.set(path, entry.version!);
+  }
+  return tree;
+}
+
+/** The packages installed beneath `root`, as paths relative to it → the version in their package.json. */
+function installedTree(root: string, below = ''): Map<string, string> {
+  const tree = new Map<string, string>();
+  const folder = join(root, below, 'node_modules');
+  if (!existsSync(folder)) return tree;
+  for (const entry of readdirSync(folder).filter((name) => !name.startsWith('.'))) {
+    const names = entry.startsWith('@')
+      ? readdirSync(join(folder, entry)).map((n) => `${entry}/${n}`)
+      : [entry];
+    for (const name of names) {
+      const path = below === '' ? `node_modules/${name}` : `${below}/node_modules/${name}`;
+      const manifest = join(root, path, 'package.json');
+      if (!existsSync(manifest)) continue;
+      tree.set(path, (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version);
+      for (const [inner, version] of installedTree(root, path)) tree.set(inner, version);
+    }
+  }
+  return tree;
+}
 
 async function until<T>(check: () => T | undefined, timeoutMs: number, explain: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -16,10 +16,12 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice, subscribe } from '../src/webhooks/test-support/fixtures.js';
 import { startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
+import { until } from './until.js';
 
 /**
  * SIGTERM while wholesaler calls hang (the wholesaler holds its answers for 15 s, far beyond the
- * shutdown limit): every client still gets an HTTP answer, the process exits within SHUTDOWN_TIMEOUT_MS
+ * shutdown limit): every client still gets an HTTP answer, new connections meanwhile get 503 with
+ * Retry-After and `Connection: close` (readiness too), the process exits within SHUTDOWN_TIMEOUT_MS
  * plus a second, and an order cut short this way is reconciled by the retry with its Idempotency-Key on
  * the next gateway (same database): the wholesaler holds it once. A webhook delivery the receiver holds
  * open is aborted and given back, so the next gateway delivers it. docs/resilience.md "Shutdown".
@@ -112,6 +114,8 @@ describe('shutdown with wholesaler calls in flight', () => {
       ALLOW_PRIVATE_ENDPOINTS: 'true',
       WEBHOOK_TIMEOUT_MS: '30000',
       WEBHOOK_POLL_INTERVAL_MS: '100',
+      // Probes on a port of their own as well: readiness there fails at once too.
+      HEALTH_PORT: '0',
     };
   });
 
@@ -226,10 +230,34 @@ describe('shutdown with wholesaler calls in flight', () => {
     }
     expect(gateway.child.exitCode).toBeNull();
 
+    const healthUrl = /Health probes on a port of their own: (http:\/\/\S+)\/v1\/health,/.exec(
+      gateway.output(),
+    )?.[1];
+    expect(healthUrl).toBeDefined();
+    // Ready once the listener's first check came back.
+    await until(
+      'ready on HEALTH_PORT',
+      async () => ((await fetch(`${healthUrl}/v1/health/ready`)).ok ? true : undefined),
+      10_000,
+    );
     const signalled = performance.now();
     gateway.child.kill('SIGTERM');
     while (!gateway.logs().includes('"msg":"shutting down"')) await sleep(10);
-    await sleep(100);
+    const probed = await fetch(`${healthUrl}/v1/health/ready`);
+    expect(probed.status).toBe(503);
+    expect(await probed.json()).toMatchObject({ message: 'Not ready: the gateway is shutting down.' });
+    expect((await fetch(`${healthUrl}/v1/health`)).status).toBe(200);
+    // New connections during the drain are accepted and answered 503, readiness included.
+    const readiness = rawConnection(gateway.url);
+    readiness.socket.write(`GET /v1/health/ready HTTP/1.1\r\nHost: gateway\r\n\r\n`);
+    const fresh = rawConnection(gateway.url);
+    fresh.socket.write(`GET /v1/wholesalers HTTP/1.1\r\nHost: gateway\r\nX-API-Key: ${apiKey}\r\n\r\n`);
+    for (const answer of [await readiness.received, await fresh.received]) {
+      expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+      expect(answer).toMatch(/\r\nretry-after: 1\r\n/i);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answer).toContain('"error":"service_unavailable"');
+    }
     late.socket.write(`X-API-Key: ${apiKey}\r\n\r\n`);
     const { code, at } = await exit;
     const exitMs = at - signalled;

@@ -1,10 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { VERSION } from '../core/version.js';
 import { systemClock } from '../lib/clock.js';
 import { serveClusterRateLimits } from '../ratelimit/cluster.js';
 import { resolveRateLimitStore } from '../ratelimit/create.js';
+import { reportStartup } from '../startup-summary.js';
 import { openGatewayDatabase, prepareDatabase, startSandbox } from '../wiring.js';
 import { createMetricsGatherer } from './metrics-relay.js';
 import { WORKER_SLOT_ENV } from './role.js';
@@ -58,15 +58,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     shutdownTimeoutMs: config.server.shutdownTimeoutMs,
     restart: options.restart,
     onListening(url) {
-      options.print(`msv3-gateway ${VERSION} listening on ${url} (${options.workers} workers)`);
-      options.print(`API docs: ${url}/docs  (OpenAPI: ${url}/v1/openapi.json)`);
-      options.print(`Sandbox wholesaler (test keys): ${sandboxUrl}`);
-      if (firstKey === undefined) return;
-      options.printSecret(
-        `First start: created account ${firstKey.accountId} and a test API key (shown only this once):`,
-      );
-      options.printSecret(`  ${firstKey.secret}`);
-      options.printSecret(`Try: curl -H 'X-API-Key: ${firstKey.secret}' ${url}/v1/wholesalers`);
+      const { print, printSecret, workers } = options;
+      const report = { config, database, clock: systemClock, url, sandboxUrl, workers, firstKey, logger };
+      void reportStartup({ ...report, print, printSecret });
     },
     onMessage(slot, message) {
       switch (message.type) {

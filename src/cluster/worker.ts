@@ -20,10 +20,10 @@ export interface ClusterWorker {
   /** Every line carries `worker` (the slot) and `pid`. */
   logger: Logger;
   /**
-   * What a worker starts differently: rate limits counted by the primary, the status relay, and metrics
-   * whose `GET /metrics` answers for every worker (metrics-relay.ts).
+   * What a worker starts differently: rate limits counted by the primary, the status relay, metrics
+   * whose `GET /metrics` answers for every worker (metrics-relay.ts), and no start-up summary.
    */
-  startOptions: Pick<StartServerOptions, 'rateLimiter' | 'watchStatus' | 'metrics'>;
+  startOptions: Pick<StartServerOptions, 'rateLimiter' | 'watchStatus' | 'metrics' | 'summary'>;
   /** Call once listening: tells the primary, and stops (`stop`) when the primary says so. */
   started(server: RunningServer, stop: (reason: string) => void): void;
 }
@@ -73,6 +73,8 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
         exposition: clusterMetrics.exposition,
         wholesalerStatus: clusterMetrics.wholesalerStatus,
       },
+      // The primary logs the start-up summary once for all workers.
+      summary: false,
     },
     started(server, stopServer) {
       stop = stopServer;

@@ -1,15 +1,33 @@
+import type { ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors.js';
 import type { GatewayApp } from './types.js';
 
 /**
  * X-Request-Id on every response; HTTP/1.1 requests without a Host header refused in the uniform shape
- * (Node's own refusal, turned off in app.ts, answers with an empty body); and graceful draining: once
- * the app is closing, requests still arriving on open connections get 503, and responses to requests
- * already in flight carry `Connection: close`, so keep-alive connections end instead of holding the
- * shutdown open.
+ * (Node's own refusal, turned off in app.ts, answers with an empty body); and graceful draining
+ * (docs/resilience.md "Shutdown"): from `app.drain()` on (or `app.close()`), the gateway keeps accepting
+ * connections, but every new request, readiness probes included, gets 503 `service_unavailable` with
+ * Retry-After, and every response carries `Connection: close`, so keep-alive connections end instead
+ * of holding the shutdown open. `drain()` resolves once the requests in flight when it began have been
+ * answered; the server then closes its listener.
  */
 export function installLifecycle(app: GatewayApp): void {
   let closing = false;
+  // Responses still being worked on, counted on the raw server so that every request is seen.
+  const inFlight = new Set<ServerResponse>();
+  app.server.on('request', (_request, response: ServerResponse) => {
+    if (closing) return;
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
+  });
+  app.decorate('drain', async () => {
+    closing = true;
+    await Promise.all(
+      [...inFlight].map((response) =>
+        response.closed ? undefined : new Promise((resolve) => response.once('close', resolve)),
+      ),
+    );
+  });
   app.addHook('preClose', async () => {
     closing = true;
   });

@@ -24,6 +24,13 @@ export type GatewayApp = FastifyInstance<
 >;
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Starts draining (src/http/lifecycle.ts): new requests get 503 with `Connection: close` while the
+     * listener stays open; resolves once the requests in flight at the start have been answered.
+     */
+    drain(): Promise<void>;
+  }
   interface FastifySchema {
     /** What a success answer holds, in a sentence or two: its description in the OpenAPI document. */
     responseDescription?: string;

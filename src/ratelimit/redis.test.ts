@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redisStartError, withoutPassword } from './redis.js';
+import { redisStartError } from './redis.js';
 
 describe('the start-up error for an unreachable Redis', () => {
   it('names REDIS_URL and the cause, and leaves the password out of both', () => {
@@ -9,10 +9,5 @@ describe('the start-up error for an unreachable Redis', () => {
       'REDIS_URL rediss://app@cache.internal:6380/2: Redis is not reachable (WRONGPASS for *** and ***)',
     );
     expect(error.cause).toBe(cause);
-  });
-
-  it('shows a URL without credentials as it is, and a password-only URL without them', () => {
-    expect(withoutPassword('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
-    expect(withoutPassword('redis://:secret@127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
   });
 });

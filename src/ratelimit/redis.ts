@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { scrubPasswords, withoutPassword } from '../lib/url-password.js';
 import { fromFlexible, memoryLimiterFor } from './flexible.js';
 import type { Budget, BudgetName, Budgets, RateLimiter } from './rate-limiter.js';
 
@@ -54,28 +55,6 @@ export async function createRedisRateLimiter(
  * event. Names the variable and the URL without its password, so the operator sees what to fix.
  */
 export function redisStartError(url: string, cause: unknown): Error {
-  let reason = cause instanceof Error ? cause.message : String(cause);
-  for (const password of passwordsOf(url)) reason = reason.split(password).join('***');
+  const reason = scrubPasswords(cause instanceof Error ? cause.message : String(cause), url);
   return new Error(`REDIS_URL ${withoutPassword(url)}: Redis is not reachable (${reason})`, { cause });
-}
-
-/** The URL without the password (the user name stays: it helps and is no secret). */
-export function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return '(not a URL)';
-  }
-}
-
-/** The password as written in the URL and decoded (empty ones left out). */
-function passwordsOf(url: string): string[] {
-  try {
-    const { password } = new URL(url);
-    return [password, decodeURIComponent(password)].filter((p) => p !== '');
-  } catch {
-    return [];
-  }
 }

@@ -82,6 +82,26 @@ export async function countApiKeys(db: Kysely<Tables>): Promise<number> {
   return Number(count);
 }
 
+/** How many keys are usable at `now`, by mode, and how many are revoked (for the start-up lines). */
+export async function countApiKeysByState(
+  db: Kysely<Tables>,
+  now: number,
+): Promise<{ test: number; live: number; revoked: number }> {
+  const usable = await db
+    .selectFrom('api_keys')
+    .select((eb) => ['mode', eb.fn.countAll<number>().as('count')])
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', now)]))
+    .groupBy('mode')
+    .execute();
+  const { revoked } = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('revoked'))
+    .where('revoked_at', '<=', now)
+    .executeTakeFirstOrThrow();
+  const usableIn = (mode: KeyMode) => Number(usable.find((row) => row.mode === mode)?.count ?? 0);
+  return { test: usableIn('test'), live: usableIn('live'), revoked: Number(revoked) };
+}
+
 /**
  * Revokes the key at `at` (default: now; a later time leaves it valid until then, as `keys roll` does).
  * A key already revoked, or due to be, keeps the earlier time. `undefined` if there is no such key.

@@ -1,16 +1,10 @@
-import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { ApiError } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
-import { pendingMigrations } from '../../store/migrate.js';
 import type { AppDeps } from '../app-deps.js';
+import { checkReadiness, READINESS_RETRY_AFTER_S } from '../readiness.js';
 import { routeErrors } from '../route-errors.js';
 import type { GatewayApp } from '../types.js';
-
-/** A readiness probe that waits longer than this for the database counts it as unreachable. */
-const READINESS_DATABASE_TIMEOUT_MS = 2_000;
-/** What a not-ready answer suggests as Retry-After, in seconds. */
-const READINESS_RETRY_AFTER_S = 5;
 
 const Ready = Type.Object(
   {
@@ -84,18 +78,7 @@ export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
       },
     },
     async () => {
-      const problems: string[] = [];
-      const pending = await withTimeout(
-        (async () => {
-          await sql`select 1`.execute(deps.database.db);
-          return pendingMigrations(deps.database);
-        })(),
-        READINESS_DATABASE_TIMEOUT_MS,
-      ).catch(() => undefined);
-      if (pending === undefined) problems.push('the database does not answer');
-      else if (pending.length > 0) problems.push(`migrations not applied: ${pending.join(', ')}`);
-      const workerEnabled = deps.config.webhooks.workerEnabled;
-      if (workerEnabled && !deps.webhooks.worker.running) problems.push('the webhook worker is not running');
+      const { problems, webhookWorker } = await checkReadiness(deps);
       if (problems.length > 0) {
         throw new ApiError('service_unavailable', `Not ready: ${problems.join('; ')}.`, {
           retryAfter: READINESS_RETRY_AFTER_S,
@@ -107,17 +90,9 @@ export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
         checks: {
           database: 'ok' as const,
           migrations: 'ok' as const,
-          webhook_worker: workerEnabled ? ('running' as const) : ('disabled' as const),
+          webhook_worker: webhookWorker,
         },
       };
     },
   );
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timed out')), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
