@@ -298,6 +298,10 @@ describe.each(subjects)('$name answers in plain form (fast path)', (subject) => 
           expect(operation.decodeResponse(xml, expectedVersion)).toStrictEqual(reference);
           const value = fast(xml, expectedVersion);
           if (value !== undefined) expect(reference).toStrictEqual({ kind: 'ok', value });
+          // Tolerating deviations (MSV3_TOLERATE_DEVIATIONS) changes nothing about that.
+          const tolerant = general.decodeResponse(xml, expectedVersion, { tolerate: true });
+          expect(operation.decodeResponse(xml, expectedVersion, { tolerate: true })).toStrictEqual(tolerant);
+          if (value !== undefined) expect(tolerant).toStrictEqual({ kind: 'ok', value });
         },
       ),
       { numRuns: 3000 },
