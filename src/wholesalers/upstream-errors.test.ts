@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type UpstreamErrorFields, upstreamError } from '../msv3/upstream-error.js';
-import { apiErrorFromUpstream, upstreamErrorKind } from './upstream-errors.js';
+import { apiErrorFromUpstream, UPSTREAM_ERROR_KINDS, upstreamErrorKind } from './upstream-errors.js';
 
 const base = { target: 'sandbox/phoenix', operation: 'bestellen', maybeDelivered: false };
 const fault = (kind: string, soapCode = 'Receiver') => ({
@@ -88,6 +88,7 @@ describe('apiErrorFromUpstream', () => {
     const error = apiErrorFromUpstream(upstreamError(fields), 'phoenix');
     expect(error.kind).toBe(kind);
     expect(upstreamErrorKind(upstreamError(fields))).toBe(kind);
+    expect(UPSTREAM_ERROR_KINDS).toContain(kind);
     expect(error.status).toBe(status);
     expect(error.options.wholesaler).toBe('phoenix');
     expect(error.message).toContain('phoenix');

@@ -2,6 +2,25 @@ import { ApiError, type ErrorBody, type ErrorKind } from '../core/errors.js';
 import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
 
+/** Every kind `apiErrorFromUpstream` answers with. */
+export const UPSTREAM_ERROR_KINDS: readonly ErrorKind[] = [
+  'wholesaler_credentials_rejected',
+  'endpoint_not_allowed',
+  'wholesaler_unreachable',
+  'wholesaler_timeout',
+  'wholesaler_http_error',
+  'wholesaler_unavailable',
+  'wholesaler_fault',
+  'wholesaler_rejected_request',
+  'wholesaler_function_not_agreed',
+  'wholesaler_throttled',
+  'delivery_not_found',
+  'wholesaler_bad_response',
+  'wholesaler_circuit_open',
+  'gateway_busy',
+  'service_unavailable',
+];
+
 /**
  * The one mapping from a failed wholesaler call to the gateway's error vocabulary. Messages name the
  * wholesaler by the id the client used; the wholesaler's own texts travel in `upstream`. Every text the

@@ -45,7 +45,7 @@ export interface Msv3Operation<Req, Res> {
   decodeResponse(xml: string, expectedVersion?: Msv3Version, options?: DecodeOptions): DecodeResult<Res>;
 }
 
-export interface DecodeOptions {
+interface DecodeOptions {
   plain?: boolean;
   tolerate?: boolean;
 }
