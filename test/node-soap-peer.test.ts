@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateEnvelopes, xsdUnavailableReason } from '../src/msv3/test-support/xsd.js';
-import { createLogger } from '../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { type Gateway, type GatewayRequest, startGateway } from './gateway.js';
+import { capturingLogger } from './logger.js';
 import {
   BACKORDER_PZN,
   FAULT_PZN,
@@ -75,7 +75,7 @@ for (const version of [2, 1] as const) {
     let strict: Gateway;
     /** The default, MSV3_TOLERATE_DEVIATIONS=true; its log lines are kept. */
     let tolerant: Gateway;
-    const logLines: string[] = [];
+    const log = capturingLogger();
 
     beforeAll(async () => {
       peer = await startNodeSoapPeer(version);
@@ -91,10 +91,7 @@ for (const version of [2, 1] as const) {
       tolerant = await startGateway({
         database: await database(),
         env: { ALLOW_PRIVATE_ENDPOINTS: 'true' },
-        logger: createLogger({
-          level: 'warn',
-          destination: { write: (line: string) => logLines.push(line) },
-        }),
+        logger: log.logger,
       });
     }, 60_000);
 
@@ -343,9 +340,9 @@ for (const version of [2, 1] as const) {
       expect(metrics).toContain(
         `msv3_gateway_wholesaler_answer_deviations_total{wholesaler="${customer.id}",deviation="undeclared_xsi_prefix"} 1`,
       );
-      const logged = logLines
-        .map((line) => JSON.parse(line) as { wholesaler?: string; deviation?: string; msg: string })
-        .filter((line) => line.wholesaler === customer.id && line.deviation !== undefined);
+      const logged = log.lines.filter(
+        (line) => line.wholesaler === customer.id && line.deviation !== undefined,
+      );
       expect(logged.map((line) => line.deviation)).toEqual(['qualified_return', 'undeclared_xsi_prefix']);
     });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { capturingLogger } from '../../test/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createAnswerDeviations } from './answer-deviations.js';
 import type { Target } from './target.js';
@@ -9,11 +10,8 @@ const custom: Target = { wholesaler: 'custom-nord-3f9a1c', route: 'live', accoun
 describe('answer deviations', () => {
   it('counts every answer by metric label, logs the first of each deviation per target once, lists them per target', async () => {
     const metrics = createMetrics();
-    const warnings: { object: object; message: string }[] = [];
-    const deviations = createAnswerDeviations({
-      counter: metrics.answerDeviations,
-      logger: { warn: (object, message) => warnings.push({ object, message }) },
-    });
+    const log = capturingLogger();
+    const deviations = createAnswerDeviations({ counter: metrics.answerDeviations, logger: log.logger });
     const phoenix = { key: 'phoenix', target: live, label: 'phoenix' };
     const nord = { key: 'custom/acct_1/custom-nord-3f9a1c', target: custom, label: 'custom' };
     deviations.record(phoenix, 'vertragsdatenAbfragen', ['qualified_return']);
@@ -38,7 +36,8 @@ describe('answer deviations', () => {
     ]);
     expect(deviations.seen('phoenix_test')).toEqual([]);
 
-    expect(warnings.map((w) => w.object)).toEqual([
+    expect(log.lines.map((line) => line.level)).toEqual(['warn', 'warn', 'warn']);
+    expect(log.lines).toEqual([
       expect.objectContaining({
         wholesaler: 'phoenix',
         operation: 'vertragsdatenAbfragen',
@@ -55,7 +54,7 @@ describe('answer deviations', () => {
         deviation: 'qualified_return',
       }),
     ]);
-    expect(warnings[0]!.message).toContain('MSV3_TOLERATE_DEVIATIONS');
+    expect(log.lines[0]!.msg).toContain('MSV3_TOLERATE_DEVIATIONS');
 
     const text = await metrics.registry.metrics();
     expect(text).toContain(

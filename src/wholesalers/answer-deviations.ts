@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { type DeviationName, TOLERATED_DEVIATIONS } from '../msv3/deviations.js';
 import type { Target } from './target.js';
@@ -39,7 +40,7 @@ export interface ToleratedDeviation {
 
 export interface AnswerDeviationsDeps {
   counter: Counter<'wholesaler' | 'deviation'>;
-  logger: { warn(object: object, message: string): void };
+  logger: Logger;
 }
 
 export function createAnswerDeviations(deps: AnswerDeviationsDeps): AnswerDeviations {
