@@ -75,24 +75,10 @@ export function registerConnectionRoutes(app: GatewayApp, deps: AppDeps): void {
               examples: [
                 {
                   connected: true,
-                  wholesaler: 'phoenix',
-                  latency_ms: 42,
-                  route: 'sandbox',
-                  warnings: [],
-                  tolerated_deviations: [],
-                },
-                {
-                  connected: true,
                   wholesaler: 'custom-hausapotheke-nord-3f9a1c',
                   latency_ms: 87,
                   route: 'live',
-                  warnings: [
-                    {
-                      error: 'wholesaler_bad_response',
-                      message:
-                        "The contract data of custom-hausapotheke-nord-3f9a1c (vertragsdatenAbfragen) could not be read, so it stays unverified and without capabilities; the next connection test tries again. The answer of custom-hausapotheke-nord-3f9a1c could not be decoded: return/Bestellfenster[1]/Tag: 'Montag' is not one of Mo, Di, Mi, Do, Fr, Sa, So",
-                    },
-                  ],
+                  warnings: [],
                   tolerated_deviations: [
                     {
                       deviation: 'qualified_return',
