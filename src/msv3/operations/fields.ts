@@ -150,26 +150,31 @@ export function expectEnd(children: XmlElement[], i: number): void {
 
 /**
  * Refuses unqualified attributes that the XSD does not declare, and qualified ones outside xsi, or
- * whose prefix the document does not declare. `at` is the element's own path segment with a slash
- * (`Menge/`) where the caller's path ends above the element.
+ * whose prefix the document does not declare. `own` is the element's own path segment (`Menge`) where
+ * the caller's path ends above the element.
  */
-export function checkAttributes(el: XmlElement, allowed: readonly string[], at = ''): void {
+export function checkAttributes(el: XmlElement, allowed: readonly string[], own?: string): void {
   const a = el.attrs;
   if (a === null) return;
   for (let k = 0; k < a.length; k += 2) {
     const name = a[k]!;
     const colon = name.indexOf(':');
     if (colon === -1) {
-      if (!allowed.includes(name)) fail(`${at}@${name}`, 'attribute not allowed here');
+      if (!allowed.includes(name)) fail(attributePath(own, name), 'attribute not allowed here');
       continue;
     }
     const prefix = name.slice(0, colon);
     const uri = el.scope.resolveDeclared(prefix);
     if (uri === XSI_NS) continue;
     if (uri === undefined)
-      fail(`${at}@${name}`, `undeclared namespace prefix ${prefix} (no xmlns:${prefix} in scope)`);
-    fail(`${at}@${name}`, `attribute in namespace ${uri} not allowed here`);
+      fail(attributePath(own, name), `undeclared namespace prefix ${prefix} (no xmlns:${prefix} in scope)`);
+    fail(attributePath(own, name), `attribute in namespace ${uri} not allowed here`);
   }
+}
+
+/** Built only for a failure: `Menge/@xsi:nil`, or `@Id` on the caller's own element. */
+function attributePath(own: string | undefined, name: string): string {
+  return own === undefined ? `@${name}` : `${own}/@${name}`;
 }
 
 export function attribute(el: XmlElement, name: string): string {
@@ -211,7 +216,7 @@ const NONE: readonly string[] = [];
 /** A simple-typed element: no child elements, no attributes except xsi ones. */
 function checkLeaf(el: XmlElement, local: string): void {
   if (el.children.length !== 0) fail(local, 'expected text, found child elements');
-  if (el.attrs !== null) checkAttributes(el, NONE, `${local}/`);
+  if (el.attrs !== null) checkAttributes(el, NONE, local);
 }
 
 export function leafText(el: XmlElement, local: string): string {
