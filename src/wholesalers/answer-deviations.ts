@@ -19,7 +19,7 @@ export interface AnswerDeviations {
 }
 
 /** The target that answered: its key, itself, and its `wholesaler` label in metrics. */
-export interface AnsweringTarget {
+interface AnsweringTarget {
   key: string;
   target: Target;
   /**
