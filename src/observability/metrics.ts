@@ -46,12 +46,13 @@ export function createMetrics(options: { processMetrics?: boolean; now?: () => n
 
 /**
  * Answers a wholesaler sent with a schema deviation the gateway tolerated (MSV3_TOLERATE_DEVIATIONS,
- * docs/msv3.md "Tolerated deviations"): one per answer and deviation, by the wholesaler id clients use.
+ * docs/msv3.md "Tolerated deviations"): one per answer and deviation, `wholesaler` labelled as in the call
+ * metrics (the catalogue id, `custom` for every customer-registered one).
  */
 function answerDeviationsCounter(registry: Registry): Counter<'wholesaler' | 'deviation'> {
   return new Counter({
     name: 'msv3_gateway_wholesaler_answer_deviations_total',
-    help: 'Wholesaler answers accepted with a tolerated MSV3 schema deviation, by wholesaler id and deviation.',
+    help: 'Wholesaler answers accepted with a tolerated MSV3 schema deviation, by wholesaler (catalogue id or custom) and deviation.',
     labelNames: ['wholesaler', 'deviation'],
     registers: [registry],
   });
