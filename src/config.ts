@@ -293,6 +293,12 @@ const ConfigSchema = Type.Object({
           'Origin of an external sandbox mock (`npx msv3-gateway mock`); unset: the built-in mock runs in-process on a random loopback port.',
       }),
     ),
+    tolerateDeviations: Type.Boolean({
+      env: 'MSV3_TOLERATE_DEVIATIONS',
+      default: true,
+      description:
+        'Accept wholesaler answers with the schema deviations that leave them one meaning (a qualified `return`, `xsi:nil` without a declaration of `xsi` on a nillable element), each counted, logged once per wholesaler and listed by the connection test; `false` refuses them like any other deviation.',
+    }),
     probeIntervalMs: Type.Integer({
       env: 'WHOLESALER_PROBE_INTERVAL_MS',
       default: 60_000,

@@ -27,6 +27,7 @@ import { pingDatabase } from './store/ping.js';
 import { sandboxTenantDocuments } from './store/sandbox-state.js';
 import { eventRecorder } from './webhooks/events/record.js';
 import { createWebhooks } from './webhooks/service.js';
+import { createAnswerDeviations } from './wholesalers/answer-deviations.js';
 import { type CatalogueEntry, DEFAULT_CATALOGUE_FILE, loadCatalogue } from './wholesalers/catalogue.js';
 import { createWholesalerStatusFeed } from './wholesalers/status/feed.js';
 import { type WatchStatus, watchWholesalerStatus } from './wholesalers/status/watch.js';
@@ -159,6 +160,7 @@ export async function buildDependencies(
       ...(lookup === undefined ? {} : { lookup }),
       tracing,
       metrics: metrics.wholesalers,
+      deviations: createAnswerDeviations({ counter: metrics.answerDeviations, logger }),
     });
     opened.unshift({ name: 'wholesaler connections', close: () => upstream.close() });
     const webhooks = createWebhooks({

@@ -19,6 +19,9 @@ interface Interception {
   before?: () => Promise<void>;
   /** `drop`: cut the connection after the mock answered (the answer is lost); a function: rewrite the mock's SOAP answer. */
   answer?: 'drop' | ((mockAnswer: string) => string);
+  /** With a rewritten answer: the HTTP status and content type to send instead of the mock's. */
+  status?: number;
+  contentType?: string;
 }
 
 export interface InterceptingWholesaler {
@@ -73,8 +76,11 @@ export async function startInterceptingWholesaler(): Promise<InterceptingWholesa
         return;
       }
       if (interception?.answer !== undefined) text = interception.answer(text);
-      res.writeHead(answer.status, {
-        'content-type': answer.headers.get('content-type') ?? 'application/soap+xml; charset=utf-8',
+      res.writeHead(interception?.status ?? answer.status, {
+        'content-type':
+          interception?.contentType ??
+          answer.headers.get('content-type') ??
+          'application/soap+xml; charset=utf-8',
       });
       res.end(text);
     })().catch(() => res.destroy());

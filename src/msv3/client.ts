@@ -38,7 +38,7 @@ export function serviceUrl(endpoint: Msv3Endpoint, service: Msv3Service): string
   return endpoint.baseUrl.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
 }
 
-/** A programming error: services check the version first (assertSupports in services/wholesaler-call.ts). */
+/** A programming error: services check the version first (assertSupports in wholesalers/call.ts). */
 class UnsupportedOperationError extends Error {
   override readonly name = 'UnsupportedOperationError';
   constructor(
@@ -65,13 +65,18 @@ export interface Msv3Client {
 
 /**
  * The one place where codec and transport meet: encode → transport → decode. `plainDecoding: false`
- * turns the decoders' fast path off (FAST_PATH_DECODING, for benchmarks).
+ * turns the decoders' fast path off (FAST_PATH_DECODING, for benchmarks); `tolerateDeviations: true`
+ * accepts the schema deviations of `deviations.ts` and names them in the result
+ * (MSV3_TOLERATE_DEVIATIONS).
  */
 export function createMsv3Client(
   transport: Transport,
-  options: { plainDecoding?: boolean } = {},
+  options: { plainDecoding?: boolean; tolerateDeviations?: boolean } = {},
 ): Msv3Client {
-  const decodeOptions = { plain: options.plainDecoding !== false };
+  const decodeOptions = {
+    plain: options.plainDecoding !== false,
+    tolerate: options.tolerateDeviations === true,
+  };
   return {
     async call(operation, endpoint, credentials, request, signal) {
       const { version } = endpoint;

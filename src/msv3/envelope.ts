@@ -1,3 +1,4 @@
+import { repairTolerated } from './deviations.js';
 import { type DecodeResult, fault, invalid, type Msv3Fault, type Msv3FaultKind, ok } from './result.js';
 import { type ParseLimits, parseXml, type XmlElement, XmlError } from './xml/parse.js';
 import { declare, INITIAL_BINDINGS, type PlainBindings, PlainShape, resolveName } from './xml/plain.js';
@@ -14,6 +15,8 @@ import { escapeText } from './xml/write.js';
 export type Msv3Version = 1 | 2;
 
 export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
+/** Only to name it when a wholesaler answers with it: MSV3 is SOAP 1.2 only. */
+const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
 export const MSV3_V1_NS = 'urn:msv3:v1';
 export const MSV3_V2_NS = 'urn:msv3:v2';
 
@@ -51,17 +54,35 @@ export function openEnvelope(xml: string, limits?: ParseLimits): DecodeResult<Bo
     return invalid(error instanceof XmlError ? `malformed XML: ${error.message}` : 'malformed XML');
   }
   if (root.ns !== SOAP12_NS || root.local !== 'Envelope') {
-    if (root.local === 'Envelope') return invalid(`not a SOAP 1.2 envelope (namespace ${root.ns || 'none'})`);
-    return invalid(`expected a SOAP 1.2 Envelope, found <${root.qname}>`);
+    if (root.local !== 'Envelope') return invalid(`expected a SOAP 1.2 Envelope, found <${root.qname}>`);
+    // SOAP 1.2 §2.8: the envelope's namespace is the message's SOAP version; a SOAP 1.2 node refuses others.
+    if (root.ns === SOAP11_NS)
+      return invalid(
+        `a SOAP 1.1 envelope: <${root.qname}> is in ${SOAP11_NS}, but MSV3 is SOAP 1.2 only (${SOAP12_NS}); the wholesaler's SOAP stack must answer SOAP 1.2`,
+      );
+    return invalid(
+      `not a SOAP 1.2 envelope: <${root.qname}> is in ${root.ns || 'no namespace'}, not ${SOAP12_NS}`,
+    );
   }
   const body = root.child(SOAP12_NS, 'Body');
-  if (body === undefined) return invalid('the envelope has no Body');
+  if (body === undefined) {
+    const misplaced = root.children.find((c) => c.local === 'Body');
+    return invalid(
+      misplaced === undefined
+        ? 'the envelope has no Body'
+        : `${root.qname}/${misplaced.qname}: element in the wrong namespace: the Body is in ${misplaced.ns || 'no namespace'}, not ${SOAP12_NS}`,
+    );
+  }
   if (body.children.length !== 1)
     return invalid(`the Body must hold exactly one element, found ${body.children.length}`);
   const element = body.children[0]!;
-  if (element.ns === SOAP12_NS && element.local === 'Fault') return fault(readFault(element));
+  if (element.ns === SOAP12_NS && element.local === 'Fault')
+    return fault(readFault(element, `${root.qname}/${body.qname}/${element.qname}`));
   const version = versionOfNamespace(element.ns);
-  if (version === undefined) return invalid(`payload <${element.qname}> is not in an MSV3 namespace`);
+  if (version === undefined)
+    return invalid(
+      `${root.qname}/${body.qname}/${element.qname}: the payload is in ${element.ns || 'no namespace'}, not in an MSV3 namespace (${MSV3_V2_NS} or ${MSV3_V1_NS})`,
+    );
   return ok({ element, version });
 }
 
@@ -73,9 +94,9 @@ export function decodePayload<T>(
   xml: string,
   expectedLocalName: string,
   read: (element: XmlElement, version: Msv3Version) => T,
-  limits?: ParseLimits,
+  options: { limits?: ParseLimits; tolerate?: boolean } = {},
 ): DecodeResult<T> {
-  const opened = openEnvelope(xml, limits);
+  const opened = openEnvelope(xml, options.limits);
   if (opened.kind !== 'ok') return opened;
   const { element, version } = opened.value;
   if (element.local !== expectedLocalName) {
@@ -84,11 +105,24 @@ export function decodePayload<T>(
   try {
     return ok(read(element, version));
   } catch (error) {
-    if (error instanceof DecodeFailure || error instanceof XmlError) return invalid(error.message);
-    return invalid(
-      `cannot decode ${expectedLocalName}: ${error instanceof Error ? error.message : 'unknown error'}`,
-    );
+    const refused = readFailure<T>(error, expectedLocalName);
+    // Tolerated deviations are looked for only once the strict read has failed (docs/msv3.md).
+    if (options.tolerate !== true) return refused;
+    const deviations = repairTolerated(element);
+    if (deviations.length === 0) return refused;
+    try {
+      return { kind: 'ok', value: read(element, version), deviations };
+    } catch (again) {
+      return readFailure(again, expectedLocalName);
+    }
   }
+}
+
+function readFailure<T>(error: unknown, expectedLocalName: string): DecodeResult<T> {
+  if (error instanceof DecodeFailure || error instanceof XmlError) return invalid(error.message);
+  return invalid(
+    `cannot decode ${expectedLocalName}: ${error instanceof Error ? error.message : 'unknown error'}`,
+  );
 }
 
 /** The head of an envelope in its plain form, read by `openPlainEnvelope`, up to the payload. */
@@ -159,7 +193,7 @@ const BEAN_OF_KIND: Record<Exclude<Msv3FaultKind, 'Unknown'>, string> = {
   LieferscheinOderBarcodeUnbekanntFault: 'LieferscheinOderBarcodeUnbekanntFaultInfo',
 };
 
-function readFault(faultEl: XmlElement): Msv3Fault {
+function readFault(faultEl: XmlElement, path: string): Msv3Fault {
   const codeValue = faultEl.child(SOAP12_NS, 'Code')?.child(SOAP12_NS, 'Value')?.text().trim() ?? '';
   const colon = codeValue.indexOf(':');
   const soapCode = colon === -1 ? codeValue : codeValue.slice(colon + 1);
@@ -167,9 +201,17 @@ function readFault(faultEl: XmlElement): Msv3Fault {
   const result: Msv3Fault = { kind: 'Unknown', soapCode, reason: reasonEl?.text() ?? '' };
   const detail = faultEl.child(SOAP12_NS, 'Detail');
   const bean = detail?.children[0];
-  if (bean === undefined || versionOfNamespace(bean.ns) === undefined) return result;
+  if (bean === undefined) return result;
+  const at = `${path}/${detail!.qname}/${bean.qname}`;
+  if (versionOfNamespace(bean.ns) === undefined) {
+    result.beanProblem = `the fault bean ${at} is in ${bean.ns || 'no namespace'}, not in ${MSV3_V2_NS} (or ${MSV3_V1_NS})`;
+    return result;
+  }
   const kind = FAULT_BEANS[bean.local];
-  if (kind === undefined) return result;
+  if (kind === undefined) {
+    result.beanProblem = `${at} is no MSV3 fault bean`;
+    return result;
+  }
   result.kind = kind;
   const errorCode = bean.child(bean.ns, 'ErrorCode')?.text();
   const userText = bean.child(bean.ns, 'EndanwenderFehlertext')?.text();

@@ -1,3 +1,5 @@
+import type { DeviationName } from './deviations.js';
+
 /**
  * Outcome types shared by the codec (which produces them) and the transport (which passes them on).
  * Decoders never throw: every envelope becomes exactly one of these three outcomes.
@@ -24,6 +26,11 @@ export interface Msv3Fault {
   userText?: string;
   /** MSV3 `TechnischerFehlertext`: text meant for support and logs. */
   technicalText?: string;
+  /**
+   * For an `Unknown` fault whose `env:Detail` holds an element: why it is no MSV3 fault bean (e.g. in
+   * the SOAP namespace), with the element's path.
+   */
+  beanProblem?: string;
 }
 
 interface DecodeError {
@@ -32,7 +39,8 @@ interface DecodeError {
 }
 
 export type DecodeResult<T> =
-  | { kind: 'ok'; value: T }
+  /** `deviations`: the tolerated schema deviations the answer had (msv3/deviations.ts), if any. */
+  | { kind: 'ok'; value: T; deviations?: readonly DeviationName[] }
   | { kind: 'fault'; fault: Msv3Fault }
   | { kind: 'invalid'; error: DecodeError };
 

@@ -2,6 +2,7 @@ import { isAscii } from 'node:buffer';
 import type { Clock } from '../lib/clock.js';
 import { parseRetryAfter } from '../lib/retry-after.js';
 import type { Credentials } from './credentials.js';
+import type { DeviationName } from './deviations.js';
 import type { DecodeResult, Msv3Fault } from './result.js';
 import type { RawFailure, RawOutcome, RawResponse } from './transport-exchange.js';
 import {
@@ -29,7 +30,9 @@ export interface TimeoutSettings {
   bodyTimeoutMs: number;
 }
 
-export type Interpreted<T> = { ok: true; value: T; status: number } | { ok: false; error: UpstreamError };
+export type Interpreted<T> =
+  | { ok: true; value: T; status: number; deviations?: readonly DeviationName[] }
+  | { ok: false; error: UpstreamError };
 
 const SNIPPET_CHARS = 300;
 
@@ -56,6 +59,8 @@ export function interpretResponse<T>(
   }
   const text = bodyText(response.body);
   const success = status >= 200 && status < 300;
+  // Why a non-2xx answer that looks like SOAP could not be read, for its http_status error.
+  let soapProblem: string | undefined;
   // SOAP 1.2 servers send faults with 400 or 500; a non-2xx answer is decoded only if it is an envelope.
   if (success || looksLikeSoap(response.contentType, text)) {
     const decoded = safeDecode(decode, text);
@@ -64,7 +69,10 @@ export function interpretResponse<T>(
       const maybeDelivered = faultMayFollowProcessing(fault);
       return fail({ reason: 'soap_fault', target, operation, maybeDelivered, status, fault });
     }
-    if (success && decoded.kind === 'ok') return { ok: true, value: decoded.value, status };
+    if (success && decoded.kind === 'ok') {
+      const { value, deviations } = decoded;
+      return deviations === undefined ? { ok: true, value, status } : { ok: true, value, status, deviations };
+    }
     if (success) {
       const detail = scrub(decoded.kind === 'invalid' ? decoded.error.message : '', context.secrets);
       return fail({
@@ -76,8 +84,10 @@ export function interpretResponse<T>(
         detail: detail.slice(0, 1_000),
       });
     }
+    if (decoded.kind === 'invalid')
+      soapProblem = scrub(decoded.error.message, context.secrets).slice(0, 1_000);
   }
-  return { ok: false, error: httpStatusError(response, text, context) };
+  return { ok: false, error: httpStatusError(response, text, context, soapProblem) };
 }
 
 /**
@@ -98,11 +108,17 @@ export function interpretProbe(
   return { up: false, status: outcome.status, error: httpStatusError(outcome, text, context) };
 }
 
-function httpStatusError(response: RawResponse, text: string, context: CallContext): UpstreamError {
+function httpStatusError(
+  response: RawResponse,
+  text: string,
+  context: CallContext,
+  soapProblem?: string,
+): UpstreamError {
   const contentType =
     response.contentType === undefined ? {} : { contentType: response.contentType.slice(0, 100) };
   const retryAfterMs = parseRetryAfter(response.retryAfter, context.clock.now());
   const retryAfter = retryAfterMs === undefined ? {} : { retryAfterMs };
+  const problem = soapProblem === undefined ? {} : { soapProblem };
   return upstreamError({
     reason: 'http_status',
     target: context.target,
@@ -113,6 +129,7 @@ function httpStatusError(response: RawResponse, text: string, context: CallConte
     bodySnippet: snippet(scrub(text, context.secrets)),
     ...contentType,
     ...retryAfter,
+    ...problem,
   });
 }
 

@@ -7,6 +7,7 @@ import type { ConnectPolicy } from '../lib/guarded-connector.js';
 import { type Breaker, type BreakerSnapshot, type BreakerTransition, createBreaker } from './breaker.js';
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from './concurrency.js';
 import { basicAuthorization, type Credentials } from './credentials.js';
+import type { DeviationName } from './deviations.js';
 import type { ProbeRequest } from './probe-request.js';
 import type { DecodeResult } from './result.js';
 import { createConnector, type ExchangeLimits, exchange, type RawOutcome } from './transport-exchange.js';
@@ -122,7 +123,8 @@ export interface CallInput {
 }
 
 export type CallResult<T> =
-  | { ok: true; value: T; latencyMs: number; status: number }
+  /** `deviations`: tolerated schema deviations of the answer (msv3/deviations.ts), if any. */
+  | { ok: true; value: T; latencyMs: number; status: number; deviations?: readonly DeviationName[] }
   | { ok: false; error: UpstreamError; latencyMs: number };
 
 /** What a target's calls are doing right now (`Transport.usage`), for metrics and the status page. */

@@ -3,7 +3,7 @@ import type { Msv3Fault, Msv3FaultKind } from './result.js';
 
 /**
  * Why a wholesaler call failed. Plain data (JSON-safe, never holds credentials); mapped to API error kinds
- * in exactly one place (`services/upstream-errors.ts`).
+ * in exactly one place (`wholesalers/upstream-errors.ts`).
  *
  * `maybeDelivered`: true when the wholesaler may have received **and acted on** the request (the body was
  * fully written and then the answer was lost, or it answered with a 5xx or a server-side fault); false when it
@@ -59,6 +59,8 @@ interface HttpStatusError extends UpstreamErrorBase {
   bodySnippet: string;
   /** When the wholesaler's Retry-After header says to try again, from when it answered. */
   retryAfterMs?: number;
+  /** The body looked like a SOAP envelope but could not be decoded: the decoder's words. */
+  soapProblem?: string;
 }
 
 interface CredentialsRejectedError extends UpstreamErrorBase {
@@ -191,12 +193,15 @@ function describeReason(e: UpstreamError): string {
     case 'timeout':
       return `no ${TIMEOUT_WAIT[e.phase]} within ${e.timeoutMs} ms${e.maybeDelivered ? '; the request may have been delivered' : ''}`;
     case 'http_status':
+      if (e.soapProblem !== undefined)
+        return `answered HTTP ${e.status} with a SOAP answer that could not be decoded: ${e.soapProblem}`;
       return `answered HTTP ${e.status}${e.bodySnippet ? `: ${e.bodySnippet}` : ''}`;
     case 'credentials_rejected':
       return `rejected the MSV3 user name or password (HTTP ${e.status})`;
     case 'soap_fault': {
       const code = e.fault.errorCode ? ` ${e.fault.errorCode}` : '';
-      return `answered with a SOAP fault (${e.fault.kind}${code}): ${e.fault.technicalText ?? e.fault.reason}`;
+      const bean = e.fault.beanProblem === undefined ? '' : ` (${e.fault.beanProblem})`;
+      return `answered with a SOAP fault (${e.fault.kind}${code}${bean}): ${e.fault.technicalText ?? e.fault.reason}`;
     }
     case 'decode':
       return `sent an answer that could not be decoded (HTTP ${e.status}): ${e.detail}`;

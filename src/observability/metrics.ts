@@ -16,6 +16,8 @@ export interface Metrics {
   wholesalers: WholesalerMetrics;
   /** What the status page shows of the wholesalers; by default this process's. A cluster worker's covers every worker. */
   wholesalerStatus?: () => Promise<WholesalerStatus>;
+  /** Wholesaler answers accepted with a tolerated schema deviation (`answerDeviationsCounter`). */
+  answerDeviations: Counter<'wholesaler' | 'deviation'>;
 }
 
 export function createMetrics(options: { processMetrics?: boolean; now?: () => number } = {}): Metrics {
@@ -38,5 +40,20 @@ export function createMetrics(options: { processMetrics?: boolean; now?: () => n
       registers: [registry],
     }),
     wholesalers: createWholesalerMetrics(registry, options.now === undefined ? {} : { now: options.now }),
+    answerDeviations: answerDeviationsCounter(registry),
   };
+}
+
+/**
+ * Answers a wholesaler sent with a schema deviation the gateway tolerated (MSV3_TOLERATE_DEVIATIONS,
+ * docs/msv3.md "Tolerated deviations"): one per answer and deviation, `wholesaler` labelled as in the call
+ * metrics (the catalogue id, `custom` for every customer-registered one).
+ */
+function answerDeviationsCounter(registry: Registry): Counter<'wholesaler' | 'deviation'> {
+  return new Counter({
+    name: 'msv3_gateway_wholesaler_answer_deviations_total',
+    help: 'Wholesaler answers accepted with a tolerated MSV3 schema deviation, by wholesaler (catalogue id or custom) and deviation.',
+    labelNames: ['wholesaler', 'deviation'],
+    registers: [registry],
+  });
 }

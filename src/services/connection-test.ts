@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Tenant } from '../core/caller.js';
-import { isApiError } from '../core/errors.js';
+import { type ErrorKind, isApiError } from '../core/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Credentials } from '../msv3/credentials.js';
 import { verbindungTesten } from '../msv3/operations/verbindung-testen.js';
 import { markCustomWholesalerVerified } from '../store/custom-wholesalers.js';
 import type { Tables } from '../store/schema.js';
+import type { ToleratedDeviation } from '../wholesalers/answer-deviations.js';
 import { callWholesaler, type UpstreamDeps } from '../wholesalers/call.js';
-import { capabilitiesOfVersion, type ResolvedWholesaler } from '../wholesalers/registry.js';
+import type { ResolvedWholesaler } from '../wholesalers/registry.js';
 import type { Route } from '../wholesalers/target.js';
 import { capabilitiesFromContract, fetchContractData } from './contracts.js';
 
@@ -16,13 +17,19 @@ import { capabilitiesFromContract, fetchContractData } from './contracts.js';
  * wrong credentials are the wholesaler's HTTP 401/403 → 401 `wholesaler_credentials_rejected`.
  *
  * Verification of custom wholesalers (docs/wholesalers.md "Custom wholesalers"): a custom wholesaler is
- * registered with `verified: false, capabilities: []`. The first successful connection test that reaches
- * its **registered endpoint** (a live key, or a test key with `<id>_test`; a test key with the plain id
- * reaches the sandbox and proves nothing about the endpoint) sets `verified: true` and fills
- * `capabilities` from its contract data (`vertragsdatenAbfragen`, same credentials): the functions of
- * its MSV3 version, without `bulk_availability` / `return_offers` unless the contract agrees them. If
- * the contract data cannot be read, the connection still counts and those two contract-gated functions
- * are left out. Later tests do not change a verified wholesaler.
+ * registered with `verified: false, capabilities: []`. Verified means that a connection test reached its
+ * **registered endpoint** (a live key, or a test key with `<id>_test`; a test key with the plain id
+ * reaches the sandbox and proves nothing about the endpoint) with credentials it accepted, **and** read
+ * its contract data (`vertragsdatenAbfragen`, same credentials), from which `capabilities` are set: the
+ * functions of its MSV3 version, without `bulk_availability` / `return_offers` unless the contract agrees
+ * them. When the contract data cannot be read or decoded, the connection test still answers (the
+ * credentials work) but says so in `warnings`, with the error kind, and leaves the wholesaler unverified:
+ * capabilities are never derived from nothing, and the next connection test tries again. Later tests do
+ * not change a verified wholesaler.
+ *
+ * `tolerated_deviations` lists the schema deviations this process has tolerated in the endpoint's answers
+ * (MSV3_TOLERATE_DEVIATIONS, docs/msv3.md "Tolerated deviations"), so that they can be reported to the
+ * wholesaler.
  */
 
 export interface ConnectionTestDeps {
@@ -37,6 +44,16 @@ export interface ConnectionTestResult {
   latency_ms: number;
   /** Additive: where the call went (docs/wholesalers.md "Routing"). */
   route: Route;
+  /** Additive: what the test could not check, e.g. a custom wholesaler's unreadable contract data. */
+  warnings: ConnectionWarning[];
+  /** Additive: schema deviations tolerated in this endpoint's answers since the gateway started. */
+  tolerated_deviations: ToleratedDeviation[];
+}
+
+interface ConnectionWarning {
+  /** The error kind the failed step answered with (docs/error-catalogue.md). */
+  error: ErrorKind;
+  message: string;
 }
 
 export async function testConnection(
@@ -49,12 +66,18 @@ export async function testConnection(
   const { latencyMs } = await callWholesaler(deps.upstream, wholesaler, verbindungTesten, credentials, {
     clientSoftwareId: deps.upstream.clientSoftwareId,
   });
-  if (reachesUnverifiedEndpoint(wholesaler)) await verify(deps, tenant, wholesaler, credentials);
+  const warnings: ConnectionWarning[] = [];
+  if (reachesUnverifiedEndpoint(wholesaler)) {
+    const unreadable = await verify(deps, tenant, wholesaler, credentials);
+    if (unreadable !== undefined) warnings.push(unreadable);
+  }
   return {
     connected: true,
     wholesaler: wholesalerId,
     latency_ms: Math.max(0, Math.round(latencyMs)),
     route: wholesaler.route,
+    warnings,
+    tolerated_deviations: deps.upstream.deviations?.seen(wholesaler.endpoint.target) ?? [],
   };
 }
 
@@ -62,22 +85,27 @@ function reachesUnverifiedEndpoint(wholesaler: ResolvedWholesaler): boolean {
   return wholesaler.custom !== null && !wholesaler.custom.verified && wholesaler.route !== 'sandbox';
 }
 
-const CONTRACT_GATED = new Set(['bulk_availability', 'return_offers']);
-
+/** Marks the wholesaler verified with the capabilities of its contract; else the warning why not. */
 async function verify(
   deps: ConnectionTestDeps,
   tenant: Tenant,
   wholesaler: ResolvedWholesaler,
   credentials: Credentials,
-): Promise<void> {
+): Promise<ConnectionWarning | undefined> {
   let capabilities: string[];
   try {
     const contract = await fetchContractData(deps.upstream, wholesaler, credentials);
     capabilities = capabilitiesFromContract(wholesaler.version, contract);
   } catch (error) {
     if (!isApiError(error)) throw error;
-    capabilities = capabilitiesOfVersion(wholesaler.version).filter((c) => !CONTRACT_GATED.has(c));
+    return {
+      error: error.kind,
+      message:
+        `The contract data of ${wholesaler.id} (vertragsdatenAbfragen) could not be read, so it stays unverified and without capabilities; the next connection test tries again. ` +
+        error.message,
+    };
   }
   // The stored id has no `_test` suffix; `custom` is the stored registration.
   await markCustomWholesalerVerified(deps.db, deps.clock, tenant, wholesaler.custom!.id, capabilities);
+  return undefined;
 }

@@ -4,6 +4,7 @@ import type { Credentials } from '../msv3/credentials.js';
 import type { Msv3Operation } from '../msv3/operations/operation.js';
 import type { CallResult } from '../msv3/transport.js';
 import type { Tracing } from '../observability/tracing.js';
+import type { AnswerDeviations } from './answer-deviations.js';
 import { inCallSpan } from './call-span.js';
 import type { ResolvedWholesaler, WholesalerRegistry } from './registry.js';
 import { apiErrorFromUpstream, upstreamErrorKind } from './upstream-errors.js';
@@ -21,6 +22,8 @@ export interface UpstreamDeps {
   tracing?: Tracing;
   /** Told of every call made with these deps: the request's log line names them (docs/observability.md). */
   noteCall?: (note: WholesalerCallNote) => void;
+  /** The tolerated schema deviations seen per target (the connection test lists them). */
+  deviations?: AnswerDeviations;
 }
 
 /** One wholesaler call, as a request's log line names it: no credentials, URLs or request contents. */

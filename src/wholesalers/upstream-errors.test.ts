@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type UpstreamErrorFields, upstreamError } from '../msv3/upstream-error.js';
-import { apiErrorFromUpstream, upstreamErrorKind } from './upstream-errors.js';
+import { apiErrorFromUpstream, UPSTREAM_ERROR_KINDS, upstreamErrorKind } from './upstream-errors.js';
 
 const base = { target: 'sandbox/phoenix', operation: 'bestellen', maybeDelivered: false };
 const fault = (kind: string, soapCode = 'Receiver') => ({
@@ -88,6 +88,7 @@ describe('apiErrorFromUpstream', () => {
     const error = apiErrorFromUpstream(upstreamError(fields), 'phoenix');
     expect(error.kind).toBe(kind);
     expect(upstreamErrorKind(upstreamError(fields))).toBe(kind);
+    expect(UPSTREAM_ERROR_KINDS).toContain(kind);
     expect(error.status).toBe(status);
     expect(error.options.wholesaler).toBe('phoenix');
     expect(error.message).toContain('phoenix');
@@ -136,5 +137,55 @@ describe('apiErrorFromUpstream', () => {
     const unsent = apiErrorFromUpstream(upstreamError({ ...base, reason: 'shutdown' }), 'phoenix');
     expect(unsent.message).toContain('not sent');
     expect(unsent.options.retryAfter).toBe(1);
+  });
+
+  it('keeps the element names of decoder words, which read like markup, and still drops markup', () => {
+    const decode = (detail: string) =>
+      apiErrorFromUpstream(upstreamError({ ...base, reason: 'decode', status: 200, detail }), 'phoenix')
+        .message;
+    expect(
+      decode(
+        'return: element in the wrong namespace: found <return> in urn:msv3:v2, the XSD has it unqualified (no namespace)',
+      ),
+    ).toBe(
+      "The answer of phoenix could not be decoded: return: element in the wrong namespace: found 'return' in urn:msv3:v2, the XSD has it unqualified (no namespace)",
+    );
+    expect(decode("Tour: '<script>alert(1)</script><b>x</b>' is too long")).toBe(
+      "The answer of phoenix could not be decoded: Tour: ' 'b'x'/b'' is too long",
+    );
+  });
+
+  it('names why a fault has no MSV3 bean, and why a SOAP answer with an error status could not be read', () => {
+    const beanless = {
+      ...base,
+      reason: 'soap_fault' as const,
+      status: 500,
+      fault: {
+        kind: 'Unknown' as const,
+        soapCode: 'Sender',
+        reason: 'bad',
+        beanProblem:
+          'the fault bean soap:Envelope/soap:Body/soap:Fault/soap:Detail/soap:ValidationFault is in http://www.w3.org/2003/05/soap-envelope, not in urn:msv3:v2 (or urn:msv3:v1)',
+      },
+    };
+    const fault = apiErrorFromUpstream(upstreamError(beanless), 'phoenix');
+    expect(fault.kind).toBe('wholesaler_fault');
+    expect(fault.message).toBe(
+      'The wholesaler phoenix answered with a SOAP fault without an MSV3 fault bean (the fault bean soap:Envelope/soap:Body/soap:Fault/soap:Detail/soap:ValidationFault is in http://www.w3.org/2003/05/soap-envelope, not in urn:msv3:v2 (or urn:msv3:v1)): bad',
+    );
+    const soap11 = apiErrorFromUpstream(
+      upstreamError({
+        ...base,
+        reason: 'http_status',
+        status: 500,
+        bodySnippet: '<soap:Envelope …',
+        soapProblem: 'a SOAP 1.1 envelope: <soap:Envelope> is in http://schemas.xmlsoap.org/soap/envelope/',
+      }),
+      'phoenix',
+    );
+    expect(soap11.kind).toBe('wholesaler_http_error');
+    expect(soap11.message).toBe(
+      "The wholesaler phoenix answered HTTP 500 with a SOAP answer that could not be decoded: a SOAP 1.1 envelope: 'soap:Envelope' is in http://schemas.xmlsoap.org/soap/envelope/. Retry in 5 s.",
+    );
   });
 });

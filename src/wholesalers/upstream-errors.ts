@@ -2,6 +2,25 @@ import { ApiError, type ErrorBody, type ErrorKind } from '../core/errors.js';
 import { sanitizeUntrustedText } from '../lib/untrusted-text.js';
 import type { UpstreamError } from '../msv3/upstream-error.js';
 
+/** Every kind `apiErrorFromUpstream` answers with. */
+export const UPSTREAM_ERROR_KINDS: readonly ErrorKind[] = [
+  'wholesaler_credentials_rejected',
+  'endpoint_not_allowed',
+  'wholesaler_unreachable',
+  'wholesaler_timeout',
+  'wholesaler_http_error',
+  'wholesaler_unavailable',
+  'wholesaler_fault',
+  'wholesaler_rejected_request',
+  'wholesaler_function_not_agreed',
+  'wholesaler_throttled',
+  'delivery_not_found',
+  'wholesaler_bad_response',
+  'wholesaler_circuit_open',
+  'gateway_busy',
+  'service_unavailable',
+];
+
 /**
  * The one mapping from a failed wholesaler call to the gateway's error vocabulary. Messages name the
  * wholesaler by the id the client used; the wholesaler's own texts travel in `upstream`. Every text the
@@ -63,9 +82,13 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
           },
         );
       }
+      const unreadable =
+        error.soapProblem === undefined
+          ? ''
+          : ` with a SOAP answer that could not be decoded: ${decoderWords(error.soapProblem)}`;
       return new ApiError(
         'wholesaler_http_error',
-        `The wholesaler ${wholesaler} answered HTTP ${error.status}.` +
+        `The wholesaler ${wholesaler} answered HTTP ${error.status}${unreadable}.` +
           (retryAfter === undefined ? '' : ` Retry in ${retryAfter} s.`),
         {
           ...options,
@@ -82,7 +105,7 @@ export function apiErrorFromUpstream(error: UpstreamError, wholesaler: string): 
     case 'decode':
       return new ApiError(
         'wholesaler_bad_response',
-        `The answer of ${wholesaler} could not be decoded: ${sanitizeUntrustedText(error.detail)}`,
+        `The answer of ${wholesaler} could not be decoded: ${decoderWords(error.detail)}`,
         { ...options, upstream: { http_status: error.status } },
       );
     case 'too_large':
@@ -177,12 +200,32 @@ function faultError(error: Extract<UpstreamError, { reason: 'soap_fault' }>, who
   if (fault.errorCode !== undefined) upstream.error_code = sanitizeUntrustedText(fault.errorCode, 20);
   if (userText !== undefined) upstream.user_text = userText;
   if (fault.technicalText !== undefined) upstream.technical_text = sanitizeUntrustedText(fault.technicalText);
-  return new ApiError(kind, `The wholesaler ${wholesaler} answered with ${fault.kind}: ${text}`, {
+  // A fault whose detail is no MSV3 bean says why, so the wholesaler can be told what to fix.
+  const what =
+    fault.beanProblem === undefined
+      ? fault.kind
+      : `a SOAP fault without an MSV3 fault bean (${decoderWords(fault.beanProblem)})`;
+  return new ApiError(kind, `The wholesaler ${wholesaler} answered with ${what}: ${text}`, {
     wholesaler,
     upstream,
     ...(kind === 'wholesaler_throttled' ? { retryAfter: 30 } : {}),
   });
 }
+
+/**
+ * The decoder's words, safe for an error body. They name elements as tags (`found <m:Menge> in …`),
+ * which `sanitizeUntrustedText` would take for markup and drop, leaving the sentence without its
+ * subject: those are written as quoted names first (`'m:Menge'`).
+ */
+function decoderWords(detail: string): string {
+  return sanitizeUntrustedText(detail.replace(ELEMENT_TAG, "'$1$2'"));
+}
+
+/**
+ * `<name>`, `</name>` or `<name/>` with an XML name (or one the decoder shortened with `…`); never
+ * `script` or `style`, which the sanitizer removes with their content.
+ */
+const ELEMENT_TAG = /<(?!\/?(?:script|style)\b)(\/?[A-Za-z_][\w.:…-]*)(\/?)>/gi;
 
 /** An unreachable wholesaler, or an HTTP error without a hint of its own: ask again in a few seconds. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;

@@ -18,6 +18,7 @@ import {
 import type { Tracing } from '../observability/tracing.js';
 import type { WholesalerLabels, WholesalerMetrics } from '../observability/wholesaler-metrics.js';
 import type { Tables } from '../store/schema.js';
+import type { AnswerDeviations } from './answer-deviations.js';
 import type { UpstreamDeps } from './call.js';
 import type { CatalogueEntry } from './catalogue.js';
 import { createWholesalerRegistry, TEST_SUFFIX } from './registry.js';
@@ -53,6 +54,11 @@ export interface UpstreamOptions {
   tracing?: Tracing;
   /** Counts every call, probe and circuit opening, and reads the transports' load at scrape time. */
   metrics?: WholesalerMetrics;
+  /**
+   * Where the tolerated schema deviations of answers go (MSV3_TOLERATE_DEVIATIONS); without it they
+   * are accepted unrecorded.
+   */
+  deviations?: AnswerDeviations;
 }
 
 /** An endpoint in use (`EndpointInUse`) as a probe needs it. */
@@ -193,7 +199,17 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     metrics === undefined
       ? undefined
       : (target, operation, result) => metrics.call(callObservation(labelsOf(target), operation, result));
-  const clientOptions = { plainDecoding: config.fastPaths.decoding };
+  const clientOptions = {
+    plainDecoding: config.fastPaths.decoding,
+    tolerateDeviations: config.wholesalers.tolerateDeviations,
+  };
+  const { deviations } = options;
+  const clientOf = (transport: Transport) => {
+    const client = recordingUse(createMsv3Client(transport, clientOptions), usage, targets, observer);
+    return deviations === undefined
+      ? client
+      : recordingDeviations(client, deviations, targets, (target) => labelsOf(target).wholesaler);
+  };
   return {
     deps: {
       registry: createWholesalerRegistry({
@@ -202,10 +218,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         sandboxUrl: options.sandboxUrl,
         targets,
       }),
-      client: recordingUse(createMsv3Client(trusted, clientOptions), usage, targets, observer),
-      customClient: recordingUse(createMsv3Client(custom, clientOptions), usage, targets, observer),
+      client: clientOf(trusted),
+      customClient: clientOf(custom),
       clientSoftwareId,
       ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+      ...(deviations === undefined ? {} : { deviations }),
     },
     endpointsInUse: () => usage.inUse(),
     probe,
@@ -300,4 +317,29 @@ function probeReason(result: ProbeResult): string {
   if (error === undefined) return 'no answer';
   const reason = error.reason.replaceAll('_', ' ');
   return error.reason === 'unreachable' ? `${reason}: ${error.code}` : reason;
+}
+
+/**
+ * Hands the tolerated deviations of every successful call's answer to `deviations`, with the target's
+ * metric label (`labelOf`, as the call metrics label it).
+ */
+function recordingDeviations(
+  client: Msv3Client,
+  deviations: AnswerDeviations,
+  targets: TargetDirectory,
+  labelOf: (target: Target) => string,
+): Msv3Client {
+  return {
+    async call(operation, endpoint, credentials, request, signal) {
+      const result = await client.call(operation, endpoint, credentials, request, signal);
+      if (result.ok && result.deviations !== undefined) {
+        const target = targets.find(endpoint.target);
+        if (target !== undefined) {
+          const about = { key: endpoint.target, target, label: labelOf(target) };
+          deviations.record(about, operation.name, result.deviations);
+        }
+      }
+      return result;
+    },
+  };
 }

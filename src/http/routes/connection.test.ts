@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway } from '../../../test/gateway.js';
+import {
+  type InterceptingWholesaler,
+  startInterceptingWholesaler,
+} from '../../../test/intercepting-wholesaler.js';
 
 const connectionTest = (wholesaler: string, key: 'test' | 'live' | string = 'test') => ({
   url: '/v1/connection/test',
@@ -24,6 +28,8 @@ describeEachDialect('POST /v1/connection/test', (getDatabase) => {
       wholesaler: 'phoenix',
       latency_ms: expect.any(Number),
       route: 'sandbox',
+      warnings: [],
+      tolerated_deviations: [],
     });
     expect(Number.isInteger(response.json().latency_ms)).toBe(true);
     expect(gw.mocks.sandbox.requestCount('verbindungTesten')).toBe(before + 1);
@@ -122,7 +128,12 @@ describeEachDialect('POST /v1/connection/test', (getDatabase) => {
       credentials: { username: 'apo1nobulk', password: 'secret' },
     });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json()).toMatchObject({ connected: true, route: 'live' });
+    expect(ok.json()).toMatchObject({
+      connected: true,
+      route: 'live',
+      warnings: [],
+      tolerated_deviations: [],
+    });
     expect(gw.mocks.live.requestCount('vertragsdatenAbfragen')).toBe(contractsBefore + 1);
     const verified = await listed(gw, key.secret, wholesaler.id);
     expect(verified.verified).toBe(true);
@@ -176,6 +187,108 @@ describeEachDialect('POST /v1/connection/test', (getDatabase) => {
       'return_offers',
     ]);
     expect((await listed(gw, key.secret, `${wholesaler.id}_test`)).verified).toBe(true);
+  });
+});
+
+describeEachDialect('POST /v1/connection/test against an endpoint whose answers deviate', (getDatabase) => {
+  let gw: Gateway;
+  let proxy: InterceptingWholesaler;
+  beforeAll(async () => {
+    gw = await startGateway({ database: getDatabase(), env: { ALLOW_PRIVATE_ENDPOINTS: 'true' } });
+    proxy = await startInterceptingWholesaler();
+    proxy.target = new URL(gw.mocks.live.url).origin;
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await gw?.close();
+  });
+
+  /** A custom wholesaler on a live key whose calls pass the proxy in front of the live mock. */
+  async function registerBehindProxy(name: string): Promise<{ id: string; key: string }> {
+    const key = await gw.createKey('live');
+    const mockBase = new URL(gw.mocks.live.baseUrl({ tenant: `custom/${name}`, version: 2 }));
+    const { wholesaler } = (
+      await gw.inject({
+        url: '/v1/wholesalers/custom',
+        body: { name, endpoint: `${proxy.url}${mockBase.pathname}` },
+        key: key.secret,
+      })
+    ).json();
+    return { id: wholesaler.id, key: key.secret };
+  }
+
+  it('leaves the wholesaler unverified and says why when its contract data cannot be decoded', async () => {
+    const { id, key } = await registerBehindProxy('vertrag-kaputt');
+    proxy.interceptNext('vertragsdatenAbfragen', {
+      answer: (xml) => xml.replace('<m:Tag>Mo</m:Tag>', '<m:Tag>Montag</m:Tag>'),
+    });
+    const broken = await gw.inject({ ...connectionTest(id, key) });
+    expect(broken.statusCode).toBe(200);
+    expect(broken.json()).toEqual({
+      connected: true,
+      wholesaler: id,
+      latency_ms: expect.any(Number),
+      route: 'live',
+      warnings: [
+        {
+          error: 'wholesaler_bad_response',
+          message: `The contract data of ${id} (vertragsdatenAbfragen) could not be read, so it stays unverified and without capabilities; the next connection test tries again. The answer of ${id} could not be decoded: return/Bestellfenster[1]/Tag: 'Montag' is not one of Mo, Di, Mi, Do, Fr, Sa, So`,
+        },
+      ],
+      tolerated_deviations: [],
+    });
+    expect(await listed(gw, key, id)).toMatchObject({ verified: false, capabilities: [] });
+
+    // Readable again: the next test verifies it.
+    const fine = await gw.inject({ ...connectionTest(id, key) });
+    expect(fine.json()).toMatchObject({ warnings: [], tolerated_deviations: [] });
+    expect(await listed(gw, key, id)).toMatchObject({ verified: true });
+  });
+
+  it('says so when the contract call fails, e.g. with HTTP 503, and verifies nothing', async () => {
+    const { id, key } = await registerBehindProxy('vertrag-weg');
+    proxy.interceptNext('vertragsdatenAbfragen', {
+      answer: () => 'Service Unavailable',
+      status: 503,
+      contentType: 'text/plain',
+    });
+    const response = await gw.inject({ ...connectionTest(id, key) });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().warnings).toEqual([
+      {
+        error: 'wholesaler_unavailable',
+        message: expect.stringContaining(`The wholesaler ${id} is unavailable (it answered HTTP 503).`),
+      },
+    ]);
+    expect(await listed(gw, key, id)).toMatchObject({ verified: false, capabilities: [] });
+  });
+
+  it('lists and counts the tolerated deviations of the endpoint, and only its own', async () => {
+    const { id, key } = await registerBehindProxy('vertrag-qualifiziert');
+    const other = await registerBehindProxy('vertrag-sauber');
+    const qualifyReturn = (xml: string) =>
+      xml.replace('<return', '<m:return').replace('</return>', '</m:return>');
+    proxy.interceptNext('vertragsdatenAbfragen', { answer: qualifyReturn });
+    const response = await gw.inject({ ...connectionTest(id, key) });
+    expect(response.json()).toMatchObject({
+      warnings: [],
+      tolerated_deviations: [
+        {
+          deviation: 'qualified_return',
+          description: expect.stringContaining('`return` element is in the MSV3 namespace'),
+          first_seen_in: 'vertragsdatenAbfragen',
+        },
+      ],
+    });
+    expect(await listed(gw, key, id)).toMatchObject({ verified: true });
+    const clean = await gw.inject({ ...connectionTest(other.id, other.key) });
+    expect(clean.json()).toMatchObject({ warnings: [], tolerated_deviations: [] });
+
+    const metrics = await gw.inject({ url: '/metrics', key: null, credentials: null });
+    expect(metrics.body).toContain(
+      // Custom wholesalers share the label `custom`, as in the call metrics.
+      'msv3_gateway_wholesaler_answer_deviations_total{wholesaler="custom",deviation="qualified_return"} 1',
+    );
   });
 });
 

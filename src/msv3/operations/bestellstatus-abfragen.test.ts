@@ -151,7 +151,7 @@ describe('bestellstatusAbfragen decoders refuse what the schema refuses', () => 
         soapEnvelope(
           `<m:bestellstatusAbfragen><clientSoftwareKennung>W</clientSoftwareKennung><m:bestellId>${ORDER_ID}</m:bestellId></m:bestellstatusAbfragen>`,
         ),
-        'bestellId: missing required element (found <m:bestellId>',
+        'bestellId: element in the wrong namespace: found <m:bestellId>',
       ],
       [
         'a bestellId with child elements',

@@ -269,6 +269,8 @@ export function readOptionalReturn<K extends string, T>(
   checkNoText(wrapper);
   const c = wrapper.children;
   const ret = isAt(c, 0, '', 'return') ? c[0] : undefined;
+  // A `return` in a namespace is named as such rather than as an unexpected element.
+  if (ret === undefined && c[0]?.local === 'return') expectAt(c, 0, '', 'return');
   expectEnd(c, ret === undefined ? 0 : 1);
   if (ret === undefined) return {};
   try {

@@ -94,6 +94,12 @@ function describe(el: XmlElement): string {
   return `<${el.qname}>${el.ns === '' ? ' (unqualified)' : ` in ${el.ns}`}`;
 }
 
+/** The element `local` is there, but in another namespace than the XSD gives it. */
+function wrongNamespace(el: XmlElement, local: string, ns: string): never {
+  const expected = ns === '' ? 'unqualified (no namespace)' : `in ${ns}`;
+  return fail(local, `element in the wrong namespace: found ${describe(el)}, the XSD has it ${expected}`);
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Sequences
 
@@ -108,7 +114,7 @@ export function isAt(children: XmlElement[], i: number, ns: string, local: strin
 export function expectAt(children: XmlElement[], i: number, ns: string, local: string): XmlElement {
   if (i < children.length) {
     const el = children[i]!;
-    if (el.local === local && el.ns === ns) return el;
+    if (el.local === local) return el.ns === ns ? el : wrongNamespace(el, local, ns);
     return fail(local, `missing required element (found ${describe(el)} instead)`);
   }
   return fail(local, 'missing required element');
@@ -142,19 +148,33 @@ export function expectEnd(children: XmlElement[], i: number): void {
 // ---------------------------------------------------------------------------------------------------
 // Attributes
 
-/** Refuses unqualified attributes that the XSD does not declare, and qualified ones outside xsi. */
-export function checkAttributes(el: XmlElement, allowed: readonly string[]): void {
+/**
+ * Refuses unqualified attributes that the XSD does not declare, and qualified ones outside xsi, or
+ * whose prefix the document does not declare. `own` is the element's own path segment (`Menge`) where
+ * the caller's path ends above the element.
+ */
+export function checkAttributes(el: XmlElement, allowed: readonly string[], own?: string): void {
   const a = el.attrs;
   if (a === null) return;
   for (let k = 0; k < a.length; k += 2) {
     const name = a[k]!;
     const colon = name.indexOf(':');
     if (colon === -1) {
-      if (!allowed.includes(name)) fail(`@${name}`, 'attribute not allowed here');
-    } else if (el.scope.resolve(name.slice(0, colon)) !== XSI_NS) {
-      fail(`@${name}`, 'attribute not allowed here');
+      if (!allowed.includes(name)) fail(attributePath(own, name), 'attribute not allowed here');
+      continue;
     }
+    const prefix = name.slice(0, colon);
+    const uri = el.scope.resolveDeclared(prefix);
+    if (uri === XSI_NS) continue;
+    if (uri === undefined)
+      fail(attributePath(own, name), `undeclared namespace prefix ${prefix} (no xmlns:${prefix} in scope)`);
+    fail(attributePath(own, name), `attribute in namespace ${uri} not allowed here`);
   }
+}
+
+/** Built only for a failure: `Menge/@xsi:nil`, or `@Id` on the caller's own element. */
+function attributePath(own: string | undefined, name: string): string {
+  return own === undefined ? `@${name}` : `${own}/@${name}`;
 }
 
 export function attribute(el: XmlElement, name: string): string {
@@ -196,7 +216,7 @@ const NONE: readonly string[] = [];
 /** A simple-typed element: no child elements, no attributes except xsi ones. */
 function checkLeaf(el: XmlElement, local: string): void {
   if (el.children.length !== 0) fail(local, 'expected text, found child elements');
-  if (el.attrs !== null) checkAttributes(el, NONE);
+  if (el.attrs !== null) checkAttributes(el, NONE, local);
 }
 
 export function leafText(el: XmlElement, local: string): string {

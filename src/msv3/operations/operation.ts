@@ -39,8 +39,15 @@ export interface Msv3Operation<Req, Res> {
   /**
    * `expectedVersion`, when given, turns an answer in the other version into `invalid`. `plain: false`
    * skips the fast path for answers in their plain form (FAST_PATH_DECODING, for benchmarks).
+   * `tolerate: true` accepts the deviations of `msv3/deviations.ts`, named in the `ok` outcome
+   * (MSV3_TOLERATE_DEVIATIONS).
    */
-  decodeResponse(xml: string, expectedVersion?: Msv3Version, options?: { plain: boolean }): DecodeResult<Res>;
+  decodeResponse(xml: string, expectedVersion?: Msv3Version, options?: DecodeOptions): DecodeResult<Res>;
+}
+
+interface DecodeOptions {
+  plain?: boolean;
+  tolerate?: boolean;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds operations of every request/response type.
@@ -80,6 +87,7 @@ function assertEncodable(operation: string, versions: readonly Msv3Version[], ve
   if (!versions.includes(version)) throw new RangeError(`MSV3 v${version} has no operation ${operation}`);
 }
 
+const TOLERATE = { tolerate: true };
 const BOTH_VERSIONS: readonly Msv3Version[] = [1, 2];
 const V2_ONLY: readonly Msv3Version[] = [2];
 
@@ -127,11 +135,12 @@ export function defineOperation<Req, Res>(codec: OperationCodec<Req, Res>): Msv3
     decodeResponse: (xml, expectedVersion, options) => {
       const plain = options?.plain === false ? undefined : readResponsePlain?.(xml, expectedVersion);
       if (plain !== undefined) return ok(plain);
-      return decodePayload(xml, responseName, (wrapper, version) => {
+      const read = (wrapper: XmlElement, version: Msv3Version) => {
         checkVersion(version, expectedVersion);
         if (v2Only) requireV2(responseName, version);
         return readResponse(wrapper, version);
-      });
+      };
+      return decodePayload(xml, responseName, read, options?.tolerate === true ? TOLERATE : {});
     },
   };
 }

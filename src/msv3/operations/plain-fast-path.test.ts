@@ -304,6 +304,26 @@ describe.each(subjects)('$name answers in plain form (fast path)', (subject) => 
     );
   });
 
+  it('gives the same outcome as the general path when tolerating deviations (MSV3_TOLERATE_DEVIATIONS)', () => {
+    const tolerate = { tolerate: true };
+    fc.assert(
+      fc.property(
+        version.chain((v) => fc.tuple(fc.constant(v), subject.smallAnswer(v), expectedFor(v))),
+        fc.constantFrom(...Object.keys(PLAIN_FORMS)),
+        fc.array(mutation, { minLength: 1, maxLength: 2 }),
+        ([v, answer, expectedVersion], form, mutations) => {
+          let xml = PLAIN_FORMS[form]!(operation.encodeResponse(v, answer));
+          for (const m of mutations) xml = mutate(xml, m);
+          const reference = general.decodeResponse(xml, expectedVersion, tolerate);
+          expect(operation.decodeResponse(xml, expectedVersion, tolerate)).toStrictEqual(reference);
+          const value = fast(xml, expectedVersion);
+          if (value !== undefined) expect(reference).toStrictEqual({ kind: 'ok', value });
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   it.skipIf(samplesUnavailableReason !== null)('reads the shared samples itself', () => {
     for (const v of [1, 2] as const) {
       const file = join(SAMPLES_DIR, `v${v}`, subject.sample);

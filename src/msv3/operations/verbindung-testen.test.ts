@@ -65,7 +65,7 @@ describe('verbindungTesten decoders refuse what the schema refuses', () => {
       ['', 'clientSoftwareKennung: missing required element'],
       [
         '<m:clientSoftwareKennung>a</m:clientSoftwareKennung>',
-        'clientSoftwareKennung: missing required element (found <m:clientSoftwareKennung> in urn:msv3:v2',
+        'clientSoftwareKennung: element in the wrong namespace: found <m:clientSoftwareKennung> in urn:msv3:v2',
       ],
       ['<clientSoftwareKennung></clientSoftwareKennung>', 'clientSoftwareKennung: length 0'],
     ]);

@@ -344,7 +344,7 @@ describe('verfuegbarkeitAnfragen decoders refuse what the schema refuses', () =>
         soapEnvelope(
           `<m:verfuegbarkeitAnfragen><m:clientSoftwareKennung>W</m:clientSoftwareKennung></m:verfuegbarkeitAnfragen>`,
         ),
-        'clientSoftwareKennung: missing required element (found <m:clientSoftwareKennung>',
+        'clientSoftwareKennung: element in the wrong namespace: found <m:clientSoftwareKennung>',
       ],
       [
         'an empty clientSoftwareKennung',
@@ -434,7 +434,7 @@ describe('verfuegbarkeitAnfragen decoders refuse what the schema refuses', () =>
             '<m:Grund>KeineAngabe</m:Grund><v1:Tourabweichung xmlns:v1="urn:msv3:v1">false</v1:Tourabweichung>',
           ),
         ),
-        'Anteile[1]/Tourabweichung: missing required element (found <v1:Tourabweichung> in urn:msv3:v1',
+        'Anteile[1]/Tourabweichung: element in the wrong namespace: found <v1:Tourabweichung> in urn:msv3:v1',
       ],
     ],
   });

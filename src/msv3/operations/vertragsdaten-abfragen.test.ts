@@ -189,7 +189,7 @@ describe('vertragsdatenAbfragen decoders refuse what the schema refuses', () => 
           .replace('<m:Bestellfenster>', '<x:Bestellfenster xmlns:x="urn:msv3:v1">')
           .replace('</m:Bestellfenster>', '</x:Bestellfenster>'),
       ),
-      'return/Bestellfenster: missing required element (found <x:Bestellfenster> in urn:msv3:v1',
+      'return/Bestellfenster: element in the wrong namespace: found <x:Bestellfenster> in urn:msv3:v1',
     );
   });
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { MSV3_V1_NS, MSV3_V2_NS, type Msv3Version } from '../envelope.js';
+import type { Msv3Version } from '../envelope.js';
 import { XSI_NS } from '../xml/read.js';
 
 /**
@@ -44,23 +44,35 @@ if (xsdUnavailableReason !== null) {
 }
 
 /**
- * Cuts the Body's payload (or, for a fault, the fault bean in env:Detail) out of an envelope written
- * by our encoder, and declares the namespaces it uses on its root so it stands alone.
+ * Cuts the Body's payload (or, for a fault, the fault bean in the Detail) out of an envelope, whatever
+ * its prefixes (our encoder's `env`, node-soap's `soap`), and declares on the payload's root the
+ * namespaces the Envelope and Body declare (and XSI), unless the root declares them itself, so that it
+ * stands alone.
  */
 function extractPayload(envelope: string): string {
-  const bodyStart = envelope.indexOf('<env:Body>');
-  const bodyEnd = envelope.lastIndexOf('</env:Body>');
-  if (bodyStart === -1 || bodyEnd === -1) throw new Error('envelope without <env:Body>');
-  let payload = envelope.slice(bodyStart + '<env:Body>'.length, bodyEnd);
-  if (payload.startsWith('<env:Fault>')) {
-    const detailStart = payload.indexOf('<env:Detail>');
-    const detailEnd = payload.lastIndexOf('</env:Detail>');
-    payload = payload.slice(detailStart + '<env:Detail>'.length, detailEnd);
+  const body = /<(?:([\w.-]+):)?Body>/.exec(envelope);
+  if (body === null) throw new Error('envelope without a Body start tag');
+  const p = body[1] === undefined ? '' : `${body[1]}:`;
+  const bodyEnd = envelope.lastIndexOf(`</${p}Body>`);
+  if (bodyEnd === -1) throw new Error('envelope without a Body end tag');
+  let payload = envelope.slice(body.index + body[0].length, bodyEnd);
+  if (payload.startsWith(`<${p}Fault>`)) {
+    const detailStart = payload.indexOf(`<${p}Detail>`);
+    const detailEnd = payload.lastIndexOf(`</${p}Detail>`);
+    payload = payload.slice(detailStart + `<${p}Detail>`.length, detailEnd);
   }
-  const version: Msv3Version = envelope.includes(`"${MSV3_V1_NS}"`) ? 1 : 2;
-  const ns = version === 1 ? MSV3_V1_NS : MSV3_V2_NS;
+  const envelopeTag = /<(?:[\w.-]+:)?Envelope\b[^>]*>/.exec(envelope)?.[0] ?? '';
   const nameEnd = payload.search(/[\s/>]/);
-  return `${payload.slice(0, nameEnd)} xmlns:m="${ns}" xmlns:xsi="${XSI_NS}"${payload.slice(nameEnd)}`;
+  const rootTag = payload.slice(0, payload.indexOf('>') + 1);
+  const declarations = new Map<string, string>([['xsi', XSI_NS]]);
+  for (const d of envelopeTag.matchAll(/\sxmlns(?::([\w.-]+))?="([^"]*)"/g))
+    declarations.set(d[1] ?? '', d[2]!);
+  let added = '';
+  for (const [prefix, uri] of declarations) {
+    const attribute = prefix === '' ? 'xmlns' : `xmlns:${prefix}`;
+    if (!new RegExp(`\\s${attribute}=`).test(rootTag)) added += ` ${attribute}="${uri}"`;
+  }
+  return `${payload.slice(0, nameEnd)}${added}${payload.slice(nameEnd)}`;
 }
 
 export interface XsdResult {

@@ -198,11 +198,22 @@ class Scope {
   constructor(
     readonly parent: Scope | null,
     readonly bindings: Map<string, string>,
+    /** Bindings the document did not declare, assumed for a tolerated deviation (`assumePrefix`). */
+    readonly assumed = false,
   ) {}
 
   resolve(prefix: string): string | undefined {
     for (let s: Scope | null = this; s !== null; s = s.parent) {
       const uri = s.bindings.get(prefix);
+      if (uri !== undefined) return uri;
+    }
+    return undefined;
+  }
+
+  /** `resolve`, counting only what the document itself declares (no assumed binding). */
+  resolveDeclared(prefix: string): string | undefined {
+    for (let s: Scope | null = this; s !== null; s = s.parent) {
+      const uri = s.assumed ? undefined : s.bindings.get(prefix);
       if (uri !== undefined) return uri;
     }
     return undefined;
@@ -219,7 +230,8 @@ export class XmlElement {
   /** Alternating raw attribute names and decoded values, or null when the element has none. */
   attrs: string[] | null;
   children: XmlElement[];
-  readonly scope: Scope;
+  /** Replaced only by `assumePrefix`. */
+  scope: Scope;
   /** The name as written, with its prefix (shared between elements of the same name). */
   readonly rawName: string;
   private readonly source: string;
@@ -309,6 +321,15 @@ export class XmlElement {
     const out: XmlElement[] = [];
     for (const c of this.children) if (c.local === local && c.ns === ns) out.push(c);
     return out;
+  }
+
+  /**
+   * Binds `prefix`, which the document uses here without declaring it, to `uri` for this element
+   * (not its children): for a tolerated deviation (docs/msv3.md "Tolerated deviations"). Readers that
+   * must not accept it check with `scope.resolveDeclared`.
+   */
+  assumePrefix(prefix: string, uri: string): void {
+    this.scope = new Scope(this.scope, new Map([[prefix, uri]]), true);
   }
 
   /** @internal used by the parser */
@@ -797,8 +818,7 @@ export function parseXml(src: string, limits: Partial<ParseLimits> = DEFAULT_LIM
       ns = cachedUri;
     } else {
       const uri = declares?.get(prefix) ?? lookup(bound, prefix);
-      if (uri === undefined && colon !== -1)
-        throw new XmlError(`undeclared namespace prefix ${shown(prefix)}`);
+      if (uri === undefined && colon !== -1) throw undeclaredPrefix(prefix, stack, rawName);
       ns = uri ?? '';
       if (declares === null) {
         cachedPrefix = prefix;
@@ -854,6 +874,15 @@ export function parseXml(src: string, limits: Partial<ParseLimits> = DEFAULT_LIM
 
   if (root === null) throw new XmlError('no root element');
   return root;
+}
+
+/** Names the element and where it is: the open elements' names down to it. */
+function undeclaredPrefix(prefix: string, open: XmlElement[], qname: string): XmlError {
+  const path = open.length > 8 ? ['…', ...open.slice(-7)] : open;
+  const at = [...path.map((el) => (typeof el === 'string' ? el : shown(el.qname))), shown(qname)].join('/');
+  return new XmlError(
+    `undeclared namespace prefix ${shown(prefix)}: <${shown(qname)}> at ${at} uses it, but no xmlns:${shown(prefix)} is in scope`,
+  );
 }
 
 function textTooLong(qname: string, max: number): XmlError {

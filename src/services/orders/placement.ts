@@ -279,7 +279,7 @@ async function reconcile(p: Placement, sendsLeft: number, failure?: UpstreamErro
     },
     'order reconciled with bestellstatusAbfragen',
   );
-  if (!status.ok) throw outcomeUnknownError(p);
+  if (!status.ok) throw outcomeUnknownError(p, undefined, status.error);
   switch (status.value.status) {
     case 'BestellantwortVerfuegbar':
       return settleWithAnswer(p, status.value.subOrders);
@@ -372,15 +372,19 @@ function rejectedError(p: Placement): ApiError {
 
 /**
  * 504 naming the order. `cause`: the gateway's own failure (e.g. its database) after sending; without
- * it, the wholesaler's answer and status could not be read.
+ * it, the wholesaler's answer and status could not be read, the status for the reason `unreadable`.
  */
-function outcomeUnknownError(p: Placement, cause?: unknown): ApiError {
+function outcomeUnknownError(p: Placement, cause?: unknown, unreadable?: UpstreamError): ApiError {
   const next = p.withKey
     ? 'Retry with the same Idempotency-Key to reconcile it'
     : `Do not send it again: ask GET /v1/orders/${p.order.id}/status?wholesaler=${encodeURIComponent(p.wholesalerId)} until the wholesaler reports it (send an Idempotency-Key next time to retry safely)`;
+  const statusFailure =
+    unreadable === undefined
+      ? ''
+      : ` (the status query: ${apiErrorFromUpstream(unreadable, p.wholesalerId).message.replace(/\.$/, '')})`;
   const why =
     cause === undefined
-      ? 'neither its answer nor its status could be read'
+      ? `neither its answer nor its status could be read${statusFailure}`
       : 'the gateway could not record its outcome';
   return new ApiError(
     'order_outcome_unknown',

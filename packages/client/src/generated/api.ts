@@ -137,6 +137,21 @@ export interface Operations {
       latency_ms: number;
       /** Additive: where the call went. */
       route: 'sandbox' | 'test_server' | 'live';
+      /** Additive: what the test could not check, e.g. a custom wholesaler's contract data that could not be read or decoded (it then stays unverified). Empty when everything was checked. */
+      warnings: ({
+        /** The error kind the step that could not be done answered with. */
+        error: 'wholesaler_credentials_rejected' | 'endpoint_not_allowed' | 'wholesaler_unreachable' | 'wholesaler_timeout' | 'wholesaler_http_error' | 'wholesaler_unavailable' | 'wholesaler_fault' | 'wholesaler_rejected_request' | 'wholesaler_function_not_agreed' | 'wholesaler_throttled' | 'delivery_not_found' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'gateway_busy' | 'service_unavailable';
+        message: string;
+      })[];
+      /** Additive: schema deviations this gateway process has accepted in the endpoint's answers since it started (MSV3_TOLERATE_DEVIATIONS); empty for a wholesaler that follows the XSD. */
+      tolerated_deviations: ({
+        /** Which deviation (docs: msv3.md "Tolerated deviations"). */
+        deviation: 'qualified_return' | 'undeclared_xsi_prefix';
+        /** What is wrong, to tell the wholesaler. */
+        description: string;
+        /** The MSV3 operation whose answer had it first, e.g. `vertragsdatenAbfragen`. */
+        first_seen_in: string;
+      })[];
     };
     errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
