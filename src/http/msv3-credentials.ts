@@ -12,9 +12,9 @@ import { headerLineCount } from './raw-headers.js';
  */
 
 /** MSV3 Kundenkennung (docs/msv3.md "Authentication"): an optional `branch\` prefix, then letters and digits. */
-const USERNAME_PATTERN = /^(?:[a-zA-Z0-9]+\\)?[a-zA-Z0-9]+$/;
+export const USERNAME_PATTERN = /^(?:[a-zA-Z0-9]+\\)?[a-zA-Z0-9]+$/;
 // Printable characters only: a header cannot carry control characters safely.
-const PASSWORD_PATTERN = /^[\x20-\x7e\u00a0-\uffff]{1,256}$/;
+export const PASSWORD_PATTERN = /^[\x20-\x7e\u00a0-\uffff]{1,256}$/;
 
 const USERNAME_HEADER = Type.String({
   description:
@@ -35,7 +35,7 @@ export const Msv3CredentialHeaders = Type.Object({
   'x-msv3-password': Type.Optional(PASSWORD_HEADER),
 });
 
-const CREDENTIAL_HEADERS = ['x-msv3-username', 'x-msv3-password'] as const;
+const CREDENTIAL_HEADERS = ['x-msv3-username', 'x-msv3-password', 'x-msv3-credentials'] as const;
 
 /**
  * A route's header schema as the OpenAPI document shows it (http/docs.ts): the MSV3 login headers
@@ -43,8 +43,10 @@ const CREDENTIAL_HEADERS = ['x-msv3-username', 'x-msv3-password'] as const;
  */
 export function credentialHeadersRequired(headers: unknown): unknown {
   const { properties, required = [] } = headers as { properties?: object; required?: string[] };
-  if (properties === undefined || !(CREDENTIAL_HEADERS[0] in properties)) return headers;
-  return { ...(headers as object), required: [...new Set([...required, ...CREDENTIAL_HEADERS])] };
+  if (properties === undefined) return headers;
+  const present = CREDENTIAL_HEADERS.filter((name) => name in properties);
+  if (present.length === 0) return headers;
+  return { ...(headers as object), required: [...new Set([...required, ...present])] };
 }
 
 /** One pharmacy's call to one wholesaler: the caller, the wholesaler id as requested, the credentials. */

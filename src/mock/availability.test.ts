@@ -81,6 +81,7 @@ describe('availability answers keep every rule of docs/msv3.md "Availability ans
             contract,
             schedule: scheduleAt(now, calendar),
             calendar,
+            wholesaler: '',
           });
           const request = { clientSoftwareId: 'x', id: 'i', articles: [{ pzn, quantity }] };
           const response = {

@@ -13,6 +13,7 @@ import { MAX_BULK_PZNS } from '../msv3/operations/verfuegbarkeit-anfragen-bulk.j
 import { rejectDuplicates } from './business-rules.js';
 import { articleFor, hasValidCheckDigit, inStock } from './catalogue.js';
 import type { RequestContext } from './context.js';
+import { wholesalerOfTenant } from './endpoint-path.js';
 import { authorizationFault, validationFault } from './faults.js';
 import {
   partWithoutDelivery,
@@ -34,7 +35,7 @@ import {
 
 export function assessArticle(pzn: Pzn, quantity: number, terms: SupplyTerms): AvailabilityArticle {
   const { version } = terms;
-  const plan = planSupply(articleFor(pzn), quantity, terms.contract);
+  const plan = planSupply(articleFor(pzn, terms.wholesaler), quantity, terms.contract, terms.wholesaler);
   const parts: AvailabilityPart[] = plan.allocations.map((a) => suppliedPart(a, plan, terms, false));
   if (plan.shortfall > 0) {
     // Teildefekt ("only part of the quantity") exists in availability answers only.
@@ -50,7 +51,13 @@ export function answerAvailability(ctx: RequestContext, request: AvailabilityReq
     request.articles.map((a) => a.pzn),
     'PZN',
   );
-  const terms = supplyTermsAt(ctx.version, ctx.customer.contract, ctx.now, ctx.env.calendar);
+  const terms = supplyTermsAt(
+    ctx.version,
+    ctx.customer.contract,
+    ctx.now,
+    ctx.env.calendar,
+    wholesalerOfTenant(ctx.tenant.name),
+  );
   return {
     id: request.id,
     responseType: ctx.customer.contract.specificAvailability ? 'Spezifisch' : 'Unspezifisch',
@@ -71,7 +78,8 @@ export function answerBulkAvailability(
   const q = request.query;
   if (q.kind === 'list') {
     rejectDuplicates(q.pzns, 'PZN');
-    return { id: request.id, availablePzns: q.pzns.filter(inStock) };
+    const wholesaler = wholesalerOfTenant(ctx.tenant.name);
+    return { id: request.id, availablePzns: q.pzns.filter((pzn) => inStock(pzn, wholesaler)) };
   }
   if (!/^[0-9]{3}00000$/.test(q.firstPzn)) {
     throw validationFault(
@@ -83,7 +91,7 @@ export function answerBulkAvailability(
   const availablePzns: Pzn[] = [];
   for (let n = first; n < first + BLOCK_SIZE && availablePzns.length < MAX_BULK_PZNS; n++) {
     const pzn = String(n).padStart(8, '0');
-    if (hasValidCheckDigit(pzn) && inStock(pzn)) availablePzns.push(pzn);
+    if (hasValidCheckDigit(pzn) && inStock(pzn, wholesalerOfTenant(ctx.tenant.name))) availablePzns.push(pzn);
   }
   return { id: request.id, availablePzns };
 }

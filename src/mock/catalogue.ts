@@ -133,6 +133,13 @@ function unknown(pzn: Pzn): Article {
 
 const NOTHING = { stock: 0, networkStock: 0, backOrder: false, specialProcurement: false };
 
+/** Units for the next tour by wholesaler id for the per-wholesaler scenarios; 0 where not listed. */
+const STOCK_BY_WHOLESALER: Partial<Record<ScenarioName, Readonly<Record<string, number>>>> = {
+  ONLY_AT_ALLIANCE: { alliance: 500 },
+  ONLY_AT_SANACORP: { sanacorp: 500 },
+  SHORT_EVERYWHERE: { phoenix: 3, alliance: 4, sanacorp: 5 },
+};
+
 const SCENARIO_PROFILES: Partial<Record<ScenarioName, Partial<Article>>> = {
   NOT_DELIVERABLE: {
     ...NOTHING,
@@ -150,6 +157,9 @@ const SCENARIO_PROFILES: Partial<Record<ScenarioName, Partial<Article>>> = {
   TOUR_DEVIATION: { stock: 500, tourDeviation: true, name: 'Kühlin Injektionslösung (2–8 °C) N1' },
   NETWORK: { ...NOTHING, networkStock: 10_000, backOrder: true, name: 'Verbundin Salbe N2' },
   SPLIT_DELIVERY: { stock: 10_000, name: 'Zweiteilin Kapseln N3' },
+  ONLY_AT_ALLIANCE: { name: 'Allianzol Tabletten N2' },
+  ONLY_AT_SANACORP: { name: 'Sanacorin Tropfen N1' },
+  SHORT_EVERYWHERE: { name: 'Knappomed Kapseln N2' },
   DISPO: {
     ...NOTHING,
     specialProcurement: true,
@@ -158,16 +168,22 @@ const SCENARIO_PROFILES: Partial<Record<ScenarioName, Partial<Article>>> = {
   },
 };
 
-export function articleFor(pzn: Pzn): Article {
+/**
+ * The article as the wholesaler the sandbox plays (`wholesaler`, '' for none) holds it: the
+ * per-wholesaler scenarios differ by it, every other article is the same everywhere.
+ */
+export function articleFor(pzn: Pzn, wholesaler = ''): Article {
   if (!isKnownPzn(pzn)) return unknown(pzn);
   const scenario = scenarioOf(pzn);
   const profile = scenario === undefined ? undefined : SCENARIO_PROFILES[scenario];
   const base = ordinary(pzn);
   if (pzn === SUBSTITUTE_PZN) return { ...base, stock: 5_000, name: 'Neupräparat Dragées N2' };
+  const stockHere = scenario === undefined ? undefined : STOCK_BY_WHOLESALER[scenario];
+  if (stockHere !== undefined) return { ...base, ...NOTHING, ...profile, stock: stockHere[wholesaler] ?? 0 };
   return profile === undefined ? base : { ...base, ...profile };
 }
 
 /** Whether the bulk check (`verfuegbarkeitAnfragenBulk`) reports the PZN: units for the next tour exist. */
-export function inStock(pzn: Pzn): boolean {
-  return articleFor(pzn).stock > 0;
+export function inStock(pzn: Pzn, wholesaler = ''): boolean {
+  return articleFor(pzn, wholesaler).stock > 0;
 }

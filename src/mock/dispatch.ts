@@ -2,6 +2,7 @@ import { type Msv3Version, SOAP12_NS, versionOfNamespace } from '../msv3/envelop
 import { operationByRequestName } from '../msv3/operations/index.js';
 import { parseXml, type XmlElement, XmlError } from '../msv3/xml/parse.js';
 import type { RequestContext } from './context.js';
+import { wholesalerOfTenant } from './endpoint-path.js';
 import {
   denialOfServiceFault,
   encodeMockFault,
@@ -161,7 +162,9 @@ export async function answerCall(call: Call, tenant: TenantState, env: MockEnvir
   const ctx: RequestContext = { env, now, version, tenant, customer };
 
   const replay = handler.replays?.(customer, request) ?? false;
-  const scenario = replay ? undefined : transportScenarioIn(handler.pzns?.(request) ?? []);
+  const scenario = replay
+    ? undefined
+    : transportScenarioIn(handler.pzns?.(request) ?? [], wholesalerOfTenant(tenant.name));
   if (scenario === 'SERVER_FAULT')
     return { ...named, changed: settled, outcome: faultReply(version, serverFault()) };
   if (scenario === 'DENIAL_OF_SERVICE')

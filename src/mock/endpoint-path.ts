@@ -32,6 +32,14 @@ function safeDecode(segment: string): string {
   }
 }
 
+/**
+ * Which wholesaler a tenant plays: the last segment of its name (`sandbox/<world>/phoenix` plays
+ * `phoenix`), '' for the default tenant. The sandbox's per-wholesaler scenario articles use it.
+ */
+export function wholesalerOfTenant(tenant: string): string {
+  return tenant.slice(tenant.lastIndexOf('/') + 1);
+}
+
 /** The base URL of a tenant's endpoint, the inverse of `parseEndpointPath`. */
 export function tenantBaseUrl(origin: string, tenant: string, version: Msv3Version): string {
   const prefix = tenant

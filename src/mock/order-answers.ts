@@ -43,7 +43,12 @@ const BLOCKED: Record<Exclude<Allocation['type'], 'Normal'>, BestellungTyp> = {
 
 function answerPosition(position: OrderPosition, terms: SupplyTerms): PositionAnswer {
   const { version, contract } = terms;
-  const plan = planSupply(articleFor(position.pzn), position.quantity, contract);
+  const plan = planSupply(
+    articleFor(position.pzn, terms.wholesaler),
+    position.quantity,
+    contract,
+    terms.wholesaler,
+  );
   const level = INSTRUCTION_LEVEL[position.deliveryInstruction];
   const parts: OrderPart[] = plan.allocations.map((a) =>
     a.type === 'Normal' || TYPE_LEVEL[a.type] <= level

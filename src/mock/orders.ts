@@ -4,6 +4,7 @@ import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
 import { rejectDuplicates, requireUuid } from './business-rules.js';
 import type { RequestContext } from './context.js';
 import { issueDeliveryNotices } from './deliveries.js';
+import { wholesalerOfTenant } from './endpoint-path.js';
 import { validationFault } from './faults.js';
 import type { MockEnvironment } from './options.js';
 import { answerSubOrder } from './order-answers.js';
@@ -78,7 +79,13 @@ export function processOrder(
   order: StoredOrder,
   at: number,
 ): { answers: SubOrderAnswer[]; notices: DeliveryNotice[] } {
-  const terms = supplyTermsAt(order.version, customer.contract, at, env.calendar);
+  const terms = supplyTermsAt(
+    order.version,
+    customer.contract,
+    at,
+    env.calendar,
+    wholesalerOfTenant(tenant.name),
+  );
   const answers = order.request.subOrders.map((sub) => answerSubOrder(sub, terms));
   const notices = issueDeliveryNotices(env, tenant, customer, order.request, answers, at);
   order.processed = answers;

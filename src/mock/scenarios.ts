@@ -19,6 +19,8 @@ export interface ScenarioPzn {
 
 const ARTICLE =
   'verfuegbarkeitAnfragen, verfuegbarkeitAnfragenBulk, bestellen, bestellstatusAbfragen, lieferavis*';
+/** Scenarios that depend on the wholesaler the sandbox plays (the last segment of its tenant path). */
+const SEVERAL_WHOLESALERS = `${ARTICLE}, by wholesaler`;
 const ANY_WITH_PZNS =
   'any request that lists it: verfuegbarkeitAnfragen, verfuegbarkeitAnfragenBulk (list), bestellen, ruecknahmeangebotAnfordern, retourenavis*';
 
@@ -121,6 +123,30 @@ export const SCENARIO_PZNS = {
       'The request is processed (an order is placed and stored), the answer is held back for lateAnswerMs (default 35 s, beyond the default headers timeout; at most 300 s).',
     operations: ANY_WITH_PZNS,
   },
+  ONLY_AT_ALLIANCE: {
+    pzn: '09990300',
+    summary:
+      'Several wholesalers: 500 units for the next tour at alliance; not deliverable (FehltZurzeit) at every other wholesaler.',
+    operations: SEVERAL_WHOLESALERS,
+  },
+  ONLY_AT_SANACORP: {
+    pzn: '09990317',
+    summary:
+      'Several wholesalers: 500 units for the next tour at sanacorp; not deliverable (FehltZurzeit) at every other wholesaler.',
+    operations: SEVERAL_WHOLESALERS,
+  },
+  SHORT_EVERYWHERE: {
+    pzn: '09990323',
+    summary:
+      'Several wholesalers: 3 units at phoenix, 4 at alliance, 5 at sanacorp, none elsewhere; the rest not deliverable (FehltZurzeit).',
+    operations: SEVERAL_WHOLESALERS,
+  },
+  DOWN_AT_NOWEDA: {
+    pzn: '09990346',
+    summary:
+      'Several wholesalers: noweda is down for any request that lists it (SOAP fault ServerFaultInfo, HTTP 500, nothing placed); an ordinary in-stock article everywhere else.',
+    operations: 'any request that lists it, at noweda',
+  },
 } as const satisfies Record<string, ScenarioPzn>;
 
 export type ScenarioName = keyof typeof SCENARIO_PZNS;
@@ -148,11 +174,15 @@ export const TRANSPORT_SCENARIOS = [
 
 export type TransportScenario = (typeof TRANSPORT_SCENARIOS)[number];
 
-export function transportScenarioIn(pzns: Iterable<Pzn>): TransportScenario | undefined {
+/** The wholesaler that is down for requests listing `DOWN_AT_NOWEDA`. */
+const DOWN_WHOLESALER = 'noweda';
+
+export function transportScenarioIn(pzns: Iterable<Pzn>, wholesaler = ''): TransportScenario | undefined {
   const present = new Set<string>();
   for (const pzn of pzns) {
     const name = BY_PZN.get(pzn);
-    if (name !== undefined) present.add(name);
+    if (name === 'DOWN_AT_NOWEDA' && wholesaler === DOWN_WHOLESALER) present.add('SERVER_FAULT');
+    else if (name !== undefined) present.add(name);
   }
   return TRANSPORT_SCENARIOS.find((name) => present.has(name));
 }

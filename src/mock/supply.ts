@@ -29,7 +29,12 @@ export interface SupplyPlan {
   shortfallReason: Defektgrund;
 }
 
-export function planSupply(requested: Article, quantity: number, contract: Contract): SupplyPlan {
+export function planSupply(
+  requested: Article,
+  quantity: number,
+  contract: Contract,
+  wholesaler = '',
+): SupplyPlan {
   let article = requested;
   let substitution: Substitution | undefined;
   if (requested.successor !== undefined) {
@@ -39,7 +44,7 @@ export function planSupply(requested: Article, quantity: number, contract: Contr
       defectReason: requested.shortfallReason,
       deliveredPzn: requested.successor,
     };
-    if (contract.substitution) article = articleFor(requested.successor);
+    if (contract.substitution) article = articleFor(requested.successor, wholesaler);
   }
   const allocations: Allocation[] = [];
   let left = quantity;
@@ -80,6 +85,8 @@ export interface SupplyTerms {
   contract: Contract;
   schedule: Schedule;
   calendar: Calendar;
+  /** Which wholesaler the tenant plays (`wholesalerOfTenant`): some scenario articles differ by it. */
+  wholesaler: string;
 }
 
 export function supplyTermsAt(
@@ -87,8 +94,9 @@ export function supplyTermsAt(
   contract: Contract,
   now: number,
   calendar: Calendar,
+  wholesaler: string,
 ): SupplyTerms {
-  return { version, contract, schedule: scheduleAt(now, calendar), calendar };
+  return { version, contract, schedule: scheduleAt(now, calendar), calendar, wholesaler };
 }
 
 /** A part whose type is a supply source: valid in availability answers (Verfuegbarkeit…) and order answers. */

@@ -2,7 +2,7 @@ import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'p
 
 /**
  * Keys whose values never reach a log line, at the top level and up to four objects (or arrays) deep
- * (REDACT_PATHS). Headers included: X-API-Key, Authorization, and both MSV3 headers; the MSV3 user
+ * (REDACT_PATHS). Headers included: X-API-Key, Authorization, the MSV3 headers (X-MSV3-Credentials included); the MSV3 user
  * name is the customer's account number at the wholesaler and half of a credential pair, so it is
  * redacted too (the gateway account id identifies the caller in logs). Add new secret names here.
  */
@@ -14,6 +14,7 @@ const SECRET_KEYS = [
   'x-api-key',
   'x-msv3-password',
   'x-msv3-username',
+  'x-msv3-credentials',
   'apiKey',
   'api_key',
   'secret',
