@@ -46,7 +46,7 @@ export interface AvailabilityInput {
   items: { pzn: string; quantity: number; demand_type?: DemandType }[];
 }
 
-interface AvailabilityItem {
+export interface AvailabilityItem {
   pzn: string;
   quantity_requested: number;
   available: boolean;
