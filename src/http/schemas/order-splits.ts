@@ -133,6 +133,83 @@ const SplitLineSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const PHOENIX_ORDER = 'GW-4ZbKq81sVd0QeX7mTn2LpA';
+const ALLIANCE_ORDER = 'GW-9hRt3WcY6uNf1GkE5jBo8s';
+
+const SPLIT_EXAMPLE = {
+  split_id: 'SP-6f1c2a9e0b7d4e3f8a5c1d2e3f4a5b6c',
+  status: 'complete',
+  dry_run: false,
+  wholesalers: [
+    { wholesaler: 'phoenix', error: null },
+    { wholesaler: 'alliance', error: null },
+  ],
+  orders: [
+    {
+      wholesaler: 'phoenix',
+      order_id: PHOENIX_ORDER,
+      request_id: '3b0f6f4e-2c1d-8a9b-9c0d-1e2f3a4b5c6d',
+      status: 'confirmed',
+      placement_status: 'confirmed',
+      error: null,
+      items: [
+        { pzn: '04114918', quantity: 2, quantity_confirmed: 2 },
+        { pzn: '09990323', quantity: 3, quantity_confirmed: 3 },
+      ],
+    },
+    {
+      wholesaler: 'alliance',
+      order_id: ALLIANCE_ORDER,
+      request_id: '7c8d9e0f-1a2b-8c3d-8e4f-5a6b7c8d9e0f',
+      status: 'confirmed',
+      placement_status: 'confirmed',
+      error: null,
+      items: [{ pzn: '09990323', quantity: 4, quantity_confirmed: 4 }],
+    },
+  ],
+  lines: [
+    {
+      pzn: '04114918',
+      quantity: 2,
+      quantity_planned: 2,
+      allocations: [
+        {
+          wholesaler: 'phoenix',
+          quantity: 2,
+          order_id: PHOENIX_ORDER,
+          status: 'confirmed',
+          quantity_confirmed: 2,
+        },
+      ],
+      quantity_undeliverable: 0,
+      undeliverable_reason: null,
+    },
+    {
+      pzn: '09990323',
+      quantity: 10,
+      quantity_planned: 7,
+      allocations: [
+        {
+          wholesaler: 'phoenix',
+          quantity: 3,
+          order_id: PHOENIX_ORDER,
+          status: 'confirmed',
+          quantity_confirmed: 3,
+        },
+        {
+          wholesaler: 'alliance',
+          quantity: 4,
+          order_id: ALLIANCE_ORDER,
+          status: 'confirmed',
+          quantity_confirmed: 4,
+        },
+      ],
+      quantity_undeliverable: 3,
+      undeliverable_reason: 'not_available',
+    },
+  ],
+};
+
 export const SplitResultSchema = Type.Object(
   {
     split_id: Type.Union([Type.String({ pattern: SPLIT_ID_PATTERN }), Type.Null()], {
@@ -160,5 +237,5 @@ export const SplitResultSchema = Type.Object(
     }),
     lines: Type.Array(SplitLineSchema, { description: 'One per requested item, in request order.' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [SPLIT_EXAMPLE] },
 );
