@@ -74,7 +74,7 @@ export async function startGateway(env: NodeJS.ProcessEnv, all: Gateway[] = []):
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start in 60 s:\n${output}`)), 60_000);
     const look = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
       if (match === null) return;
       clearTimeout(timer);
       child.stderr?.off('data', look);

@@ -16,6 +16,9 @@ const run = promisify(execFile);
 
 export interface OwnPostgres {
   readonly port: number;
+  /** The server's write-ahead log (`<data>/pg_wal`) and its own log file, for the secrets search. */
+  readonly walDir: string;
+  readonly logFile: string;
   /** `postgres://postgres@127.0.0.1:<port>/<database>`. */
   url(database: string): string;
   createDatabase(name: string): Promise<string>;
@@ -87,6 +90,8 @@ export async function startOwnPostgres(binDir: string): Promise<OwnPostgres> {
   }
   return {
     port,
+    walDir: join(data, 'pg_wal'),
+    logFile: join(folder, 'log'),
     url,
     async createDatabase(name) {
       await adminQuery('postgres', `create database ${name}`);

@@ -11,6 +11,7 @@ import { findPostgresBin, type OwnPostgres, startOwnPostgres } from './postgres.
 import { findRedisServer, type OwnRedis, startOwnRedis } from './redis.js';
 import { redisLossCheck } from './redis-loss.js';
 import { broken, duration, formatTable, type Row } from './report.js';
+import { secretsCheck } from './secrets.js';
 import { sharedOriginCheck } from './shared-origin.js';
 import { sigtermCheck } from './sigterm.js';
 
@@ -30,6 +31,7 @@ const CHECKS: { name: string; run: (ctx: BatteryContext) => Promise<Row[]> }[] =
   { name: 'database-loss', run: databaseLossCheck },
   { name: 'redis-loss', run: redisLossCheck },
   { name: 'kill-order', run: killOrderCheck },
+  { name: 'secrets', run: secretsCheck },
   { name: 'sigterm', run: sigtermCheck },
 ];
 

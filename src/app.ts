@@ -25,6 +25,7 @@ import { registerDocumentRoutes } from './http/routes/documents.js';
 import { registerEventRoutes } from './http/routes/events.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerMetricsRoutes } from './http/routes/metrics.js';
+import { registerOrderSplitRoutes } from './http/routes/order-splits.js';
 import { registerOrderRoutes } from './http/routes/orders.js';
 import { registerReturnRoutes } from './http/routes/returns.js';
 import { registerSandboxControlRoutes } from './http/routes/sandbox-controls.js';
@@ -45,6 +46,7 @@ export const ROUTES: readonly RouteRegistration[] = [
   registerAvailabilityRoutes,
   registerContractRoutes,
   registerOrderRoutes,
+  registerOrderSplitRoutes,
   registerDeliveryRoutes,
   registerReturnRoutes,
   registerDocumentRoutes,

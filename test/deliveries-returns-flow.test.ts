@@ -15,7 +15,8 @@ import { type Gateway, startGateway } from './gateway.js';
  * contracts, an order dry run, an order and its status, a custom wholesaler registered and verified by a
  * connection test to its own endpoint, refused logins (the mock's always-rejected `wrong-password` at the
  * custom wholesaler, for a connection test and an order, and a wrong password at the sandbox), and the
- * webhook deliveries sent. Afterwards neither the database (SQLite files including -wal and -shm, or
+ * webhook deliveries sent; split orders whose logins travel in X-MSV3-Credentials (a pair of strings and a
+ * byte sequence of user:password), with a refused login among them. Afterwards neither the database (SQLite files including -wal and -shm, or
  * every table of the PostgreSQL schema), the captured logs nor the webhook requests contain any of the
  * passwords or the Basic-auth tokens built from them.
  */
@@ -244,6 +245,43 @@ describeEachDialect('whole flow keeps the MSV3 password out of storage and logs'
     const payloads = receiver.requests.map((r) => JSON.stringify(r.headers) + r.body).join('\n');
     expect(payloads).toContain(notice.tracking_number);
     for (const secret of SECRETS) expect(payloads.includes(secret), `webhook contains ${secret}`).toBe(false);
+  });
+
+  it('splits an order over two wholesalers with X-MSV3-Credentials (strings and byte sequence)', async () => {
+    const split = (header: string, query = '') =>
+      gw.inject({
+        url: `/v1/orders/split${query}`,
+        credentials: null,
+        headers: { 'x-msv3-credentials': header, 'idempotency-key': `flow-split-${header.length}${query}` },
+        body: {
+          // aep has the plain article; only phoenix has some of 09990323 (docs/sandbox.md).
+          wholesalers: ['aep', 'phoenix'],
+          items: [
+            { pzn: '4114918', quantity: 2 },
+            { pzn: '9990323', quantity: 5 },
+          ],
+        },
+      });
+    const both = `phoenix=("${USERNAME}" "${PASSWORD}"), aep=:${basicToken(PASSWORD)}:`;
+    const dryRun = await split(both, '?dry_run=true');
+    expect(dryRun.statusCode, dryRun.body).toBe(200);
+    const placed = await split(both);
+    expect(placed.statusCode, placed.body).toBe(200);
+    expect(
+      placed.json().orders.map((o: { wholesaler: string; status: string }) => [o.wholesaler, o.status]),
+    ).toEqual([
+      ['aep', 'confirmed'],
+      ['phoenix', 'confirmed'],
+    ]);
+    // A wrong password at one wholesaler: it gets no lines; the other takes what it has.
+    const refused = await split(
+      `phoenix=("${USERNAME}" "${PASSWORD}"), aep=("${USERNAME}" "${WRONG_PASSWORD}")`,
+    );
+    expect(refused.statusCode, refused.body).toBe(200);
+    expect(refused.json().wholesalers[0].error.error).toBe('wholesaler_credentials_rejected');
+    for (const response of [dryRun, placed, refused])
+      for (const secret of SECRETS)
+        expect(response.body.includes(secret), `answer contains ${secret}`).toBe(false);
   });
 
   it('left no password in the database', async () => {

@@ -17,6 +17,8 @@ interface SeenRequest {
 /** What to do with one request of an operation: `before` runs first; then the answer is forwarded unless replaced. */
 interface Interception {
   before?: () => Promise<void>;
+  /** Runs once the mock has answered (it acted on the request), before the answer is forwarded. */
+  after?: () => Promise<void>;
   /** `drop`: cut the connection after the mock answered (the answer is lost); a function: rewrite the mock's SOAP answer. */
   answer?: 'drop' | ((mockAnswer: string) => string);
   /** With a rewritten answer: the HTTP status and content type to send instead of the mock's. */
@@ -71,6 +73,7 @@ export async function startInterceptingWholesaler(): Promise<InterceptingWholesa
         ...(req.method === 'POST' ? { body } : {}),
       });
       let text = await answer.text();
+      await interception?.after?.();
       if (interception?.answer === 'drop') {
         req.socket.destroy();
         return;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.js';
+import { credentialUserNames } from './msv3-credential-dictionary.js';
 import { headerLineCount } from './raw-headers.js';
 
 /**
@@ -44,11 +45,13 @@ export function sha256Hex(text: string): string {
 
 /**
  * What makes two requests "the same request": method, route, path parameters, query and body (canonical
- * JSON after validation, so key order and filled-in defaults do not matter) and the MSV3 user name, so
- * the same key used for another pharmacy is a different request. The password never takes part.
+ * JSON after validation, so key order and filled-in defaults do not matter) and the MSV3 user name (or
+ * the user names of X-MSV3-Credentials), so the same key used for another pharmacy is a different
+ * request. The password never takes part.
  */
 export function requestFingerprint(request: FastifyRequest): string {
   const username = request.headers['x-msv3-username'];
+  const logins = credentialUserNames(request.headers['x-msv3-credentials']);
   return sha256Hex(
     canonicalJson([
       'v1',
@@ -58,6 +61,8 @@ export function requestFingerprint(request: FastifyRequest): string {
       request.query ?? null,
       request.body ?? null,
       (Array.isArray(username) ? username[0] : username) ?? null,
+      // Only when present, so the fingerprints of requests without it stay as they were.
+      ...(logins === null ? [] : [logins]),
     ]),
   );
 }

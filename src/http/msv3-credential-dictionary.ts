@@ -122,3 +122,23 @@ function loginPair(member: DictionaryMember): [string, string] | null {
 function refused(message: string, wholesaler: string | null): ApiError {
   return new ApiError('wholesaler_credentials_missing', message, { param: HEADER, wholesaler });
 }
+
+/**
+ * The user names of the header, by wholesaler, for the idempotency fingerprint: the same key sent with
+ * another pharmacy's logins is another request. Never the passwords. Null without the header; members
+ * that do not parse give no name (the route refuses such a header anyway).
+ */
+export function credentialUserNames(header: string | string[] | undefined): Record<string, string> | null {
+  const text = Array.isArray(header) ? header.join(', ') : header;
+  if (text === undefined) return null;
+  const names: Record<string, string> = {};
+  try {
+    for (const { key, value } of parseDictionary(text)) {
+      const pair = loginPair(value);
+      if (pair !== null) names[key] = pair[0];
+    }
+  } catch (error) {
+    if (!(error instanceof StructuredFieldError)) throw error;
+  }
+  return names;
+}

@@ -1,6 +1,7 @@
 import type { KeyMode } from '../core/key-mode.js';
 import type { DeliveryNoticesTable } from './delivery-notices-table.js';
 import type { IdempotencyKeysTable } from './idempotency-table.js';
+import type { OrderSplitsTable } from './order-splits-table.js';
 import type { OrderFillsTable, OrderHistoryTable, OrderLinesTable, OrdersTable } from './orders-table.js';
 import type { SandboxTenantsTable } from './sandbox-tenants-table.js';
 import type {
@@ -29,6 +30,7 @@ export interface Tables {
   order_lines: OrderLinesTable;
   order_fills: OrderFillsTable;
   order_history: OrderHistoryTable;
+  order_splits: OrderSplitsTable;
   sandbox_tenants: SandboxTenantsTable;
 }
 

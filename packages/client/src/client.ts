@@ -10,6 +10,28 @@ export interface Msv3Credentials {
   password: string;
 }
 
+/**
+ * Logins for several wholesalers (POST /v1/orders/split), keyed by wholesaler id; sent as the
+ * X-MSV3-Credentials dictionary, each member a byte sequence of `user:password` (any password fits).
+ */
+export type Msv3CredentialsByWholesaler = Readonly<Record<string, Msv3Credentials>>;
+
+/** The X-MSV3-Credentials header value for `logins` (RFC 8941 dictionary, members as byte sequences). */
+export function credentialDictionary(logins: Msv3CredentialsByWholesaler): string {
+  return Object.entries(logins)
+    .map(([wholesaler, login]) => {
+      const token = bytesToBase64(new TextEncoder().encode(`${login.username}:${login.password}`));
+      return `${wholesaler.toLowerCase()}=:${token}:`;
+    })
+    .join(', ');
+}
+
+function bytesToBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return globalThis.btoa(binary);
+}
+
 export interface ClientOptions {
   /** The gateway's origin, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
   baseUrl: string;
@@ -17,6 +39,8 @@ export interface ClientOptions {
   apiKey: string;
   /** Default MSV3 login for the operations that call a wholesaler; each call may pass its own. */
   credentials?: Msv3Credentials;
+  /** Default logins per wholesaler for the operations that reach several (X-MSV3-Credentials). */
+  wholesalerCredentials?: Msv3CredentialsByWholesaler;
   retry?: RetryOptions;
   /** Default `globalThis.fetch`. */
   fetch?: typeof fetch;
@@ -28,6 +52,7 @@ export interface RequestOptions {
   /** For operations that take one; default a new key per call, reused by the call's own retries. */
   idempotencyKey?: string;
   credentials?: Msv3Credentials;
+  wholesalerCredentials?: Msv3CredentialsByWholesaler;
   retry?: RetryOptions;
   signal?: AbortSignal;
 }
@@ -71,6 +96,10 @@ async function sendOperation(
   if (operation.credentials && credentials !== undefined) {
     headers['x-msv3-username'] = credentials.username;
     headers['x-msv3-password'] = credentials.password;
+  }
+  const logins = request.wholesalerCredentials ?? options.wholesalerCredentials;
+  if (operation.credentialDictionary && logins !== undefined) {
+    headers['x-msv3-credentials'] = credentialDictionary(logins);
   }
   let idempotencyKey: string | undefined;
   if (operation.idempotencyKey) {

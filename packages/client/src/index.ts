@@ -1,8 +1,10 @@
 export {
   type ClientOptions,
   createClient,
+  credentialDictionary,
   type GatewayClient,
   type Msv3Credentials,
+  type Msv3CredentialsByWholesaler,
   type OperationErrors,
   type OperationInput,
   type OperationName,

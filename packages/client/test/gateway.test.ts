@@ -306,6 +306,33 @@ describe('the client against a real gateway', () => {
     }
   });
 
+  it('splits an order over two wholesalers, logins in X-MSV3-Credentials', async () => {
+    const client = recordingClient({
+      wholesalerCredentials: {
+        aep: TEST_CREDENTIALS,
+        phoenix: { username: 'apotheke1', password: 'Süd:Passwort' },
+      },
+    });
+    // aep has the plain article; only phoenix has some (3) of 09990323 (docs/sandbox.md).
+    const body = {
+      wholesalers: ['aep', PHOENIX],
+      items: [
+        { pzn: '04114918', quantity: 2 },
+        { pzn: '09990323', quantity: 5 },
+      ],
+    };
+    const plan = await client.splitOrder({ dry_run: true, body });
+    expect(plan.status).toBe('dry_run');
+    const placed = await client.splitOrder({ body }, { idempotencyKey: `client-split-${Date.now()}` });
+    expect(placed.status).toBe('complete');
+    expect(placed.orders.map((o) => [o.wholesaler, o.status])).toEqual([
+      ['aep', 'confirmed'],
+      [PHOENIX, 'confirmed'],
+    ]);
+    expect(placed.lines[1]).toMatchObject({ quantity_planned: 3, quantity_undeliverable: 2 });
+    expect((await client.getOrder({ order_id: placed.orders[1]!.order_id! })).wholesaler).toBe(PHOENIX);
+  });
+
   it('has called every operation of the OpenAPI document', () => {
     expect([...called].filter((name) => name in operationTable).sort()).toEqual(
       Object.keys(operationTable).sort(),

@@ -68,3 +68,26 @@ export function supportIdFor(id: string): number {
   const value = createHash('sha256').update(`support\0${id}`).digest().readUInt32BE(0);
   return (value % 999_999) + 1;
 }
+
+/**
+ * A split order's id (docs/split-orders.md): derived like the Bestellung Id of a single order, so a
+ * retry with the same key (even on another process, after a crash) finds the same stored plan.
+ */
+export function splitIdFor(scope: OrderKeyScope): string {
+  const uuid = uuidFromHash(
+    'msv3-gateway/split/v1',
+    scope.accountId,
+    scope.keyId,
+    scope.mode,
+    scope.idempotencyKey,
+    String(scope.firstUsedAt),
+  );
+  return `SP-${uuid.replaceAll('-', '')}`;
+}
+
+export const SPLIT_ID_PATTERN = '^SP-[0-9a-f]{32}$';
+
+/** The Bestellung Id of one wholesaler's order of a split: fixed in the plan before anything is sent. */
+export function splitBestellungId(splitId: string, wholesaler: string): string {
+  return uuidFromHash('msv3-gateway/split-bestellung/v1', splitId, wholesaler.toLowerCase());
+}

@@ -64,6 +64,8 @@ export interface PlaceOrderInput extends OrderInput {
   wholesaler: string;
   /** From `request.idempotency`; without it every request is a new order. */
   idempotency?: { key: string; firstUsedAt: number } | null;
+  /** Fixed by the caller before anything is sent (a split order's stored plan); else derived from the key. */
+  bestellungId?: string;
   /** The request's logger, whose lines carry the request id; default `OrderDeps.log`. */
   log?: Logger;
 }
@@ -121,9 +123,11 @@ async function place(
   assertSupports(wholesaler, bestellen);
   const planned = plannedSubOrders(input, wholesaler, deps.maxPositions);
   const key = input.idempotency ?? undefined;
-  const bestellungId = bestellungIdFor(
-    key === undefined ? undefined : { ...caller, idempotencyKey: key.key, firstUsedAt: key.firstUsedAt },
-  );
+  const bestellungId =
+    input.bestellungId ??
+    bestellungIdFor(
+      key === undefined ? undefined : { ...caller, idempotencyKey: key.key, firstUsedAt: key.firstUsedAt },
+    );
   const id = gatewayOrderId(bestellungId);
   const request = storedOrderRequest(bestellungId, planned);
   // Before anything is stored or sent; a retry of an order stored already was checked when it was new.

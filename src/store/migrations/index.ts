@@ -9,6 +9,7 @@ import * as webhookEventsFeed from './007_webhook_events_feed.js';
 import * as sandboxTenants from './008_sandbox_tenants.js';
 import * as rateLimits from './009_rate_limits.js';
 import * as orderRecords from './010_order_records.js';
+import * as orderSplits from './011_order_splits.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -27,4 +28,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '008_sandbox_tenants': sandboxTenants,
   '009_rate_limits': rateLimits,
   '010_order_records': orderRecords,
+  '011_order_splits': orderSplits,
 };

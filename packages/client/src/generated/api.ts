@@ -865,6 +865,92 @@ export interface Operations {
     };
     errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'order_not_found' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable';
   };
+  /** Spread an order over several wholesalers by availability, or plan it with dry_run=true */
+  splitOrder: {
+    input: {
+      /** Ask availability and return the plan; places nothing and stores nothing. */
+      dry_run?: boolean;
+      body: {
+        /** The wholesalers in order of preference (the main one first); each needs a member in X-MSV3-Credentials. A wholesaler may occur once. */
+        wholesalers: string[];
+        /** A PZN may occur once. Each wholesaler gets a normal order (`K1`) of its lines. */
+        items: ({
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
+          pzn: string;
+          /** Units wanted in total. */
+          quantity: number;
+        })[];
+      };
+    };
+    inputRequired: true;
+    response: {
+      /** Derived from the Idempotency-Key; null in a dry run and when nothing was deliverable. */
+      split_id: string | null;
+      /** `complete`: every wholesaler order is answered (taken or rejected). `incomplete`: at least one is open or not placed; the Idempotency-Key stays open, and a retry with it finishes only those. */
+      status: 'dry_run' | 'complete' | 'incomplete';
+      dry_run: boolean;
+      /** Every requested wholesaler, in order of preference. */
+      wholesalers: ({
+        wholesaler: string;
+        /** Why its availability could not be read: it got no lines. Null when it answered. */
+        error: ({
+          /** The error kind (docs/errors.md). */
+          error: string;
+          message: string;
+        }) | null;
+      })[];
+      /** One order per wholesaler that got lines, in order of preference. */
+      orders: ({
+        wholesaler: string;
+        /** The gateway order id (`GET /v1/orders/{order_id}`); null in a dry run. */
+        order_id: string | null;
+        /** The MSV3 order id (`Bestellung/@Id`), fixed in the plan before sending; null in a dry run. */
+        request_id: string | null;
+        /** `planned` (dry run), `confirmed`, `queued_night_mode`, `rejected` (the wholesaler refused it: final) are answered; `outcome_unknown` (sent, answer not confirmed) and `failed` (not placed) make the split `incomplete`: retry with the same Idempotency-Key. */
+        status: 'planned' | 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'failed';
+        /** As in POST /v1/orders (`confirmed`, `partially_confirmed`, …); null until answered. */
+        placement_status: string | null;
+        /** Why this order is rejected, open or not placed; null otherwise. */
+        error: ({
+          /** The error kind (docs/errors.md). */
+          error: string;
+          message: string;
+        }) | null;
+        items: ({
+          /** 8 digits. */
+          pzn: string;
+          /** Units ordered here. */
+          quantity: number;
+          /** What the wholesaler confirmed; null until it answered. */
+          quantity_confirmed: number | null;
+        })[];
+      })[];
+      /** One per requested item, in request order. */
+      lines: ({
+        /** 8 digits. */
+        pzn: string;
+        /** Units requested. */
+        quantity: number;
+        /** Units given to wholesalers: at most `quantity`. */
+        quantity_planned: number;
+        /** In order of preference; empty when no wholesaler delivers the article. */
+        allocations: ({
+          wholesaler: string;
+          quantity: number;
+          /** The gateway order id (`GET /v1/orders/{order_id}`); null in a dry run. */
+          order_id: string | null;
+          /** `planned` (dry run), `confirmed`, `queued_night_mode`, `rejected` (the wholesaler refused it: final) are answered; `outcome_unknown` (sent, answer not confirmed) and `failed` (not placed) make the split `incomplete`: retry with the same Idempotency-Key. */
+          status: 'planned' | 'confirmed' | 'queued_night_mode' | 'rejected' | 'outcome_unknown' | 'failed';
+          quantity_confirmed: number | null;
+        })[];
+        /** Units no wholesaler that answered delivers. */
+        quantity_undeliverable: number;
+        /** `not_available`: every wholesaler answered and none delivers the rest; `wholesaler_unavailable`: some wholesaler could not be asked (see `wholesalers`); null when nothing is left over. */
+        undeliverable_reason: ('not_available' | 'wholesaler_unavailable') | null;
+      })[];
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'internal_error' | 'invalid_idempotency_key' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
+  };
   /** Unconfirmed delivery notices (lieferavisAbfrageNeu) */
   listDeliveries: {
     input: {
@@ -3166,39 +3252,40 @@ export interface WebhookEvents {
 
 /** How each operation is sent: what the client reads from its input and which headers apply. */
 export const operationTable = {
-  getHealth: {method: "GET",path: "/v1/health",pathParams: [],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  getReadiness: {method: "GET",path: "/v1/health/ready",pathParams: [],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  listWholesalers: {method: "GET",path: "/v1/wholesalers",pathParams: [],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  registerCustomWholesaler: {method: "POST",path: "/v1/wholesalers/custom",pathParams: [],query: [],body: true,credentials: false,idempotencyKey: true,answer: "json"},
-  deleteCustomWholesaler: {method: "DELETE",path: "/v1/wholesalers/custom/{id}",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "none"},
-  testConnection: {method: "POST",path: "/v1/connection/test",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: false,answer: "json"},
-  checkAvailability: {method: "POST",path: "/v1/availability",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: false,answer: "json"},
-  checkBulkAvailability: {method: "POST",path: "/v1/availability/bulk",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: false,answer: "json"},
-  getContract: {method: "GET",path: "/v1/contracts",pathParams: [],query: ["wholesaler"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
-  listOrders: {method: "GET",path: "/v1/orders",pathParams: [],query: ["limit","starting_after","wholesaler","placement_status","created_after","created_before","pzn"],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  placeOrder: {method: "POST",path: "/v1/orders",pathParams: [],query: ["dry_run"],body: true,credentials: true,idempotencyKey: true,answer: "json"},
-  getOrderStatus: {method: "GET",path: "/v1/orders/{order_id}/status",pathParams: ["order_id"],query: ["wholesaler"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
-  getOrder: {method: "GET",path: "/v1/orders/{order_id}",pathParams: ["order_id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  listDeliveries: {method: "GET",path: "/v1/deliveries",pathParams: [],query: ["wholesaler"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
-  confirmDeliveries: {method: "POST",path: "/v1/deliveries/confirm",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: true,answer: "json"},
-  deliveryHistory: {method: "GET",path: "/v1/deliveries/history",pathParams: [],query: ["wholesaler","tracking_number","barcode","limit","starting_after","date_from","date_to"],body: false,credentials: true,idempotencyKey: false,answer: "json"},
-  enquireReturn: {method: "POST",path: "/v1/returns",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: true,answer: "json"},
-  announceReturn: {method: "POST",path: "/v1/returns/announce",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: true,answer: "json"},
-  requestTakeBackOffer: {method: "POST",path: "/v1/returns/offers",pathParams: [],query: [],body: true,credentials: true,idempotencyKey: true,answer: "json"},
-  downloadDocument: {method: "GET",path: "/v1/documents/{id}",pathParams: ["id"],query: ["wholesaler"],body: false,credentials: true,idempotencyKey: false,answer: "bytes"},
-  listWebhooks: {method: "GET",path: "/v1/webhooks",pathParams: [],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  createWebhook: {method: "POST",path: "/v1/webhooks",pathParams: [],query: [],body: true,credentials: false,idempotencyKey: true,answer: "json"},
-  getWebhook: {method: "GET",path: "/v1/webhooks/{id}",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  updateWebhook: {method: "PATCH",path: "/v1/webhooks/{id}",pathParams: ["id"],query: [],body: true,credentials: false,idempotencyKey: true,answer: "json"},
-  deleteWebhook: {method: "DELETE",path: "/v1/webhooks/{id}",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "none"},
-  testWebhook: {method: "POST",path: "/v1/webhooks/{id}/test",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: true,answer: "json"},
-  listWebhookDeliveries: {method: "GET",path: "/v1/webhooks/{id}/deliveries",pathParams: ["id"],query: ["limit","starting_after","status"],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  retryWebhookDelivery: {method: "POST",path: "/v1/webhooks/{id}/deliveries/{delivery_id}/retry",pathParams: ["id","delivery_id"],query: [],body: false,credentials: false,idempotencyKey: true,answer: "json"},
-  rotateWebhookSecret: {method: "POST",path: "/v1/webhooks/{id}/rotate-secret",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: true,answer: "json"},
-  listEvents: {method: "GET",path: "/v1/events",pathParams: [],query: ["limit","starting_after","type","wholesaler","created_after","created_before"],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  getEvent: {method: "GET",path: "/v1/events/{id}",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  processSandboxOrder: {method: "POST",path: "/v1/test_helpers/orders/{order_id}/process",pathParams: ["order_id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  deliverSandboxOrder: {method: "POST",path: "/v1/test_helpers/orders/{order_id}/deliver",pathParams: ["order_id"],query: [],body: true,credentials: false,idempotencyKey: false,answer: "json"},
-  takeSandboxWholesalerDown: {method: "POST",path: "/v1/test_helpers/wholesalers/{id}/down",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
-  bringSandboxWholesalerUp: {method: "POST",path: "/v1/test_helpers/wholesalers/{id}/up",pathParams: ["id"],query: [],body: false,credentials: false,idempotencyKey: false,answer: "json"},
+  getHealth: {method: "GET",path: "/v1/health",pathParams: [],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  getReadiness: {method: "GET",path: "/v1/health/ready",pathParams: [],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  listWholesalers: {method: "GET",path: "/v1/wholesalers",pathParams: [],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  registerCustomWholesaler: {method: "POST",path: "/v1/wholesalers/custom",pathParams: [],query: [],body: true,credentials: false,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  deleteCustomWholesaler: {method: "DELETE",path: "/v1/wholesalers/custom/{id}",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "none"},
+  testConnection: {method: "POST",path: "/v1/connection/test",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  checkAvailability: {method: "POST",path: "/v1/availability",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  checkBulkAvailability: {method: "POST",path: "/v1/availability/bulk",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  getContract: {method: "GET",path: "/v1/contracts",pathParams: [],query: ["wholesaler"],body: false,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  listOrders: {method: "GET",path: "/v1/orders",pathParams: [],query: ["limit","starting_after","wholesaler","placement_status","created_after","created_before","pzn"],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  placeOrder: {method: "POST",path: "/v1/orders",pathParams: [],query: ["dry_run"],body: true,credentials: true,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  getOrderStatus: {method: "GET",path: "/v1/orders/{order_id}/status",pathParams: ["order_id"],query: ["wholesaler"],body: false,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  getOrder: {method: "GET",path: "/v1/orders/{order_id}",pathParams: ["order_id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  splitOrder: {method: "POST",path: "/v1/orders/split",pathParams: [],query: ["dry_run"],body: true,credentials: false,credentialDictionary: true,idempotencyKey: true,answer: "json"},
+  listDeliveries: {method: "GET",path: "/v1/deliveries",pathParams: [],query: ["wholesaler"],body: false,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  confirmDeliveries: {method: "POST",path: "/v1/deliveries/confirm",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  deliveryHistory: {method: "GET",path: "/v1/deliveries/history",pathParams: [],query: ["wholesaler","tracking_number","barcode","limit","starting_after","date_from","date_to"],body: false,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  enquireReturn: {method: "POST",path: "/v1/returns",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  announceReturn: {method: "POST",path: "/v1/returns/announce",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  requestTakeBackOffer: {method: "POST",path: "/v1/returns/offers",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  downloadDocument: {method: "GET",path: "/v1/documents/{id}",pathParams: ["id"],query: ["wholesaler"],body: false,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "bytes"},
+  listWebhooks: {method: "GET",path: "/v1/webhooks",pathParams: [],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  createWebhook: {method: "POST",path: "/v1/webhooks",pathParams: [],query: [],body: true,credentials: false,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  getWebhook: {method: "GET",path: "/v1/webhooks/{id}",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  updateWebhook: {method: "PATCH",path: "/v1/webhooks/{id}",pathParams: ["id"],query: [],body: true,credentials: false,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  deleteWebhook: {method: "DELETE",path: "/v1/webhooks/{id}",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "none"},
+  testWebhook: {method: "POST",path: "/v1/webhooks/{id}/test",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  listWebhookDeliveries: {method: "GET",path: "/v1/webhooks/{id}/deliveries",pathParams: ["id"],query: ["limit","starting_after","status"],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  retryWebhookDelivery: {method: "POST",path: "/v1/webhooks/{id}/deliveries/{delivery_id}/retry",pathParams: ["id","delivery_id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  rotateWebhookSecret: {method: "POST",path: "/v1/webhooks/{id}/rotate-secret",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: true,answer: "json"},
+  listEvents: {method: "GET",path: "/v1/events",pathParams: [],query: ["limit","starting_after","type","wholesaler","created_after","created_before"],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  getEvent: {method: "GET",path: "/v1/events/{id}",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  processSandboxOrder: {method: "POST",path: "/v1/test_helpers/orders/{order_id}/process",pathParams: ["order_id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  deliverSandboxOrder: {method: "POST",path: "/v1/test_helpers/orders/{order_id}/deliver",pathParams: ["order_id"],query: [],body: true,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  takeSandboxWholesalerDown: {method: "POST",path: "/v1/test_helpers/wholesalers/{id}/down",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  bringSandboxWholesalerUp: {method: "POST",path: "/v1/test_helpers/wholesalers/{id}/up",pathParams: ["id"],query: [],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
 } as const;
