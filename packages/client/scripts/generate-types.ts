@@ -118,6 +118,7 @@ function describeOperation(path: string, method: string, operation: Json, schema
     query: queryNames,
     body: bodySchema !== undefined,
     credentials: headers.has('x-msv3-username'),
+    credentialDictionary: headers.has('x-msv3-credentials'),
     idempotencyKey: headers.has('idempotency-key'),
     answer,
   }).replace(/"(\w+)":/g, '$1: ');

@@ -17,6 +17,11 @@ export interface ClientOptions {
   apiKey: string;
   /** Default MSV3 login for the operations that call a wholesaler; each call may pass its own. */
   credentials?: Msv3Credentials;
+  /**
+   * MSV3 logins by wholesaler id, for the operations that reach several wholesalers in one call
+   * (`compareAvailability`), sent as X-MSV3-Credentials; each call may pass its own.
+   */
+  wholesalerCredentials?: WholesalerCredentials;
   retry?: RetryOptions;
   /** Default `globalThis.fetch`. */
   fetch?: typeof fetch;
@@ -24,10 +29,14 @@ export interface ClientOptions {
   newIdempotencyKey?: () => string;
 }
 
+/** MSV3 logins keyed by wholesaler id, e.g. `{ phoenix: {…}, alliance: {…} }`. */
+export type WholesalerCredentials = Readonly<Record<string, Msv3Credentials>>;
+
 export interface RequestOptions {
   /** For operations that take one; default a new key per call, reused by the call's own retries. */
   idempotencyKey?: string;
   credentials?: Msv3Credentials;
+  wholesalerCredentials?: WholesalerCredentials;
   retry?: RetryOptions;
   signal?: AbortSignal;
 }
@@ -71,6 +80,10 @@ async function sendOperation(
   if (operation.credentials && credentials !== undefined) {
     headers['x-msv3-username'] = credentials.username;
     headers['x-msv3-password'] = credentials.password;
+  }
+  const logins = request.wholesalerCredentials ?? options.wholesalerCredentials;
+  if (operation.credentialDictionary && logins !== undefined) {
+    headers['x-msv3-credentials'] = credentialDictionary(logins, input.body);
   }
   let idempotencyKey: string | undefined;
   if (operation.idempotencyKey) {
@@ -118,6 +131,25 @@ async function sendOperation(
     if (delay === undefined) throw error;
     await sleep(delay, request.signal);
   }
+}
+
+/**
+ * X-MSV3-Credentials (docs/multi-wholesaler.md): one member per wholesaler the body names (all, if it
+ * names none), each `user:password` in UTF-8 as an RFC 8941 byte sequence, so any password travels.
+ */
+function credentialDictionary(logins: WholesalerCredentials, body: unknown): string {
+  const named = (body as { wholesalers?: unknown } | undefined)?.wholesalers;
+  const wanted = Array.isArray(named) ? new Set(named.map((id) => String(id).toLowerCase())) : null;
+  const members: string[] = [];
+  for (const [id, login] of Object.entries(logins)) {
+    const key = id.toLowerCase();
+    if (wanted !== null && !wanted.has(key)) continue;
+    const bytes = new TextEncoder().encode(`${login.username}:${login.password}`);
+    let binary = '';
+    for (const byte of bytes) binary += String.fromCharCode(byte);
+    members.push(`${key}=:${btoa(binary)}:`);
+  }
+  return members.join(', ');
 }
 
 function operationUrl(baseUrl: string, operation: Operation, input: Input): string {

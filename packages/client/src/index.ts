@@ -8,6 +8,7 @@ export {
   type OperationName,
   type OperationResponse,
   type RequestOptions,
+  type WholesalerCredentials,
 } from './client.js';
 export { GatewayConnectionError, GatewayError, isGatewayError } from './errors.js';
 export type { ErrorBody, ErrorKind, Operations, WebhookEvents } from './generated/api.js';
