@@ -7,7 +7,8 @@
  *    POST /v1/availability with the same 50 items at one of them, alternating, one request at a time:
  *    the p50 of both and the difference (target: compare at most 10 ms above the single call).
  * 2. The fifth upstream never answers: the compare with `deadline_ms` BENCH_DEADLINE_MS (default 1000)
- *    answers at the deadline with four answers and a timeout (target: within the deadline + 50 ms).
+ *    answers at the deadline with four answers and a timeout (target: within the deadline + 50 ms; p50,
+ *    p90 and the slowest of BENCH_HUNG_ROUNDS are reported).
  *
  * The gateway runs as `npm start` runs it (bench/gateway/harness.ts), SQLite, a live key, defaults
  * otherwise. Writes bench/results/compare.json. `npm run bench:compare`.
@@ -23,7 +24,7 @@ import { boundedSetting, forkChild, LOG_LEVEL, median, START_NODE_FLAGS } from '
 
 const DELAY_MS = boundedSetting('BENCH_UPSTREAM_DELAY_MS', 50, 0, 10_000);
 const DEADLINE_MS = boundedSetting('BENCH_DEADLINE_MS', 1000, 100, 30_000);
-const ROUNDS = boundedSetting('BENCH_ROUNDS', 200, 10, 100_000);
+const ROUNDS = boundedSetting('BENCH_ROUNDS', 400, 10, 100_000);
 const HUNG_ROUNDS = boundedSetting('BENCH_HUNG_ROUNDS', 20, 1, 1_000);
 const WARMUP = 20;
 const RESULTS = join(process.cwd(), 'bench', 'results', 'compare.json');
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
     const p50 = { single: median(singleMs), compare: median(compareMs) };
     const output = {
       benchmark: 'POST /v1/availability/compare, 5 wholesalers × 50 items (bench/compare/run.ts)',
-      command: `${DELAY_MS === 50 ? '' : `BENCH_UPSTREAM_DELAY_MS=${DELAY_MS} `}npm run bench:compare`,
+      command: `${DELAY_MS === 50 ? '' : `BENCH_UPSTREAM_DELAY_MS=${DELAY_MS} `}${ROUNDS === 400 ? '' : `BENCH_ROUNDS=${ROUNDS} `}npm run bench:compare`,
       date: new Date().toISOString(),
       load_average: { before: Math.round(loadBefore * 100) / 100, after: Math.round(loadAfter * 100) / 100 },
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
@@ -140,13 +141,15 @@ async function main(): Promise<void> {
         hung_fifth: {
           deadline_ms: DEADLINE_MS,
           p50_ms: round1(median(hungMs)),
+          p90_ms: round1(percentile(hungMs, 0.9)),
           max_ms: round1(Math.max(...hungMs)),
           max_over_deadline_ms: round1(Math.max(...hungMs) - DEADLINE_MS),
         },
       },
       targets: {
         compare_p50_at_most_10_ms_above_single: p50.compare - p50.single <= 10,
-        hung_answer_within_deadline_plus_50_ms: Math.max(...hungMs) <= DEADLINE_MS + 50,
+        hung_p50_within_deadline_plus_50_ms: median(hungMs) <= DEADLINE_MS + 50,
+        hung_every_answer_within_deadline_plus_50_ms: Math.max(...hungMs) <= DEADLINE_MS + 50,
       },
     };
     writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
