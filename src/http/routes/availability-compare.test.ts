@@ -207,7 +207,8 @@ describeEachDialect(
       hung = await hungWholesaler();
       gw = await startGateway({
         database: getDatabase(),
-        env: { ALLOW_PRIVATE_ENDPOINTS: 'true' },
+        // One failure opens a circuit: a call stopped at the deadline must not count as one.
+        env: { ALLOW_PRIVATE_ENDPOINTS: 'true', BREAKER_FAILURE_THRESHOLD: '1' },
         catalogue: (mocks, closed) => [
           ...TEST_CATALOGUE(mocks, closed),
           ...parseCatalogue({
@@ -258,6 +259,30 @@ describeEachDialect(
       // The call was aborted, not left running: its connection is closed and its slot free.
       expect(hung.received()).toBe(1);
       await waitFor(() => hung.open() === 0, 1_000);
+    });
+
+    it("counts each call against its wholesaler's circuit: the open one answers at once, the stopped one stays closed", async () => {
+      const response = await gw.inject({
+        ...compare(
+          {
+            wholesalers: ['offline', 'hung', 'phoenix'],
+            items: [{ pzn: '04114918', quantity: 1 }],
+            deadline_ms: 300,
+          },
+          logins('hung', 'phoenix', 'offline'),
+        ),
+        key: 'live',
+      });
+      const body = response.json() as Answer;
+      // offline failed once above: its circuit is open, so it is not even called.
+      expect(body.wholesalers[0]).toMatchObject({
+        status: 'error',
+        error: { kind: 'wholesaler_circuit_open', retry_after: expect.any(Number) },
+      });
+      // hung was stopped by the deadline, not failed by the wholesaler: asked again, timed out again.
+      expect(body.wholesalers[1]).toMatchObject({ status: 'timeout' });
+      expect(hung.received()).toBe(2);
+      expect(body.wholesalers[2]).toMatchObject({ status: 'ok' });
     });
   },
   { only: 'sqlite' },

@@ -168,7 +168,10 @@ function failed(wholesaler: string, error: ApiError, elapsedMs: number): Wholesa
     error: {
       kind: error.kind,
       error_code: ERROR_CATALOGUE[error.kind].code,
-      message: error.message,
+      message:
+        error.kind === 'wholesaler_credentials_rejected'
+          ? `The wholesaler ${wholesaler} rejected the MSV3 user name or password of its X-MSV3-Credentials member; your API key is fine.`
+          : error.message,
       retry_after: error.options.retryAfter ?? null,
       upstream: error.options.upstream ?? null,
     },
