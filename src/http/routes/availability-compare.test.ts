@@ -126,6 +126,32 @@ describeEachDialect('POST /v1/availability/compare against the sandbox', (getDat
     );
   });
 
+  it("makes a v1 wholesaler's quantity limit its own entry, and explains a PZN that is none", async () => {
+    const response = await gw.inject(
+      compare(
+        {
+          wholesalers: ['gehe', 'phoenix'],
+          items: [
+            { pzn: '04114918', quantity: 10_000 },
+            { pzn: '04114917', quantity: 1 },
+          ],
+        },
+        logins('gehe', 'phoenix'),
+      ),
+    );
+    expect(response.statusCode).toBe(200);
+    const body = response.json() as Answer;
+    expect(body.wholesalers[0]).toMatchObject({
+      wholesaler: 'gehe',
+      status: 'error',
+      error: { kind: 'invalid_request', message: expect.stringContaining('at most 9999') },
+    });
+    expect(body.wholesalers[1]).toMatchObject({ wholesaler: 'phoenix', status: 'ok' });
+    expect(body.items[0]!.recommendation).toMatchObject({ wholesaler: 'phoenix' });
+    expect(body.items[1]!.recommendation).toMatchObject({ wholesaler: null, units: 0 });
+    expect(body.items[1]!.recommendation.reason).toMatch(/wrong check digit.*Not asked\.$/);
+  });
+
   it('refuses what the caller can fix before asking anyone', async () => {
     const before = gw.mocks.sandbox.requestCount('verfuegbarkeitAnfragen');
     const items = [{ pzn: '04114918', quantity: 1 }];
