@@ -10,6 +10,28 @@ export interface Msv3Credentials {
   password: string;
 }
 
+/**
+ * Logins for several wholesalers (POST /v1/orders/split), keyed by wholesaler id; sent as the
+ * X-MSV3-Credentials dictionary, each member a byte sequence of `user:password` (any password fits).
+ */
+export type Msv3CredentialsByWholesaler = Readonly<Record<string, Msv3Credentials>>;
+
+/** The X-MSV3-Credentials header value for `logins` (RFC 8941 dictionary, members as byte sequences). */
+export function credentialDictionary(logins: Msv3CredentialsByWholesaler): string {
+  return Object.entries(logins)
+    .map(([wholesaler, login]) => {
+      const token = bytesToBase64(new TextEncoder().encode(`${login.username}:${login.password}`));
+      return `${wholesaler.toLowerCase()}=:${token}:`;
+    })
+    .join(', ');
+}
+
+function bytesToBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return globalThis.btoa(binary);
+}
+
 export interface ClientOptions {
   /** The gateway's origin, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
   baseUrl: string;
@@ -17,11 +39,8 @@ export interface ClientOptions {
   apiKey: string;
   /** Default MSV3 login for the operations that call a wholesaler; each call may pass its own. */
   credentials?: Msv3Credentials;
-  /**
-   * MSV3 logins by wholesaler id, for the operations that reach several wholesalers in one call
-   * (`compareAvailability`), sent as X-MSV3-Credentials; each call may pass its own.
-   */
-  wholesalerCredentials?: WholesalerCredentials;
+  /** Default logins per wholesaler for the operations that reach several (X-MSV3-Credentials). */
+  wholesalerCredentials?: Msv3CredentialsByWholesaler;
   retry?: RetryOptions;
   /** Default `globalThis.fetch`. */
   fetch?: typeof fetch;
@@ -29,14 +48,11 @@ export interface ClientOptions {
   newIdempotencyKey?: () => string;
 }
 
-/** MSV3 logins keyed by wholesaler id, e.g. `{ phoenix: {…}, alliance: {…} }`. */
-export type WholesalerCredentials = Readonly<Record<string, Msv3Credentials>>;
-
 export interface RequestOptions {
   /** For operations that take one; default a new key per call, reused by the call's own retries. */
   idempotencyKey?: string;
   credentials?: Msv3Credentials;
-  wholesalerCredentials?: WholesalerCredentials;
+  wholesalerCredentials?: Msv3CredentialsByWholesaler;
   retry?: RetryOptions;
   signal?: AbortSignal;
 }
@@ -83,7 +99,7 @@ async function sendOperation(
   }
   const logins = request.wholesalerCredentials ?? options.wholesalerCredentials;
   if (operation.credentialDictionary && logins !== undefined) {
-    headers['x-msv3-credentials'] = credentialDictionary(logins, input.body);
+    headers['x-msv3-credentials'] = credentialDictionary(logins);
   }
   let idempotencyKey: string | undefined;
   if (operation.idempotencyKey) {
@@ -131,25 +147,6 @@ async function sendOperation(
     if (delay === undefined) throw error;
     await sleep(delay, request.signal);
   }
-}
-
-/**
- * X-MSV3-Credentials (docs/multi-wholesaler.md): one member per wholesaler the body names (all, if it
- * names none), each `user:password` in UTF-8 as an RFC 8941 byte sequence, so any password travels.
- */
-function credentialDictionary(logins: WholesalerCredentials, body: unknown): string {
-  const named = (body as { wholesalers?: unknown } | undefined)?.wholesalers;
-  const wanted = Array.isArray(named) ? new Set(named.map((id) => String(id).toLowerCase())) : null;
-  const members: string[] = [];
-  for (const [id, login] of Object.entries(logins)) {
-    const key = id.toLowerCase();
-    if (wanted !== null && !wanted.has(key)) continue;
-    const bytes = new TextEncoder().encode(`${login.username}:${login.password}`);
-    let binary = '';
-    for (const byte of bytes) binary += String.fromCharCode(byte);
-    members.push(`${key}=:${btoa(binary)}:`);
-  }
-  return members.join(', ');
 }
 
 function operationUrl(baseUrl: string, operation: Operation, input: Input): string {

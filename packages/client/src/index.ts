@@ -1,14 +1,15 @@
 export {
   type ClientOptions,
   createClient,
+  credentialDictionary,
   type GatewayClient,
   type Msv3Credentials,
+  type Msv3CredentialsByWholesaler,
   type OperationErrors,
   type OperationInput,
   type OperationName,
   type OperationResponse,
   type RequestOptions,
-  type WholesalerCredentials,
 } from './client.js';
 export { GatewayConnectionError, GatewayError, isGatewayError } from './errors.js';
 export type { ErrorBody, ErrorKind, Operations, WebhookEvents } from './generated/api.js';
