@@ -13,7 +13,7 @@ import { type Row, row } from './report.js';
 /**
  * The passwords of the multi-wholesaler form (`X-MSV3-Credentials`, docs/split-orders.md) searched
  * where a gateway could leave them: split orders (dry run, placed, replayed) and a compare request
- * (answered once the route exists) over three sandbox wholesalers, each login a random marker password
+ * over three sandbox wholesalers, each login a random marker password
  * in both forms (a pair of strings, a byte sequence of `user:password`), plus a malformed header holding
  * one. Then every row of every table of its database, the PostgreSQL server's WAL files and log, the
  * gateway's output at LOG_LEVEL=debug, and the OTLP exports it sent to a collector of this check's own
@@ -89,6 +89,7 @@ export async function secretsCheck(ctx: BatteryContext): Promise<Row[]> {
     const problems: string[] = [];
     if (placed.status !== 200 || !placed.text.includes('"complete"'))
       problems.push(`the split was not placed (${placed.status}: ${placed.text.slice(0, 160)})`);
+    if (answers[3]!.status !== 200) problems.push(`the compare request got ${answers[3]!.status}`);
     if (answers[4]!.status !== 400) problems.push(`a malformed X-MSV3-Credentials got ${answers[4]!.status}`);
     // A graceful stop flushes the spans and the logs.
     gateway.child.kill('SIGTERM');

@@ -18,6 +18,7 @@ import { installObservation } from './http/observe.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { requestIdFor } from './http/request-id.js';
 import { registerAvailabilityRoutes } from './http/routes/availability.js';
+import { registerAvailabilityCompareRoutes } from './http/routes/availability-compare.js';
 import { registerConnectionRoutes } from './http/routes/connection.js';
 import { registerContractRoutes } from './http/routes/contracts.js';
 import { registerDeliveryRoutes } from './http/routes/deliveries.js';
@@ -44,6 +45,7 @@ export const ROUTES: readonly RouteRegistration[] = [
   registerWholesalerRoutes,
   registerConnectionRoutes,
   registerAvailabilityRoutes,
+  registerAvailabilityCompareRoutes,
   registerContractRoutes,
   registerOrderRoutes,
   registerOrderSplitRoutes,

@@ -10,7 +10,8 @@ export const ERROR_CATALOGUE = {
   wholesaler_credentials_missing: {
     code: '1002',
     status: 400,
-    description: 'X-MSV3-Username or X-MSV3-Password is missing or malformed.',
+    description:
+      'X-MSV3-Username or X-MSV3-Password is missing or malformed, or X-MSV3-Credentials has no valid member for a wholesaler of the request.',
   },
   invalid_idempotency_key: {
     code: '1003',

@@ -57,7 +57,9 @@ export function assertSupports(
 
 /**
  * One call, with the raw outcome (the order service needs `maybeDelivered` to reconcile). Every
- * service's wholesaler call passes here, so this is where its trace span is opened.
+ * service's wholesaler call passes here, so this is where its trace span is opened. Aborting `signal`
+ * (a caller's deadline, e.g. comparing wholesalers) ends the call at once, its connection included, and
+ * rejects with `signal.reason`; the request's log line notes it as `abandoned`.
  */
 export async function callWholesalerRaw<Req, Res>(
   deps: UpstreamDeps,
@@ -65,13 +67,30 @@ export async function callWholesalerRaw<Req, Res>(
   operation: Msv3Operation<Req, Res>,
   credentials: Credentials,
   request: Req,
+  signal?: AbortSignal,
 ): Promise<CallResult<Res>> {
   assertSupports(wholesaler, operation as Msv3Operation<unknown, unknown>);
   // Checked above, so the client's own version check (UnsupportedOperationError) cannot fire here.
-  const call = () => clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request);
-  const result = await (deps.tracing?.enabled
-    ? inCallSpan(deps.tracing, wholesaler, operation.name, call)
-    : call());
+  const call = () =>
+    clientFor(deps, wholesaler).call(operation, wholesaler.endpoint, credentials, request, signal);
+  const started = performance.now();
+  let result: CallResult<Res>;
+  try {
+    result = await (deps.tracing?.enabled
+      ? inCallSpan(deps.tracing, wholesaler, operation.name, call)
+      : call());
+  } catch (error) {
+    if (signal?.aborted) {
+      const latencyMs = performance.now() - started;
+      deps.noteCall?.({
+        wholesaler: wholesaler.id,
+        operation: operation.name,
+        latencyMs,
+        outcome: 'abandoned',
+      });
+    }
+    throw error;
+  }
   deps.noteCall?.({
     wholesaler: wholesaler.id,
     operation: operation.name,
@@ -88,8 +107,9 @@ export async function callWholesaler<Req, Res>(
   operation: Msv3Operation<Req, Res>,
   credentials: Credentials,
   request: Req,
+  signal?: AbortSignal,
 ): Promise<{ value: Res; latencyMs: number }> {
-  const result = await callWholesalerRaw(deps, wholesaler, operation, credentials, request);
+  const result = await callWholesalerRaw(deps, wholesaler, operation, credentials, request, signal);
   if (!result.ok) throw apiErrorFromUpstream(result.error, wholesaler.id);
   return { value: result.value, latencyMs: result.latencyMs };
 }

@@ -90,6 +90,33 @@ describe('the client against a real gateway', () => {
     expect((await client.getContract({ wholesaler: PHOENIX })).wholesaler).toBe(PHOENIX);
   });
 
+  it('compares availability at several wholesalers with a login for each', async () => {
+    const client = recordingClient({
+      wholesalerCredentials: {
+        phoenix: TEST_CREDENTIALS,
+        aep: { username: 'apotheke2', password: 'Apotheke-Süd: "7"' },
+      },
+    });
+    const compared = await client.compareAvailability({
+      body: { wholesalers: ['aep', PHOENIX], items: [{ pzn: '04114918', quantity: 3 }], deadline_ms: 4000 },
+    });
+    expect(compared.wholesalers.map((w) => [w.wholesaler, w.status])).toEqual([
+      ['aep', 'ok'],
+      [PHOENIX, 'ok'],
+    ]);
+    expect(compared.items[0]!.recommendation).toMatchObject({
+      wholesaler: 'aep',
+      units: 3,
+      delivers_all: true,
+    });
+    await expect(
+      client.compareAvailability(
+        { body: { wholesalers: ['gehe'], items: [{ pzn: '04114918', quantity: 1 }] } },
+        { retry: { retries: 0 } },
+      ),
+    ).rejects.toMatchObject({ kind: 'wholesaler_credentials_missing', status: 400 });
+  });
+
   let delivery: { tracking_number: string; document_id: string | null; pzn: string };
   let webhook: { id: string; secret: string };
 

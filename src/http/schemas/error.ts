@@ -1,6 +1,18 @@
 import { Type } from 'typebox';
 import { ERROR_CATALOGUE, type ErrorKind } from '../../core/errors.js';
 
+/** `upstream` of an error: what the wholesaler itself said. */
+export const UpstreamTextsSchema = Type.Object(
+  {
+    kind: Type.Optional(Type.String()),
+    error_code: Type.Optional(Type.String()),
+    user_text: Type.Optional(Type.String()),
+    technical_text: Type.Optional(Type.String()),
+    http_status: Type.Optional(Type.Integer()),
+  },
+  { description: "The wholesaler's own fault or rejection texts." },
+);
+
 /** The body of every 4xx/5xx response (see `ApiError.toBody`); registered as the default response of every route. */
 export const ErrorBodySchema = Type.Object(
   {
@@ -21,18 +33,7 @@ export const ErrorBodySchema = Type.Object(
           'With `order_outcome_unknown`: the gateway order (`GW-…`) that was sent; ask its status or retry with the same Idempotency-Key.',
       }),
     ),
-    upstream: Type.Optional(
-      Type.Object(
-        {
-          kind: Type.Optional(Type.String()),
-          error_code: Type.Optional(Type.String()),
-          user_text: Type.Optional(Type.String()),
-          technical_text: Type.Optional(Type.String()),
-          http_status: Type.Optional(Type.Integer()),
-        },
-        { description: "The wholesaler's own fault or rejection texts." },
-      ),
-    ),
+    upstream: Type.Optional(UpstreamTextsSchema),
   },
   { $id: 'ErrorBody', title: 'ErrorBody' },
 );

@@ -152,6 +152,7 @@ describe('request strings in the OpenAPI document', () => {
   /** Strings that are only looked up (ids, cursors) or headers (HTTP cannot carry control characters). */
   const LOOKUP_ONLY = [
     /body\.wholesaler$/, // a wholesaler id: unknown ones are 404
+    /body\.wholesalers\[\]$/,
     /query\.wholesaler$/,
     /query\.starting_after$/,
     /path\.(id|delivery_id|order_id)$/,

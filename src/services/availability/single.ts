@@ -82,6 +82,21 @@ export async function checkAvailability(
     input.wholesaler,
   );
   const wholesaler = await deps.registry.resolve(tenant, input.wholesaler);
+  return availabilityAt(deps, wholesaler, credentials, input, pzns);
+}
+
+/**
+ * The availability question to one resolved wholesaler, its PZNs already padded and unique
+ * (`uniquePzns`). `signal` ends the call when the caller stops waiting (compare.ts's deadline).
+ */
+export async function availabilityAt(
+  deps: UpstreamDeps,
+  wholesaler: ResolvedWholesaler,
+  credentials: Credentials,
+  input: AvailabilityInput,
+  pzns: readonly string[],
+  signal?: AbortSignal,
+): Promise<AvailabilityResult> {
   checkQuantities(wholesaler, input.items);
   const problems = pzns.map(invalidPzn);
   const notAsked = (i: number): AvailabilityItem => ({
@@ -101,11 +116,18 @@ export async function checkAvailability(
     return { wholesaler: input.wholesaler, response_type: null, items: pzns.map((_, i) => notAsked(i)) };
   }
 
-  const { value } = await callWholesaler(deps, wholesaler, verfuegbarkeitAnfragen, credentials, {
-    clientSoftwareId: deps.clientSoftwareId,
-    id: newUuid(),
-    articles,
-  });
+  const { value } = await callWholesaler(
+    deps,
+    wholesaler,
+    verfuegbarkeitAnfragen,
+    credentials,
+    {
+      clientSoftwareId: deps.clientSoftwareId,
+      id: newUuid(),
+      articles,
+    },
+    signal,
+  );
 
   const byPzn = new Map<string, AvailabilityArticle>();
   for (const article of value.articles) byPzn.set(article.requestedPzn, article);
@@ -142,7 +164,12 @@ function toItem(pzn: string, article: AvailabilityArticle): AvailabilityItem {
 }
 
 /** Pads every PZN to 8 digits; a repeat (also `123` vs `00000123`) is a 400 naming both positions. */
-function uniquePzns(raw: readonly string[], list: string, field: string, wholesaler: string): string[] {
+export function uniquePzns(
+  raw: readonly string[],
+  list: string,
+  field: string,
+  wholesaler: string | null,
+): string[] {
   const firstAt = new Map<string, number>();
   return raw.map((text, i) => {
     const pzn = normalisePzn(text);

@@ -255,6 +255,131 @@ export interface Operations {
     };
     errors: 'api_key_invalid' | 'api_key_missing' | 'endpoint_not_allowed' | 'gateway_busy' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_bad_response' | 'wholesaler_circuit_open' | 'wholesaler_credentials_missing' | 'wholesaler_credentials_rejected' | 'wholesaler_fault' | 'wholesaler_function_not_agreed' | 'wholesaler_http_error' | 'wholesaler_not_found' | 'wholesaler_rejected_request' | 'wholesaler_throttled' | 'wholesaler_timeout' | 'wholesaler_unavailable' | 'wholesaler_unreachable';
   };
+  /** Availability of up to 50 articles at up to 10 wholesalers at once, with a recommendation */
+  compareAvailability: {
+    input: {
+      body: {
+        /** 1 to 10 distinct wholesaler ids in your order of preference, the main wholesaler first: the recommendation takes the first that delivers the full quantity. */
+        wholesalers: string[];
+        /** 1 to 50 articles, each PZN at most once. */
+        items: ({
+          /** PZN, 1 to 8 digits; shorter ones are left-padded with zeros to 8 digits. The last of the 8 is a check digit: the first seven weighted 1 to 7, summed, modulo 11 (a remainder of 10 is no PZN). */
+          pzn: string;
+          /** Requested quantity: 1 to 99,999 (MSV3 v2), 1 to 9,999 for MSV3 v1 wholesalers. */
+          quantity: number;
+          /** MSV3 `Bedarf`: `direct` (this article is needed), `one_of_many` (one of the `one_of_many` items of this request is needed), `unspecified`. MSV3 v1 knows only a request-wide flag: set when every item is `one_of_many`. */
+          demand_type?: 'direct' | 'one_of_many' | 'unspecified';
+        })[];
+        /** How long to wait for the wholesalers, in milliseconds (100 to 30000). A wholesaler that has not answered then is stopped and reported as `timeout`; the others' answers come back at once. */
+        deadline_ms?: number;
+      };
+    };
+    inputRequired: true;
+    response: {
+      /** The deadline applied. */
+      deadline_ms: number;
+      /** In request order. */
+      wholesalers: ({
+        wholesaler: string;
+        /** `ok`: `answer` holds its availability; `error`: it failed (`error`); `timeout`: it did not answer within `deadline_ms` (or its own call timeout) and was stopped. */
+        status: 'ok' | 'error' | 'timeout';
+        /** How long this wholesaler took, or was waited for. */
+        elapsed_ms: number;
+        /** As POST /v1/availability answers for this wholesaler; null unless `status` is `ok`. */
+        answer: ({
+          response_type: ('standard' | 'unspecific') | null;
+          items: ({
+            /** 8 digits. */
+            pzn: string;
+            quantity_requested: number;
+            /** Not an MSV3 field: true when every delivery portion is `normal` or `network` and no binding substitution replaces the article. */
+            available: boolean;
+            /** MSV3 `Anteile`, 1 to 5; none for a PZN that was not asked (`invalid_pzn`). */
+            deliveries: ({
+              /** MSV3 `Typ`: `normal` (Normal, next regular tour), `network` (Verbund, from a partner warehouse), `backorder` (Nachlieferung, delivered later), `special_procurement` (Dispo), `not_deliverable` (NichtLieferbar); order answers also `not_delivered_<normal|network|backorder|special_procurement>_possible` (KeineLieferungAber…Moeglich: nothing delivered although that kind of delivery was possible). */
+              type: 'normal' | 'network' | 'backorder' | 'special_procurement' | 'not_deliverable' | 'not_delivered_normal_possible' | 'not_delivered_network_possible' | 'not_delivered_backorder_possible' | 'not_delivered_special_procurement_possible';
+              /** Units in this portion; null when the wholesaler left `Menge` nil (unspecific answers). */
+              quantity: number | null;
+              /** Tour name, e.g. `Mittagstour`; null when none was given. */
+              tour: string | null;
+              /** Printable tour id (`TourId`); order answers only. */
+              tour_id?: string | null;
+              /** Expected delivery as German local date-time `YYYY-MM-DDThh:mm:ss` (no zone); null when unknown. */
+              estimated_at: string | null;
+              /** Additive: the UTC offset the wholesaler sent with the time (`+01:00`, `Z`), null if none. */
+              estimated_at_offset: string | null;
+              /** Additive: MSV3 defect reason (`Grund`): `out_of_stock` (FehltZurzeit), `manufacturer_cannot_deliver` (v1 NichtLieferbar / v2 HerstellerNichtLieferbar), `direct_from_manufacturer_only` (NurDirekt), `not_carried` (NichtGefuehrt), `unknown_article` (ArtikelNrUnbekannt), `withdrawn_from_market` (AusserHandel), `no_supply_for_customer` (KeinBezug), `excluded_from_transport` (Transportausschluss), `partial_shortage` (Teildefekt); null for KeineAngabe (always so for `normal` and `network`). */
+              reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** Additive: MSV3 v2 `Tourabweichung`, true when this portion cannot go with the next tour (narcotics, cold chain, transport exclusion); null for v1 wholesalers. */
+              tour_deviation: boolean | null;
+            })[];
+            /** MSV3 `Substitution`, or null. Unless `reason` is `proposal`, the deliveries describe the substitute. */
+            substitution: ({
+              /** `successor_product` (Nachfolgeprodukt), `reimport_or_parallel_import` (ReUndParallelImport), `proposal` (Vorschlag: only a suggestion, the deliveries still describe the requested PZN). */
+              reason: 'successor_product' | 'reimport_or_parallel_import' | 'proposal';
+              /** Why the requested PZN itself is not delivered (values as `deliveries[].reason`). */
+              defect_reason: ('out_of_stock' | 'manufacturer_cannot_deliver' | 'direct_from_manufacturer_only' | 'not_carried' | 'unknown_article' | 'withdrawn_from_market' | 'no_supply_for_customer' | 'excluded_from_transport' | 'partial_shortage') | null;
+              /** The PZN that would be delivered instead (8 digits). */
+              pzn: string;
+            }) | null;
+            /** Not an MSV3 field: null when the wholesaler was asked. Otherwise the PZN is no PZN (its last digit is a check digit) and was not sent: correct it and ask again. */
+            invalid_pzn: ({
+              /** `wrong_check_digit`: another last digit would make it a PZN (`expected_check_digit`); `not_issuable`: no last digit would, so no article has a PZN starting with these seven digits. */
+              reason: 'wrong_check_digit' | 'not_issuable';
+              /** The check digit the first seven digits call for, `0` to `9`; null with `not_issuable`. */
+              expected_check_digit: string | null;
+              /** One sentence for a person. */
+              message: string;
+            }) | null;
+          })[];
+        }) | null;
+        /** What went wrong, as a single call would answer it; null when `status` is `ok`. */
+        error: ({
+          /** Error kind, as a single call to this wholesaler would answer; see the error catalogue. */
+          kind: 'invalid_request' | 'malformed_json' | 'wholesaler_credentials_missing' | 'invalid_idempotency_key' | 'endpoint_not_allowed' | 'unsupported_media_type' | 'payload_too_large' | 'route_not_found' | 'method_not_allowed' | 'request_headers_too_large' | 'request_timeout' | 'api_key_missing' | 'api_key_invalid' | 'wholesaler_credentials_rejected' | 'wholesaler_function_not_agreed' | 'live_mode_required' | 'metrics_token_invalid' | 'test_mode_required' | 'status_token_invalid' | 'wholesaler_not_found' | 'order_not_found' | 'delivery_not_found' | 'document_not_found' | 'webhook_not_found' | 'resource_not_found' | 'operation_not_supported' | 'order_rejected' | 'idempotency_key_reused' | 'idempotency_request_in_progress' | 'wholesaler_rejected_request' | 'conflict' | 'order_type_not_agreed' | 'order_labels_exceeded' | 'complete_containers_only' | 'rate_limited' | 'wholesaler_throttled' | 'wholesaler_circuit_open' | 'gateway_busy' | 'wholesaler_unreachable' | 'wholesaler_fault' | 'wholesaler_http_error' | 'wholesaler_bad_response' | 'wholesaler_timeout' | 'order_outcome_unknown' | 'return_outcome_unknown' | 'wholesaler_unavailable' | 'internal_error' | 'service_unavailable';
+          /** Stable numeric code of the kind, as a string. */
+          error_code: string;
+          /** What went wrong, naming the wholesaler. */
+          message: string;
+          /** Seconds after which asking this wholesaler again makes sense (what a single call would send as Retry-After); null when not said. */
+          retry_after: number | null;
+          /** The wholesaler's own fault texts, when it sent any. */
+          upstream: ({
+            kind?: string;
+            error_code?: string;
+            user_text?: string;
+            technical_text?: string;
+            http_status?: number;
+          }) | null;
+        }) | null;
+      })[];
+      /** In request order. */
+      items: ({
+        /** 8 digits. */
+        pzn: string;
+        quantity_requested: number;
+        recommendation: {
+          /** Where to order it: the first wholesaler in preference order that delivers the full quantity, else the one delivering the most (the earliest among equals); null when no wholesaler that answered delivers any. Never one that failed or timed out. */
+          wholesaler: string | null;
+          /** Units it delivers with a tour (normal and network portions). */
+          units: number;
+          /** The earliest local delivery time of those units. */
+          estimated_at: string | null;
+          delivers_all: boolean;
+          /** Why, in one sentence. */
+          reason: string;
+        };
+        /** What each wholesaler that answered delivers, in preference order. */
+        offers: ({
+          wholesaler: string;
+          units: number;
+          /** The earliest local delivery time. */
+          estimated_at: string | null;
+        })[];
+      })[];
+    };
+    errors: 'api_key_invalid' | 'api_key_missing' | 'internal_error' | 'invalid_request' | 'malformed_json' | 'payload_too_large' | 'rate_limited' | 'request_headers_too_large' | 'request_timeout' | 'service_unavailable' | 'unsupported_media_type' | 'wholesaler_credentials_missing' | 'wholesaler_not_found';
+  };
   /** Contract data: capabilities, order types, weekly order windows (vertragsdatenAbfragen) */
   getContract: {
     input: {
@@ -3260,6 +3385,7 @@ export const operationTable = {
   testConnection: {method: "POST",path: "/v1/connection/test",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
   checkAvailability: {method: "POST",path: "/v1/availability",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
   checkBulkAvailability: {method: "POST",path: "/v1/availability/bulk",pathParams: [],query: [],body: true,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
+  compareAvailability: {method: "POST",path: "/v1/availability/compare",pathParams: [],query: [],body: true,credentials: false,credentialDictionary: true,idempotencyKey: false,answer: "json"},
   getContract: {method: "GET",path: "/v1/contracts",pathParams: [],query: ["wholesaler"],body: false,credentials: true,credentialDictionary: false,idempotencyKey: false,answer: "json"},
   listOrders: {method: "GET",path: "/v1/orders",pathParams: [],query: ["limit","starting_after","wholesaler","placement_status","created_after","created_before","pzn"],body: false,credentials: false,credentialDictionary: false,idempotencyKey: false,answer: "json"},
   placeOrder: {method: "POST",path: "/v1/orders",pathParams: [],query: ["dry_run"],body: true,credentials: true,credentialDictionary: false,idempotencyKey: true,answer: "json"},
