@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { newTenantState, type StateUse, type TenantState, type World } from './state.js';
 import { decodeTenant, encodeTenant } from './state-codec.js';
 
@@ -164,14 +164,14 @@ export function persistentWorld(
             // The state in memory may be ahead of the stored one (a write that failed): load it again.
             cache.delete(name);
             if (++failures >= MAX_FAILURES) throw error;
-            await sleep(retryDelayMs * failures);
+            await delay(retryDelayMs * failures); // the store's back-off: it may be restarting
             continue;
           }
           // Another instance saved first: run again on its state, after a moment's jitter so that two
           // instances busy with one tenant do not keep colliding.
           cache.delete(name);
           if (++conflicts >= MAX_CONFLICTS) throw new Error(`the sandbox state of "${name}" kept changing`);
-          await sleep(Math.random() * 5 * conflicts);
+          await delay(Math.random() * 5 * conflicts);
         }
       });
     },

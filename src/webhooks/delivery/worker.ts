@@ -201,11 +201,12 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       if (!running) break;
       if (lookAgain && inFlight.size < options.concurrency) continue;
       // With every slot busy, only a freed slot (or the poll interval) ends the sleep; a wake stays noted.
-      if (free <= 0 || !woken) await sleep(options.pollIntervalMs);
+      if (free <= 0 || !woken) await wokenOrAfter(options.pollIntervalMs);
     }
   }
 
-  function sleep(ms: number): Promise<void> {
+  /** Resolves on the next wake (`signal`) or after `ms`, the poll interval, whichever comes first. */
+  function wokenOrAfter(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
