@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
@@ -52,7 +52,8 @@ function withSlowReads(documents: TenantDocuments): TenantDocuments {
   return {
     read: async (tenant, knownVersion) => {
       const stored = await documents.read(tenant, knownVersion);
-      await sleep(Math.random() * 5);
+      await delay(Math.random() * 5); // a network database's latency, not a wait for anything
+
       return stored;
     },
     write: (tenant, document, expectedVersion) => documents.write(tenant, document, expectedVersion),
