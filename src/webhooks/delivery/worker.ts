@@ -32,6 +32,8 @@ export interface WorkerDeps extends DeliverDeps {
   listen?: (onNotify: () => void) => Promise<() => Promise<void>>;
   /** Reported after every attempt (tests, benchmarks). */
   onAttempt?: (report: AttemptReport) => void;
+  /** Reported after every look for due deliveries, with how many it claimed (tests). */
+  onLook?: (claimed: number) => void;
 }
 
 export interface WebhookWorker {
@@ -190,6 +192,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
           const jobs = await claim(free);
           claiming = false; // in the same step as run(), so no attempt's end falls in between
           for (const job of jobs) run(job);
+          deps.onLook?.(jobs.length);
           saturated = jobs.length === free;
           // A subscription that reached its cap may hide other subscriptions' due rows: look again.
           lookAgain = saturated || jobs.some((job) => isCapped(job.subscriptionId));
