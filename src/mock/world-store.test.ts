@@ -274,9 +274,11 @@ describe('the stored document', () => {
 describe('a store that is away', () => {
   it('answers whether a tenant is down from what it saw last (up when never seen), instead of failing', async () => {
     let away = false;
+    let reads = 0;
     const stored = new Map<string, { version: number; document: string }>();
     const documents: TenantDocuments = {
       async read(tenant) {
+        reads++;
         if (away) throw new Error('connection refused');
         return stored.get(tenant);
       },
@@ -288,7 +290,8 @@ describe('a store that is away', () => {
         return version;
       },
     };
-    const world = persistentWorld(documents, { retryDelayMs: 1 });
+    let elapsed = 0;
+    const world = persistentWorld(documents, { retryDelayMs: 1, elapsedMs: () => elapsed });
     away = true;
     await expect(world.isDown('sandbox/never-seen')).resolves.toBe(false);
     away = false;
@@ -298,7 +301,11 @@ describe('a store that is away', () => {
     });
     expect(await world.isDown('sandbox/a')).toBe(true);
     away = true;
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the cached answer's lifetime
+    const readsBefore = reads;
+    expect(await world.isDown('sandbox/a')).toBe(true); // the cached answer, not asking the store
+    expect(reads).toBe(readsBefore);
+    elapsed += 1_001; // past the cached answer's lifetime: the store is asked, and is away
     await expect(world.isDown('sandbox/a')).resolves.toBe(true);
+    expect(reads).toBeGreaterThan(readsBefore);
   });
 });

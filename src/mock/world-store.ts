@@ -74,6 +74,11 @@ interface Loaded {
 export interface PersistentWorldOptions {
   /** Wait before retrying after a failed read or write, times the attempt (default 100 ms). */
   retryDelayMs?: number;
+  /**
+   * Milliseconds on a clock that always runs, for how old a tenant's up/down state is (default
+   * `performance.now`: the mock's own clock may stand still); tests move their own.
+   */
+  elapsedMs?: () => number;
 }
 
 export function persistentWorld(
@@ -81,10 +86,11 @@ export function persistentWorld(
   options: PersistentWorldOptions = {},
 ): WorldStore {
   const retryDelayMs = options.retryDelayMs ?? 100;
+  const elapsedMs = options.elapsedMs ?? (() => performance.now());
   /** The tenants as last loaded or saved here; a tenant whose save failed or lost is dropped. */
   const cache = new Map<string, Loaded>();
   const turns = new Map<string, Promise<void>>();
-  /** When each tenant was last loaded for `isDown` (performance.now(): the mock's clock may stand still). */
+  /** When each tenant was last loaded for `isDown`, in `elapsedMs`. */
   const downCheckedAt = new Map<string, number>();
 
   async function load(name: string): Promise<Loaded> {
@@ -136,7 +142,7 @@ export function persistentWorld(
     async isDown(name) {
       const cached = cache.get(name);
       const checkedAt = downCheckedAt.get(name);
-      if (cached !== undefined && checkedAt !== undefined && performance.now() - checkedAt < DOWN_CHECK_MS) {
+      if (cached !== undefined && checkedAt !== undefined && elapsedMs() - checkedAt < DOWN_CHECK_MS) {
         return cached.state.down;
       }
       let loaded: Awaited<ReturnType<typeof load>>;
@@ -147,7 +153,7 @@ export function persistentWorld(
         // stored state (availability, contract data) still work, as they did before the switch existed.
         return cached?.state.down === true;
       }
-      downCheckedAt.set(name, performance.now());
+      downCheckedAt.set(name, elapsedMs());
       return loaded.state.down;
     },
     update(name, use, answer) {
