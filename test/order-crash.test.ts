@@ -127,7 +127,7 @@ describe('an order interrupted by a gateway crash', () => {
           return undefined;
         },
         20_000,
-        100,
+        250,
       );
       expect(response.status).toBe(200);
       const result = (await response.json()) as {
