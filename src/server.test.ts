@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { until } from '../test/until.js';
 import { loadConfig } from './config.js';
 import { IDEMPOTENCY_TTL_MS } from './http/idempotency-rules.js';
 import { manualClock } from './lib/clock.js';
@@ -16,12 +16,22 @@ import { openDatabase } from './store/database.js';
 import { claimIdempotencyKey } from './store/idempotency.js';
 import { shutdownTiming } from './wiring.js';
 
-/** Lets every request through after `delayMs`, so a request can be caught in flight. */
-function slowLimiter(delayMs: number): RateLimiter & { closed: boolean } {
+/**
+ * Holds every request in the rate limit until `release()`, so a request can be caught in flight;
+ * `held` is how many are waiting.
+ */
+function gatedLimiter(): RateLimiter & { closed: boolean; held: number; release(): void } {
+  let open: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
   return {
     closed: false,
+    held: 0,
+    release: () => open(),
     async consume() {
-      await sleep(delayMs);
+      this.held++;
+      await gate;
       return { allowed: true, limit: 10, remaining: 9, resetSeconds: 1 };
     },
     async peek() {
@@ -77,7 +87,7 @@ describe('startServer', () => {
   });
 
   it('finishes an in-flight request while answering new connections 503, then closes its dependencies', async () => {
-    const rateLimiter = slowLimiter(800);
+    const rateLimiter = gatedLimiter();
     const lines: string[] = [];
     const server = await startServer({
       config: configFor('drain'),
@@ -88,7 +98,7 @@ describe('startServer', () => {
     const key = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)![0];
 
     const inFlight = fetch(`${server.url}/v1/wholesalers`, { headers: { 'x-api-key': key } });
-    await sleep(200);
+    await until('the request in flight', () => rateLimiter.held === 1, 5_000);
     const closing = server.close();
     // Still accepting: a new connection is answered, not refused, and readiness fails at once.
     for (const path of ['/v1/health/ready', '/v1/wholesalers']) {
@@ -98,6 +108,7 @@ describe('startServer', () => {
       expect(drained.headers.get('connection')).toBe('close');
       expect(await drained.json()).toMatchObject({ error: 'service_unavailable' });
     }
+    rateLimiter.release();
     const response = await inFlight;
     expect(response.status).toBe(200);
     expect(((await response.json()) as { wholesalers: unknown[] }).wholesalers.length).toBeGreaterThan(0);
@@ -113,18 +124,14 @@ describe('startServer', () => {
   it('cuts connections still busy after SHUTDOWN_TIMEOUT_MS and reports an unclean stop', async () => {
     const lines: string[] = [];
     const config = configFor('timeout', { SHUTDOWN_TIMEOUT_MS: '300' });
-    const server = await startServer({
-      config,
-      logger,
-      rateLimiter: slowLimiter(5000),
-      print: (l) => lines.push(l),
-    });
+    const rateLimiter = gatedLimiter(); // never released
+    const server = await startServer({ config, logger, rateLimiter, print: (l) => lines.push(l) });
     const key = lines.join('\n').match(/pk_test_[0-9A-Za-z]{36}/)![0];
     const inFlight = fetch(`${server.url}/v1/wholesalers`, { headers: { 'x-api-key': key } }).then(
       (r) => r.status,
       () => 'cut',
     );
-    await sleep(100);
+    await until('the request in flight', () => rateLimiter.held === 1, 5_000);
     const started = Date.now();
     expect(await server.close()).toEqual({ clean: false });
     expect(Date.now() - started).toBeLessThan(2000);
@@ -139,19 +146,26 @@ describe('startServer', () => {
     const database = await openDatabase(config.database.url);
     try {
       const account = await createAccount(database.db, clock, { name: 'Apotheke am Markt' });
-      await claimIdempotencyKey(database.db, clock, {
-        scope: { apiKeyId: 'key_1', accountId: account.id, keyHash: 'h' },
-        fingerprint: 'f',
-        requestId: 'req_1',
-        lockMs: 1_000,
-        ttlMs: IDEMPOTENCY_TTL_MS,
-      });
-      const count = async () =>
-        (await database.db.selectFrom('idempotency_keys').select('key_hash').execute()).length;
-      await sleep(1_200);
-      expect(await count()).toBe(1);
-      clock.advance(IDEMPOTENCY_TTL_MS + 1);
-      await vi.waitFor(async () => expect(await count()).toBe(0), { timeout: 3_000, interval: 100 });
+      const claim = (keyHash: string, ttlMs: number) =>
+        claimIdempotencyKey(database.db, clock, {
+          scope: { apiKeyId: 'key_1', accountId: account.id, keyHash },
+          fingerprint: 'f',
+          requestId: `req_${keyHash}`,
+          lockMs: 1_000,
+          ttlMs,
+        });
+      await claim('short', 60_000);
+      await claim('day', IDEMPOTENCY_TTL_MS);
+      const left = async () =>
+        (await database.db.selectFrom('idempotency_keys').select('key_hash').execute()).map(
+          (k) => k.key_hash,
+        );
+      // A purge runs (the short-lived key goes) and leaves the key that has not expired.
+      clock.advance(60_000);
+      await until('a purge', async () => (await left()).length === 1, 5_000);
+      expect(await left()).toEqual(['day']);
+      clock.advance(IDEMPOTENCY_TTL_MS);
+      await until('the second purge', async () => (await left()).length === 0, 5_000);
     } finally {
       await database.close();
       await server.close();
@@ -170,6 +184,7 @@ describe('startServer', () => {
 
 describe('shutdown timing and exit', () => {
   const logger = createLogger({ level: 'silent' });
+  afterEach(() => vi.useRealTimers());
 
   it('stops wholesaler calls 500 ms before the shutdown limit, a quarter of a short limit before it', () => {
     expect(shutdownTiming(10_000)).toEqual({ timeoutMs: 10_000, stopCallsAfterMs: 9_500 });
@@ -186,24 +201,27 @@ describe('shutdown timing and exit', () => {
   }
 
   it('exits with 0 after a clean close and with 1 after an unclean one', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const clean = signalled(async () => ({ clean: true }));
     clean.signals.emit('SIGTERM', 'SIGTERM');
     const unclean = signalled(async () => ({ clean: false }));
     unclean.signals.emit('SIGINT', 'SIGINT');
-    await sleep(10);
+    await vi.advanceTimersByTimeAsync(10);
     expect(clean.codes).toEqual([0]);
     expect(unclean.codes).toEqual([1]);
     // The last-resort timer was cleared: no second exit.
-    await sleep(1_000);
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1_000);
     expect(clean.codes).toEqual([0]);
   });
 
   it('exits with 1 shortly after the limit when closing hangs, and at once on a second signal', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const hanging = signalled(() => new Promise(() => {}));
     hanging.signals.emit('SIGTERM', 'SIGTERM');
-    await sleep(300);
+    await vi.advanceTimersByTimeAsync(300);
     expect(hanging.codes).toEqual([]);
-    await sleep(1_200);
+    await vi.advanceTimersByTimeAsync(1_200);
     expect(hanging.codes).toEqual([1]);
 
     const impatient = signalled(() => new Promise(() => {}));

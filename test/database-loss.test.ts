@@ -11,6 +11,7 @@ import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
 import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
+import { until } from './until.js';
 
 /**
  * Losing PostgreSQL under two real `msv3-gateway serve` processes, on a PostgreSQL server of this test's
@@ -165,13 +166,16 @@ describe('losing the database under two gateway processes', () => {
   async function untilServing(timeoutMs: number): Promise<number> {
     const started = Date.now();
     let last: Answer[] = [];
-    while (Date.now() - started < timeoutMs) {
+    const serving = async () => {
       last = await Promise.all([a, b].flatMap((gateway) => ROUTES.map((route) => call(gateway, route))));
       for (const answer of last) expectSuccessOrUnavailable(answer);
-      if (last.every((answer) => answer.status < 300)) return Date.now() - started;
-      await sleep(200);
-    }
-    throw new Error(`not serving again within ${timeoutMs} ms: ${JSON.stringify(last.map((x) => x.status))}`);
+      return last.every((answer) => answer.status < 300);
+    };
+    await until('serving again', serving, timeoutMs, 200).catch((error: unknown) => {
+      const statuses = JSON.stringify(last.map((x) => x.status));
+      throw new Error(`${(error as Error).message} (last statuses ${statuses})`, { cause: error });
+    });
+    return Date.now() - started;
   }
 
   function expectNoExits(): void {
@@ -256,11 +260,11 @@ describe('losing the database under two gateway processes', () => {
     expect(order.status).toBe(200);
     const orderId = String(order.body.order_id);
     const started = Date.now();
-    while (!arrivals.some((arrival) => arrival.body.includes(orderId))) {
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`order ${orderId} not delivered in ${timeoutMs} ms`);
-      await sleep(25);
-    }
+    await until(
+      `order ${orderId} delivered`,
+      () => arrivals.some((arrival) => arrival.body.includes(orderId)),
+      timeoutMs,
+    );
     return Date.now() - started;
   }
 
@@ -278,11 +282,13 @@ describe('losing the database under two gateway processes', () => {
           answers.push(await call(gateway, ROUTES[i % ROUTES.length]!));
       }),
     );
-    await sleep(300);
+    // Each termination falls among requests in flight: some answered before it, more after.
+    const answered = (n: number) => until(`${n} answers`, () => answers.length >= n, 20_000);
+    await answered(10);
     const first = await terminateGatewayConnections();
-    await sleep(400);
+    await answered(answers.length + 10);
     const second = await terminateGatewayConnections();
-    await sleep(300);
+    await answered(answers.length + 10);
     running = false;
     await load;
     expectNoExits();
@@ -305,17 +311,18 @@ describe('losing the database under two gateway processes', () => {
       await locker.query('begin');
       await locker.query('lock table webhook_subscriptions in exclusive mode');
       const pauses = [a, b].map((gateway) => call(gateway, 'pause'));
-      const started = Date.now();
-      for (;;) {
-        const [row] = await adminQuery<{ waiting: number }>(
-          `select count(*)::int as waiting from pg_stat_activity
-           where application_name = $1 and wait_event_type = 'Lock' and state = 'active'`,
-          [GATEWAY_APP],
-        );
-        if (row!.waiting >= 2) break;
-        if (Date.now() - started > 10_000) throw new Error('the gateways never waited for the lock');
-        await sleep(25);
-      }
+      await until(
+        'the gateways waiting for the lock',
+        async () => {
+          const [row] = await adminQuery<{ waiting: number }>(
+            `select count(*)::int as waiting from pg_stat_activity
+             where application_name = $1 and wait_event_type = 'Lock' and state = 'active'`,
+            [GATEWAY_APP],
+          );
+          return row!.waiting >= 2;
+        },
+        10_000,
+      );
       const inTransaction = await adminQuery<{ pid: number }>(
         `select pid from pg_stat_activity where application_name = $1 and xact_start is not null
          and wait_event_type = 'Lock'`,
@@ -370,22 +377,23 @@ describe('losing the database under two gateway processes', () => {
       expect(seen).toEqual(expected);
       for (const answer of unavailable) expectDatabaseUnavailable(answer);
       if (round === 0) console.info(`[database-loss] (c) while stopped: ${seen.join('; ')}`);
-      await sleep(500);
     }
 
     await server!.start();
     const recovery = await untilServing(20_000);
     // B's LISTEN connection is back (its backoff is at most 5 s): a NOTIFY from A's commit wakes it.
-    const listening = Date.now();
-    for (;;) {
-      const rows = await adminQuery(
-        `select pid from pg_stat_activity where application_name = $1 and query ilike 'listen %'`,
-        [GATEWAY_APP],
-      );
-      if (rows.length > 0) break;
-      if (Date.now() - listening > 15_000) throw new Error('the LISTEN connection did not come back');
-      await sleep(100);
-    }
+    await until(
+      'the LISTEN connection back',
+      async () =>
+        (
+          await adminQuery(
+            `select pid from pg_stat_activity where application_name = $1 and query ilike 'listen %'`,
+            [GATEWAY_APP],
+          )
+        ).length > 0,
+      15_000,
+      100,
+    );
     const delivered = await orderDeliveredWithin(8_000);
     expectNoExits();
     console.info(
@@ -393,7 +401,3 @@ describe('losing the database under two gateway processes', () => {
     );
   });
 });
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/lib/clock.js';
 import { SOAP12_NS } from '../src/msv3/envelope.js';
@@ -18,13 +18,14 @@ import {
   startGatewayProcess,
   writePhoenixCatalogue,
 } from './gateway-process.js';
+import { until } from './until.js';
 
 /**
  * Issue 11, defect 3 ("one hostile answer freezes every tenant"): a wholesaler's answer built to make
  * the XML parser slow (an element with 100,000 attributes took 28 s before) must neither block the
  * gateway nor be decoded: through a real gateway process, a loopback wholesaler answers an availability
  * call with such a bomb; the client gets 502 wholesaler_bad_response naming the parser's cap, and
- * `/v1/health`, polled every 20 ms meanwhile (from 200 ms before the call to 200 ms after its answer),
+ * `/v1/health`, polled every 20 ms meanwhile (from ten polls before the call to ten after its answer),
  * keeps answering. docs/resilience.md "Hostile answers".
  *
  * The issue asks for 100 ms at most. Each poll's latency is printed; asserted are a median under
@@ -34,8 +35,8 @@ import {
 
 const START_MS = 90_000;
 const POLL_EVERY_MS = 20;
-/** Polling starts this long before the call and ends this long after its answer. */
-const AROUND_MS = 200;
+/** Polls answered before the call is sent, and after its answer, so that the polls span the call. */
+const POLLS_AROUND = 10;
 const MEDIAN_BOUND_MS = 100;
 const MAX_BOUND_MS = 500;
 
@@ -71,19 +72,17 @@ interface Poll {
 }
 
 /**
- * GET /v1/health every POLL_EVERY_MS (one at a time) from now until AROUND_MS after `until` settles;
- * the latency of each.
+ * GET /v1/health every POLL_EVERY_MS (one at a time) into `polls`, from now until POLLS_AROUND polls
+ * after `answered()` holds; the latency of each.
  */
-async function pollHealth(url: string, until: Promise<unknown>): Promise<Poll[]> {
-  let done = false;
-  void until.finally(() => sleep(AROUND_MS).then(() => (done = true)));
-  const polls: Poll[] = [];
-  while (!done) {
+async function pollHealth(url: string, polls: Poll[], answered: () => boolean): Promise<Poll[]> {
+  for (let after = 0; after < POLLS_AROUND; ) {
     const start = performance.now();
     const response = await fetch(`${url}/v1/health`);
     await response.arrayBuffer();
     polls.push({ ms: performance.now() - start, status: response.status });
-    await sleep(POLL_EVERY_MS);
+    if (answered()) after++;
+    await delay(POLL_EVERY_MS); // the pace of a monitoring client, not a wait for anything
   }
   return polls;
 }
@@ -153,14 +152,10 @@ describe('hostile wholesaler answers', () => {
     async (kind, make, cap) => {
       answer = make();
       const callsBefore = calls;
-      let answered = () => {};
-      const polling = pollHealth(
-        gateway.url,
-        new Promise<void>((resolve) => {
-          answered = resolve;
-        }),
-      );
-      await sleep(AROUND_MS);
+      let answered = false;
+      const polled: Poll[] = [];
+      const polling = pollHealth(gateway.url, polled, () => answered);
+      await until('health polls before the call', () => polled.length >= POLLS_AROUND, 30_000);
       const availability = fetch(`${gateway.url}/v1/availability`, {
         method: 'POST',
         headers: {
@@ -172,7 +167,9 @@ describe('hostile wholesaler answers', () => {
         body: JSON.stringify({ wholesaler: 'phoenix_test', items: [{ pzn: '4114918', quantity: 1 }] }),
       });
       const started = performance.now();
-      const response = await availability.finally(() => answered());
+      const response = await availability.finally(() => {
+        answered = true;
+      });
       const tookMs = performance.now() - started;
       const body = (await response.json()) as { error?: string; message?: string };
       const polls = await polling;

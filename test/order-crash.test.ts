@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/lib/clock.js';
 import { type MockWholesaler, SCENARIO_PZNS, startMockWholesaler } from '../src/mock/index.js';
@@ -12,6 +11,7 @@ import { createApiKey } from '../src/store/api-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
+import { until } from './until.js';
 
 /**
  * The gateway dies (SIGKILL) after sending `bestellen` and before storing the answer; restarted on the
@@ -105,21 +105,30 @@ describe('an order interrupted by a gateway crash', () => {
       };
       const before = await startGatewayProcess(env, children);
       const lost = order(before.url, key, username, body).catch((error: unknown) => error);
-      while (wholesaler.requestCount('bestellen') === sent.bestellen) await sleep(20);
+      await until(
+        'bestellen at the wholesaler',
+        () => wholesaler.requestCount('bestellen') > sent.bestellen,
+        60_000,
+        10,
+      );
       // bestellen has reached the wholesaler, which took the order and holds the answer: kill the gateway now.
       before.child.kill('SIGKILL');
       expect(await lost).toBeInstanceOf(Error);
       expect(placed()).toBe(1);
 
       const after = await startGatewayProcess(env, children);
-      let response = await order(after.url, key, username, body);
-      const started = Date.now();
       // The dead process's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_MS; until then: 409.
-      while (response.status === 409 && Date.now() - started < 20_000) {
-        expect(response.headers.get('retry-after')).toBe('1');
-        await sleep(250);
-        response = await order(after.url, key, username, body);
-      }
+      const response = await until(
+        'the lock lapsed',
+        async () => {
+          const answer = await order(after.url, key, username, body);
+          if (answer.status !== 409) return answer;
+          expect(answer.headers.get('retry-after')).toBe('1');
+          return undefined;
+        },
+        20_000,
+        250,
+      );
       expect(response.status).toBe(200);
       const result = (await response.json()) as {
         request_id: string;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
@@ -8,6 +7,7 @@ import { parseCatalogue } from '../src/wholesalers/catalogue.js';
 import { type Gateway, type GatewayRequest, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
 import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
+import { until } from './until.js';
 
 /**
  * `bestellen` reaches the wholesaler, and at that very moment the gateway's PostgreSQL goes down
@@ -167,13 +167,17 @@ describe('an order whose answer cannot be stored because PostgreSQL went down', 
     // The outcome (the key reopened) could not be recorded with the database down; it is written as soon
     // as the database answers again, long before the lock would lapse, and the retry takes over and
     // reconciles.
-    let retry = await gw.inject(request);
-    const started = Date.now();
-    while (retry.statusCode === 409 && Date.now() - started < ANSWERED_WITHIN_MS) {
-      expect(retry.json().error).toBe('idempotency_request_in_progress');
-      await sleep(200);
-      retry = await gw.inject(request);
-    }
+    const retry = await until(
+      'the retry answered',
+      async () => {
+        const answer = await gw.inject(request);
+        if (answer.statusCode !== 409) return answer;
+        expect(answer.json().error).toBe('idempotency_request_in_progress');
+        return undefined;
+      },
+      ANSWERED_WITHIN_MS,
+      50,
+    );
     expect(retry.statusCode).toBe(200);
     expect(retry.json()).toMatchObject({
       order_id: orderId,
@@ -206,12 +210,15 @@ describe('an order whose answer cannot be stored because PostgreSQL went down', 
 
     // The response could not be recorded for replay with the database down; it is recorded as soon as
     // the database answers again, and the retry gets it replayed, long before the lock would lapse.
-    let retry = await gw.inject(request);
-    const started = Date.now();
-    while (retry.statusCode === 409 && Date.now() - started < ANSWERED_WITHIN_MS) {
-      await sleep(200);
-      retry = await gw.inject(request);
-    }
+    const retry = await until(
+      'the retry answered',
+      async () => {
+        const answer = await gw.inject(request);
+        return answer.statusCode !== 409 && answer;
+      },
+      ANSWERED_WITHIN_MS,
+      50,
+    );
     expect(retry.statusCode).toBe(200);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.json()).toEqual(first.json());

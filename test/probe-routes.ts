@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from 'typebox';
 import type { RouteRegistration } from '../src/http/app-deps.js';
 
@@ -52,13 +51,4 @@ export const registerProbeRoutes: RouteRegistration = (app) => {
     );
     return { logged: true };
   });
-
-  app.get(
-    '/test/slow',
-    { schema: { querystring: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 10_000 }) }) } },
-    async (request) => {
-      await sleep(request.query.ms);
-      return { slept: request.query.ms };
-    },
-  );
 };

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../src/store/database.js';
@@ -8,6 +7,7 @@ import { type Gateway, type GatewayRequest, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
 import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
 import { placeSandboxOrder } from './sandbox-orders.js';
+import { until } from './until.js';
 
 /**
  * A return announcement or take-back offer reaches the wholesaler, and at that very moment the gateway's
@@ -98,13 +98,17 @@ describe('returns sent while PostgreSQL goes down', () => {
     request: GatewayRequest,
     expected: 'replayed' | 'taken over',
   ): Promise<LightMyRequestResponse> {
-    let retry = await gw.inject(request);
-    const started = Date.now();
-    while (retry.statusCode === 409 && Date.now() - started < ANSWERED_WITHIN_MS) {
-      expect(retry.json().error).toBe('idempotency_request_in_progress');
-      await sleep(200);
-      retry = await gw.inject(request);
-    }
+    const retry = await until(
+      'the retry answered',
+      async () => {
+        const answer = await gw.inject(request);
+        if (answer.statusCode !== 409) return answer;
+        expect(answer.json().error).toBe('idempotency_request_in_progress');
+        return undefined;
+      },
+      ANSWERED_WITHIN_MS,
+      50,
+    );
     expect(retry.headers['idempotent-replayed']).toBe(expected === 'replayed' ? 'true' : undefined);
     return retry;
   }

@@ -2,12 +2,12 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from '../src/webhooks/test-support/receiver.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
 import { startGatewayProcess } from './gateway-process.js';
 import { testKeyOn } from './sandbox-api.js';
+import { until } from './until.js';
 
 /**
  * The test helpers in a real gateway process (`serve`, its in-process sandbox on a SQLite file): a
@@ -59,14 +59,16 @@ describe('test helpers in a gateway process', () => {
       ((await call(`/v1/events?type=${type}`)).body.events as { data: Record<string, unknown> }[]).map(
         (e) => e.data,
       );
-    const eventually = async (type: string, count: number) => {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const found = await events(type);
-        if (found.length >= count || Date.now() > deadline) return found;
-        await sleep(50);
-      }
-    };
+    const eventually = (type: string, count: number) =>
+      until(
+        `${count} ${type} events`,
+        async () => {
+          const found = await events(type);
+          return found.length >= count && found;
+        },
+        10_000,
+        50,
+      );
 
     receiver = await startReceiver();
     const subscribed = await call('/v1/webhooks', { url: receiver.url, wholesaler: '*', events: ['*'] });

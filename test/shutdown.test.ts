@@ -5,7 +5,6 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/lib/clock.js';
 import { type MockWholesaler, SCENARIO_PZNS, startMockWholesaler } from '../src/mock/index.js';
@@ -217,17 +216,17 @@ describe('shutdown with wholesaler calls in flight', () => {
       order(gateway.url, orderKey),
       offer(gateway.url, offerKey),
     ].map((call) => call.catch((error: unknown) => error));
-    const started = performance.now();
-    while (
-      wholesaler.requestCount('verfuegbarkeitAnfragen') < 3 ||
-      wholesaler.requestCount('bestellen') < 1 ||
-      wholesaler.requestCount('ruecknahmeangebotAnfordern') < 1 ||
-      receiver.ids.length < 1 ||
-      idle.socket.bytesRead === 0
-    ) {
-      expect(performance.now() - started).toBeLessThan(20_000);
-      await sleep(20);
-    }
+    await until(
+      'every call in flight',
+      () =>
+        wholesaler.requestCount('verfuegbarkeitAnfragen') >= 3 &&
+        wholesaler.requestCount('bestellen') >= 1 &&
+        wholesaler.requestCount('ruecknahmeangebotAnfordern') >= 1 &&
+        receiver.ids.length >= 1 &&
+        idle.socket.bytesRead > 0,
+      20_000,
+      20,
+    );
     expect(gateway.child.exitCode).toBeNull();
 
     const healthUrl = /Health probes on a port of their own: (http:\/\/\S+)\/v1\/health,/.exec(
@@ -242,7 +241,7 @@ describe('shutdown with wholesaler calls in flight', () => {
     );
     const signalled = performance.now();
     gateway.child.kill('SIGTERM');
-    while (!gateway.logs().includes('"msg":"shutting down"')) await sleep(10);
+    await until('shutting down', () => gateway.logs().includes('"msg":"shutting down"'), 20_000, 10);
     const probed = await fetch(`${healthUrl}/v1/health/ready`);
     expect(probed.status).toBe(503);
     expect(await probed.json()).toMatchObject({ message: 'Not ready: the gateway is shutting down.' });
@@ -318,11 +317,12 @@ describe('shutdown with wholesaler calls in flight', () => {
     expect(reoffered.status).toBe(200);
     expect(offered!.body.message).toContain(String(reoffered.body.offer_id));
     // The next gateway's worker sends the given-back delivery again: same event, now delivered.
-    const started2 = performance.now();
-    while ((await deliveries())[0]?.status !== 'delivered') {
-      expect(performance.now() - started2).toBeLessThan(20_000);
-      await sleep(50);
-    }
+    await until(
+      'the delivery sent again',
+      async () => (await deliveries())[0]?.status === 'delivered',
+      20_000,
+      50,
+    );
     expect(receiver.ids).toHaveLength(2);
     expect(receiver.ids[1]).toBe(receiver.ids[0]);
     await database.close();
@@ -337,7 +337,7 @@ describe('shutdown with wholesaler calls in flight', () => {
     const idle = rawConnection(gateway.url);
     idle.socket.write(`GET /v1/health HTTP/1.1\r\nHost: gateway\r\n\r\n`);
     // Answered, and then idle: the connection stays open (HTTP/1.1 keep-alive).
-    while (idle.socket.bytesRead === 0) await sleep(20);
+    await until('the answer read', () => idle.socket.bytesRead > 0, 20_000, 20);
     gateway.child.kill('SIGTERM');
     // Code 0 means HTTP had closed before the calls had to be stopped: the idle connection held nothing.
     expect((await exit).code).toBe(0);

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/lib/clock.js';
 import { type MockWholesaler, SCENARIO_PZNS, startMockWholesaler } from '../src/mock/index.js';
@@ -132,13 +131,16 @@ describe('a split order interrupted by a gateway crash', () => {
     expect(sent.bestellen).toBe(2);
 
     const after = await startGatewayProcess(env, children, 90_000);
-    let response = await split(after.url, key);
-    const started = Date.now();
     // The dead process's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_MS; until then: 409.
-    while (response.status === 409 && Date.now() - started < 20_000) {
-      await sleep(250);
-      response = await split(after.url, key);
-    }
+    const response = await until(
+      'the lock lapsed',
+      async () => {
+        const answer = await split(after.url, key);
+        return answer.status === 409 ? undefined : answer;
+      },
+      20_000,
+      250,
+    );
     expect(response.status, await response.clone().text()).toBe(200);
     const result = (await response.json()) as {
       status: string;

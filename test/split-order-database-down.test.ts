@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCENARIO_PZNS } from '../src/mock/index.js';
 import { type Database, openDatabase } from '../src/store/database.js';
@@ -8,6 +7,7 @@ import { parseCatalogue } from '../src/wholesalers/catalogue.js';
 import { type Gateway, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
 import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
+import { until } from './until.js';
 
 /**
  * A split over three wholesalers whose database goes down in the middle (docs/split-orders.md "Crashes
@@ -108,12 +108,15 @@ describe('a split order whose database goes down between two wholesalers', () =>
     expect(WHOLESALERS.map((w) => held(w).length)).toEqual([1, 1, 0]);
     const sent = proxy.count('bestellen');
 
-    let retry = await gw.inject(request(key));
-    const started = Date.now();
-    while (retry.statusCode === 409 && Date.now() - started < ANSWERED_WITHIN_MS) {
-      await sleep(200);
-      retry = await gw.inject(request(key));
-    }
+    const retry = await until(
+      'the key free for the retry',
+      async () => {
+        const answer = await gw.inject(request(key));
+        return answer.statusCode === 409 ? undefined : answer;
+      },
+      ANSWERED_WITHIN_MS,
+      200,
+    );
     expect(retry.statusCode, retry.body).toBe(200);
     const result = retry.json();
     expect(result.status).toBe('complete');

@@ -2,11 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayProcess, startGatewayProcess } from './gateway-process.js';
 import { type OtlpReceiver, startOtlpReceiver } from './otlp-receiver.js';
+import { until } from './until.js';
 
 /**
  * Tracing as configured in a real `serve` process (docs/tracing.md): the standard OTEL_* variables reach
@@ -140,14 +140,14 @@ describe('tracing in a gateway process', () => {
 });
 
 /** The `pk_test_` key a first start prints on stdout, just after it announced its URL on stderr. */
-async function firstKey(gateway: GatewayProcess): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const key = /\bpk_test_[0-9A-Za-z]+/.exec(gateway.logs())?.[0];
-    if (key !== undefined) return key;
-    if (Date.now() > deadline) throw new Error(`no first key printed:\n${gateway.logs()}`);
-    await sleep(50);
-  }
+function firstKey(gateway: GatewayProcess): Promise<string> {
+  return until(
+    'the first key printed',
+    () => /\bpk_test_[0-9A-Za-z]+/.exec(gateway.logs())?.[0],
+    15_000,
+  ).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}:\n${gateway.logs()}`);
+  });
 }
 
 /** SIGTERM, then its exit code (the gateway stops within its shutdown limit, 10 s by default). */

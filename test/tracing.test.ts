@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { SCENARIO_PZNS } from '../src/mock/index.js';
@@ -8,6 +7,7 @@ import type { Tracing } from '../src/observability/tracing.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { type Gateway, startGateway } from './gateway.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.js';
+import { until } from './until.js';
 
 /**
  * Tracing end to end (docs/tracing.md): the real app and transports against the real mock wholesalers,
@@ -50,15 +50,24 @@ describe('tracing to an OTLP/HTTP collector', () => {
   });
 
   /** Flushes until `predicate` holds: a server span ends just after its answer has left. */
-  async function exported(predicate: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      await tracing.flush();
-      const spans = receiver.spans();
-      if (predicate(spans)) return spans;
-      if (Date.now() > deadline) throw new Error(`spans missing; got ${spans.map((s) => s.name).join(', ')}`);
-      await sleep(50);
-    }
+  function exported(predicate: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
+    return until(
+      'the spans exported',
+      async () => {
+        await tracing.flush();
+        const spans = receiver.spans();
+        return predicate(spans) && spans;
+      },
+      15_000,
+      50,
+    ).catch((error: unknown) => {
+      throw new Error(
+        `${(error as Error).message}; got ${receiver
+          .spans()
+          .map((s) => s.name)
+          .join(', ')}`,
+      );
+    });
   }
 
   function serverSpanOf(spans: ReceivedSpan[], requestId: string | null): ReceivedSpan | undefined {

@@ -1,14 +1,18 @@
-/** Polls `check` every 25 ms until it returns a value; fails naming `what` after `timeoutMs`. */
+/**
+ * Polls `check` until it returns a value other than `undefined` or `false`, every `everyMs` (25 unless
+ * told); fails naming `what` after `timeoutMs`. The one way tests wait for something to happen.
+ */
 export async function until<T>(
   what: string,
-  check: () => Promise<T | undefined> | T | undefined,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs: number,
+  everyMs = 25,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value !== undefined) return value;
+    if (value !== undefined && value !== false) return value as T;
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }

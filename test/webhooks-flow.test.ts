@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -23,6 +22,24 @@ import { verifyWebhook, type WebhookEvent } from '../src/webhooks/verify.js';
 import { buildTestApp, createTestKey } from './app.js';
 import { describeEachDialect } from './db.js';
 import { type Gateway, startGateway } from './gateway.js';
+import { until } from './until.js';
+
+/** Every webhook of the account's events is delivered: nothing more is on its way to a receiver. */
+function allDelivered(db: AppDeps['database']['db'], accountId: string): Promise<true> {
+  return until(
+    'every webhook delivered',
+    async () => {
+      const open = await db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('status', '!=', 'delivered')
+        .execute();
+      return open.length === 0;
+    },
+    10_000,
+  );
+}
 
 describeEachDialect('webhook flow: event in a transaction → signed delivery', (getDatabase) => {
   let app: GatewayApp;
@@ -76,7 +93,7 @@ describeEachDialect('webhook flow: event in a transaction → signed delivery', 
     const verified = verifyWebhook(delivery!.body, delivery!.headers, signingSecret);
     expect(verified).toEqual(committed.event);
     expect(verified.customer_id).toBe('4711');
-    await sleep(300);
+    await allDelivered(db, accountId);
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -129,7 +146,8 @@ describeEachDialect('webhook flow: event in a transaction → signed delivery', 
           recordDeps,
         ),
       ];
-      await sleep(300);
+      // Nothing is due: a pass of the worker over every due delivery attempts none.
+      expect(await deps.webhooks.worker.drain()).toBe(0);
       expect(receiver.requests).toHaveLength(0);
 
       const resumedAt = Date.now();
@@ -248,7 +266,7 @@ describeEachDialect('webhook flow: sandbox order → delivery notice → signed 
 
     const again = await gw.inject({ ...as, url: '/v1/deliveries', query: { wholesaler: 'phoenix' } });
     expect(again.json().deliveries).toEqual(notices);
-    await sleep(300);
+    await allDelivered(gw.database.db, key.accountId);
     expect(receiver.requests).toHaveLength(expected);
     const events = await gw.database.db
       .selectFrom('webhook_events')

@@ -4,8 +4,7 @@ import { createServer as createHttpServer, request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyMode } from '../src/core/key-mode.js';
 import { systemClock } from '../src/lib/clock.js';
 import { SCENARIO_PZNS } from '../src/mock/index.js';
@@ -16,6 +15,7 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice, subscribe } from '../src/webhooks/test-support/fixtures.js';
 import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
+import { until } from './until.js';
 
 /**
  * WORKERS=2 as real processes (`node --import tsx src/cli.ts serve`: a primary and two node:cluster
@@ -88,13 +88,7 @@ async function waitForLog(
   matches: (line: LogLine) => boolean,
   timeoutMs = 10_000,
 ): Promise<LogLine> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = logLines(gateway).find(matches);
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`no such log line within ${timeoutMs} ms`);
-    await sleep(50);
-  }
+  return until('the log line', () => logLines(gateway).find(matches), timeoutMs, 50);
 }
 
 /** The worker slot and pid that answered, from its `request completed` line. */
@@ -286,11 +280,24 @@ describe('WORKERS=2: one port, two worker processes', () => {
             { clock: systemClock },
           );
         }
+        await until('every event received', () => new Set(received).size === EVENTS, 30_000, 100);
+        // Once every delivery is recorded as delivered, no worker sends it again.
+        await until(
+          'every delivery recorded',
+          async () =>
+            (
+              await database.db
+                .selectFrom('webhook_deliveries')
+                .select('id')
+                .where('account_id', '=', accountId)
+                .where('status', '!=', 'delivered')
+                .execute()
+            ).length === 0,
+          10_000,
+        );
       } finally {
         await database.close();
       }
-      await vi.waitFor(() => expect(new Set(received).size).toBe(EVENTS), { timeout: 30_000, interval: 100 });
-      await sleep(1_000);
       expect(received).toHaveLength(EVENTS);
       expect(maxInFlight).toBe(2);
     } finally {
@@ -323,15 +330,18 @@ describe('WORKERS=2: one port, two worker processes', () => {
       });
       const newPid = (replacement.child as { pid: number }).pid;
       // Once it listens, the new worker takes its share of the connections.
-      const deadline = Date.now() + START_MS;
-      let servedByNew = false;
-      while (!servedByNew && Date.now() < deadline) {
-        const answer = await send(gateway.url, '/v1/wholesalers', { headers: { 'x-api-key': keys.restart } });
-        expect(answer.status).toBe(200);
-        servedByNew = (await servedBy(gateway, answer)).pid === newPid;
-        if (!servedByNew) await sleep(250);
-      }
-      expect(servedByNew).toBe(true);
+      await until(
+        'an answer from the new worker',
+        async () => {
+          const answer = await send(gateway.url, '/v1/wholesalers', {
+            headers: { 'x-api-key': keys.restart },
+          });
+          expect(answer.status).toBe(200);
+          return (await servedBy(gateway, answer)).pid === newPid;
+        },
+        START_MS,
+        250,
+      );
     },
     START_MS + 30_000,
   );
@@ -345,8 +355,16 @@ describe('WORKERS=2: one port, two worker processes', () => {
       headers: { 'x-api-key': keys.shutdown, ...CREDENTIALS },
       body: { wholesaler: 'phoenix', items: [{ pzn: SCENARIO_PZNS.SLOW_ANSWER.pzn, quantity: 1 }] },
     });
-    // Well inside the sandbox's slow answer: the request is at a worker, waiting for the wholesaler.
-    await sleep(SLOW_ANSWER_MS / 2);
+    // The request is at a worker, waiting for the sandbox's slow answer.
+    await until(
+      'the call at the wholesaler',
+      async () =>
+        /^msv3_gateway_wholesaler_calls_in_flight\{wholesaler="phoenix"[^}]*\} [1-9]/m.test(
+          (await send(gateway.url, '/metrics')).body,
+        ),
+      SLOW_ANSWER_MS,
+      20,
+    );
     const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
       gateway.child.once('exit', (code) => resolve({ code, at: Date.now() })),
     );

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { silentLogger } from '../../test/logger.js';
+import { until } from '../../test/until.js';
 import { manualClock } from '../lib/clock.js';
 import { schedulePeriodicJobs } from '../lib/periodic.js';
 import { newScope, subscribe } from '../webhooks/test-support/fixtures.js';
@@ -111,8 +111,9 @@ describeEachDialect('status relay: the announcer', (getDatabase) => {
       )
         .map((e) => JSON.parse(e.payload).data.status as string)
         .sort();
-    for (let i = 0; i < 100 && (await statuses()).length < 2; i++) await sleep(20);
-    await sleep(100);
+    // Each report is recorded or dropped as it arrives, in order: once the last one, 'up', is recorded,
+    // a duplicate 'down' would have been started before it.
+    await until('the change back up recorded', async () => (await statuses()).includes('up'), 5_000);
     expect(await statuses()).toEqual(['down', 'up']);
     await watch.stop();
   });
@@ -146,8 +147,8 @@ describeEachDialect('status relay: the announcer', (getDatabase) => {
     });
     const round = async () => {
       probed.length = 0;
-      await vi.waitFor(() => expect(probed.length).toBeGreaterThan(0), { timeout: 5_000, interval: 50 });
-      await sleep(50);
+      // A round calls every endpoint's probe at once (src/wholesalers/status/monitor.ts).
+      await until('a probe round', () => probed.length > 0, 5_000);
       return [...probed].sort();
     };
     expect(await round()).toEqual(['gehe', 'phoenix']);

@@ -1,9 +1,9 @@
 import { request } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createTestKey } from '../../test/app.js';
 import { describeEachDialect } from '../../test/db.js';
+import { until } from '../../test/until.js';
 import { ApiError } from '../core/errors.js';
 import { manualClock } from '../lib/clock.js';
 import { purgeExpiredIdempotencyKeys } from '../store/idempotency.js';
@@ -280,7 +280,7 @@ describeEachDialect('Idempotency-Key', (getDatabase) => {
       });
       const runs = state.runs;
       const first = send({ note: 'slow', outcome: 'hang' }, { 'idempotency-key': key });
-      while (state.runs === runs) await sleep(5);
+      await until('the first request running', () => state.runs !== runs, 5_000, 5);
       const duplicate = await send({ note: 'slow', outcome: 'hang' }, { 'idempotency-key': key });
       expect(duplicate.statusCode).toBe(409);
       expect(duplicate.json().error).toBe('idempotency_request_in_progress');
@@ -313,7 +313,7 @@ describeEachDialect('Idempotency-Key', (getDatabase) => {
       });
       const runs = state.runs;
       const crashed = send({ note: 'c', outcome: 'hang' }, { 'idempotency-key': key }, '', doomed);
-      while (state.runs === runs) await sleep(5);
+      await until('the first request running', () => state.runs !== runs, 5_000, 5);
       await doomedDatabase.close();
 
       const body = { note: 'c', outcome: 'hang' };

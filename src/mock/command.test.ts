@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { until } from '../../test/until.js';
 import { runCli } from '../cli.js';
 import { createMsv3Client } from '../msv3/client.js';
 import { createCredentials } from '../msv3/credentials.js';
@@ -42,13 +43,8 @@ function runUntilStopped(args: Record<string, string>) {
   return { io, stop, exit };
 }
 
-async function waitForOutput(io: { out: string[] }, pattern: RegExp): Promise<RegExpMatchArray> {
-  for (let i = 0; i < 200; i++) {
-    const match = io.out.join('\n').match(pattern);
-    if (match) return match;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no ${pattern} in ${io.out.join('\n')}`);
+function waitForOutput(io: { out: string[] }, pattern: RegExp): Promise<RegExpMatchArray> {
+  return until(`${pattern} in the output`, () => io.out.join('\n').match(pattern) ?? undefined, 2_000, 10);
 }
 
 describe('msv3-gateway mock', () => {
@@ -113,13 +109,13 @@ describe('msv3-gateway mock', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const deadline = Date.now() + 20_000;
-      let match = stdout.match(/v2: (http:\/\/\S+)/);
-      while (match === null && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        match = stdout.match(/v2: (http:\/\/\S+)/);
-      }
-      expect(match?.[1]).toBeDefined();
+      const match = await until(
+        'the printed URL',
+        () => stdout.match(/v2: (http:\/\/\S+)/) ?? undefined,
+        20_000,
+        50,
+      );
+      expect(match[1]).toBeDefined();
       expect((await connectionTest(match![1]!, 'apotheke1', 'x')).ok).toBe(true);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { manualClock } from '../lib/clock.js';
@@ -52,7 +52,8 @@ function withSlowReads(documents: TenantDocuments): TenantDocuments {
   return {
     read: async (tenant, knownVersion) => {
       const stored = await documents.read(tenant, knownVersion);
-      await sleep(Math.random() * 5);
+      await delay(Math.random() * 5); // a network database's latency, not a wait for anything
+
       return stored;
     },
     write: (tenant, document, expectedVersion) => documents.write(tenant, document, expectedVersion),
@@ -273,9 +274,11 @@ describe('the stored document', () => {
 describe('a store that is away', () => {
   it('answers whether a tenant is down from what it saw last (up when never seen), instead of failing', async () => {
     let away = false;
+    let reads = 0;
     const stored = new Map<string, { version: number; document: string }>();
     const documents: TenantDocuments = {
       async read(tenant) {
+        reads++;
         if (away) throw new Error('connection refused');
         return stored.get(tenant);
       },
@@ -287,7 +290,8 @@ describe('a store that is away', () => {
         return version;
       },
     };
-    const world = persistentWorld(documents, { retryDelayMs: 1 });
+    let elapsed = 0;
+    const world = persistentWorld(documents, { retryDelayMs: 1, elapsedMs: () => elapsed });
     away = true;
     await expect(world.isDown('sandbox/never-seen')).resolves.toBe(false);
     away = false;
@@ -297,7 +301,11 @@ describe('a store that is away', () => {
     });
     expect(await world.isDown('sandbox/a')).toBe(true);
     away = true;
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the cached answer's lifetime
+    const readsBefore = reads;
+    expect(await world.isDown('sandbox/a')).toBe(true); // the cached answer, not asking the store
+    expect(reads).toBe(readsBefore);
+    elapsed += 1_001; // past the cached answer's lifetime: the store is asked, and is away
     await expect(world.isDown('sandbox/a')).resolves.toBe(true);
+    expect(reads).toBeGreaterThan(readsBefore);
   });
 });

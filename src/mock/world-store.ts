@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { newTenantState, type StateUse, type TenantState, type World } from './state.js';
 import { decodeTenant, encodeTenant } from './state-codec.js';
 
@@ -74,6 +74,11 @@ interface Loaded {
 export interface PersistentWorldOptions {
   /** Wait before retrying after a failed read or write, times the attempt (default 100 ms). */
   retryDelayMs?: number;
+  /**
+   * Milliseconds on a clock that always runs, for how old a tenant's up/down state is (default
+   * `performance.now`: the mock's own clock may stand still); tests move their own.
+   */
+  elapsedMs?: () => number;
 }
 
 export function persistentWorld(
@@ -81,10 +86,11 @@ export function persistentWorld(
   options: PersistentWorldOptions = {},
 ): WorldStore {
   const retryDelayMs = options.retryDelayMs ?? 100;
+  const elapsedMs = options.elapsedMs ?? (() => performance.now());
   /** The tenants as last loaded or saved here; a tenant whose save failed or lost is dropped. */
   const cache = new Map<string, Loaded>();
   const turns = new Map<string, Promise<void>>();
-  /** When each tenant was last loaded for `isDown` (performance.now(): the mock's clock may stand still). */
+  /** When each tenant was last loaded for `isDown`, in `elapsedMs`. */
   const downCheckedAt = new Map<string, number>();
 
   async function load(name: string): Promise<Loaded> {
@@ -136,7 +142,7 @@ export function persistentWorld(
     async isDown(name) {
       const cached = cache.get(name);
       const checkedAt = downCheckedAt.get(name);
-      if (cached !== undefined && checkedAt !== undefined && performance.now() - checkedAt < DOWN_CHECK_MS) {
+      if (cached !== undefined && checkedAt !== undefined && elapsedMs() - checkedAt < DOWN_CHECK_MS) {
         return cached.state.down;
       }
       let loaded: Awaited<ReturnType<typeof load>>;
@@ -147,7 +153,7 @@ export function persistentWorld(
         // stored state (availability, contract data) still work, as they did before the switch existed.
         return cached?.state.down === true;
       }
-      downCheckedAt.set(name, performance.now());
+      downCheckedAt.set(name, elapsedMs());
       return loaded.state.down;
     },
     update(name, use, answer) {
@@ -164,14 +170,14 @@ export function persistentWorld(
             // The state in memory may be ahead of the stored one (a write that failed): load it again.
             cache.delete(name);
             if (++failures >= MAX_FAILURES) throw error;
-            await sleep(retryDelayMs * failures);
+            await delay(retryDelayMs * failures); // the store's back-off: it may be restarting
             continue;
           }
           // Another instance saved first: run again on its state, after a moment's jitter so that two
           // instances busy with one tenant do not keep colliding.
           cache.delete(name);
           if (++conflicts >= MAX_CONFLICTS) throw new Error(`the sandbox state of "${name}" kept changing`);
-          await sleep(Math.random() * 5 * conflicts);
+          await delay(Math.random() * 5 * conflicts);
         }
       });
     },

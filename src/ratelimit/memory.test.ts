@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createMemoryRateLimiter } from './memory.js';
 
 describe('memory rate limiter', () => {
@@ -40,13 +39,21 @@ describe('memory rate limiter', () => {
     expect((await limiter.consume('key_two', 'test')).allowed).toBe(true);
   });
 
+  // rate-limiter-flexible reads Date.now() and sets its own timers, so its clock is vitest's fake one.
   it('starts a fresh budget when the window has passed', async () => {
-    const limiter = createMemoryRateLimiter(budgets);
-    await limiter.consume('key_w', 'test');
-    await limiter.consume('key_w', 'test');
-    expect((await limiter.consume('key_w', 'test')).allowed).toBe(false);
-    await sleep(1100);
-    expect(await limiter.consume('key_w', 'test')).toMatchObject({ allowed: true, remaining: 1 });
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    try {
+      const limiter = createMemoryRateLimiter(budgets);
+      await limiter.consume('key_w', 'test');
+      await limiter.consume('key_w', 'test');
+      expect((await limiter.consume('key_w', 'test')).allowed).toBe(false);
+      vi.advanceTimersByTime(999);
+      expect((await limiter.consume('key_w', 'test')).allowed).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(await limiter.consume('key_w', 'test')).toMatchObject({ allowed: true, remaining: 1 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('peeks at a budget without using it, and keeps the failed-authentication budget apart', async () => {

@@ -135,6 +135,7 @@ describe('isDatabaseUnavailable on real driver errors', () => {
     await admin.connect();
     try {
       const pid = (await victim.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      // A query that runs in the server until it is terminated below.
       const running = victim.query('select pg_sleep(30)').then(
         () => undefined,
         (e: unknown) => e,

@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import { until } from '../../test/until.js';
 import { type Database, openDatabase } from './database.js';
 import { isDatabaseUnavailable } from './database-unavailable.js';
 import type { Tables } from './schema.js';
@@ -61,7 +62,8 @@ describe('openDatabase on SQLite', () => {
           .transaction()
           .execute(async (trx) => {
             const { rows } = await sql<{ n: number }>`select n from counters where id = 1`.execute(trx);
-            await sleep(5); // something awaited between the read and the write
+            // Something awaited between the read and the write: a window for the other process's writes.
+            await delay(5);
             await sql`update counters set n = ${rows[0]!.n + 1} where id = 1`.execute(trx);
           })
           .catch((error: Error) => failures.push(error.message));
@@ -139,8 +141,7 @@ describeEachDialect(
             await terminate(await backendPid(trx));
             // Idle in the transaction while the server's FATAL and the closed socket arrive: without a
             // listener of its own, the checked-out client's 'error' event would end the process here.
-            const deadline = Date.now() + 5_000;
-            while (lost.length === 0 && Date.now() < deadline) await sleep(10);
+            await until('the lost connection reported', () => lost.length > 0, 5_000, 10);
             await sql`select 1`.execute(trx);
           })
           .then(
@@ -159,8 +160,7 @@ describeEachDialect(
       await withOwnPool(async (database, terminate, lost) => {
         const pid = await backendPid(database.db);
         await terminate(pid);
-        const deadline = Date.now() + 5_000;
-        while (lost.length === 0 && Date.now() < deadline) await sleep(10);
+        await until('the lost connection reported', () => lost.length > 0, 5_000, 10);
         expect(lost.map((e) => (e as { code?: string }).code ?? e.message)).toContain('57P01');
         expect(await backendPid(database.db)).not.toBe(pid);
       });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { type Gateway, startGateway, type TestKey } from '../../test/gateway.js';
 import { silentLogger } from '../../test/logger.js';
+import { until } from '../../test/until.js';
 import { systemClock } from '../lib/clock.js';
 import { SCENARIO_PZNS } from '../mock/index.js';
 import { subscribe } from '../webhooks/test-support/fixtures.js';
@@ -102,7 +103,7 @@ describe('circuit breakers per sandbox account', () => {
     expect((await availability(a, 'gehe', IN_STOCK)).json().error).toBe('wholesaler_circuit_open');
     expect((await availability(b, 'gehe', IN_STOCK)).statusCode).toBe(200);
 
-    await until(async () => (await statusEventAccounts('gehe')).length > 0);
+    await until('the status event', async () => (await statusEventAccounts('gehe')).length > 0, 5_000, 20);
     expect(await statusEventAccounts('gehe')).toEqual([a.accountId]);
   });
 
@@ -128,14 +129,6 @@ describe('circuit breakers per sandbox account', () => {
     },
   );
 });
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('sandbox connections per account', () => {
   const LIMIT = 2;
@@ -166,8 +159,15 @@ describe('sandbox connections per account', () => {
       });
     expect((await call(other, IN_STOCK)).statusCode).toBe(200); // connections and JIT warm
 
+    const asked = gw.mocks.sandbox.requestCount('verfuegbarkeitAnfragen');
     const slow = Array.from({ length: LIMIT }, () => call(slowAccount, SCENARIO_PZNS.SLOW_ANSWER.pzn));
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the slow calls hold their connections
+    // The slow calls hold their connections: the sandbox has them and keeps the answers.
+    await until(
+      'the slow calls at the sandbox',
+      () => gw.mocks.sandbox.requestCount('verfuegbarkeitAnfragen') >= asked + LIMIT,
+      5_000,
+      10,
+    );
     const started = performance.now();
     const quick = await call(other, IN_STOCK);
     const waitedMs = performance.now() - started;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
 import { validPzns } from '../../../test/pzns.js';
+import { until } from '../../../test/until.js';
 import { SCENARIO_PASSWORDS, SCENARIO_PZNS } from '../../mock/index.js';
 import { gatewayOrderId } from '../../services/orders/ids.js';
 import { insertOrderIfAbsent } from '../../store/orders.js';
@@ -31,14 +31,6 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
 
   const placed = () => gw.mocks.sandbox.placedOrderCount({ tenant: gw.sandboxTenant('phoenix') });
 
-  async function waitFor<T>(probe: () => Promise<T> | T, done: (value: T) => boolean): Promise<T> {
-    for (let round = 0; round < 100; round++) {
-      const value = await probe();
-      if (done(value)) return value;
-      await sleep(50);
-    }
-    throw new Error('condition not reached within 5 s');
-  }
   const calls = (operation?: string) => gw.mocks.sandbox.requestCount(operation);
 
   function post(body: unknown, options: PostOptions = {}) {
@@ -234,10 +226,8 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
       const body = { wholesaler: 'phoenix', items: [{ pzn: SCENARIO_PZNS.SLOW_ANSWER.pzn, quantity: 1 }] };
       const before = calls('bestellen');
       const first = post(body, { key });
-      await waitFor(
-        () => calls('bestellen'),
-        (n) => n > before,
-      ); // the first holds the key and waits for its answer
+      // the first holds the key and waits for its answer
+      await until('the first order sent', () => calls('bestellen') > before, 5_000);
       const duplicate = await post(body, { key });
       expect(duplicate.statusCode).toBe(409);
       expect(duplicate.json().error).toBe('idempotency_request_in_progress');
@@ -336,9 +326,13 @@ describeEachDialect('POST /v1/orders and GET /v1/orders/{order_id}/status', (get
         delivery_preference: 'normal',
       });
 
-      const later = await waitFor(
-        () => status(result.order_id),
-        (r) => r.json().status === 'available',
+      const later = await until(
+        'the night order available',
+        async () => {
+          const answer = await status(result.order_id);
+          return answer.json().status === 'available' && answer;
+        },
+        5_000,
       );
       expect(later.json()).toMatchObject({
         status: 'available',

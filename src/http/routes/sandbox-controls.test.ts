@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { type Gateway, startGateway, type TestKey } from '../../../test/gateway.js';
 import { silentLogger } from '../../../test/logger.js';
+import { until } from '../../../test/until.js';
 import { SCENARIO_PZNS } from '../../mock/index.js';
 import { type Receiver, startReceiver } from '../../webhooks/test-support/receiver.js';
 import { verifyWebhook, type WebhookEvent } from '../../webhooks/verify.js';
@@ -74,14 +74,32 @@ describeEachDialect('test helpers', (getDatabase) => {
     return { key, events };
   }
 
-  async function eventually<T>(read: () => T, done: (value: T) => boolean, what: string): Promise<T> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const value = read();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-      await sleep(25);
-    }
+  function eventually<T>(read: () => T, done: (value: T) => boolean, what: string): Promise<T> {
+    return until(
+      what,
+      () => {
+        const value = read();
+        return done(value) ? value : undefined;
+      },
+      10_000,
+    );
+  }
+
+  /** Every webhook of the account's events is delivered: nothing more is on its way to the receiver. */
+  function allDelivered(accountId: string): Promise<true> {
+    return until(
+      'every webhook delivered',
+      async () => {
+        const open = await gw.database.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('account_id', '=', accountId)
+          .where('status', '!=', 'delivered')
+          .execute();
+        return open.length === 0;
+      },
+      10_000,
+    );
   }
 
   const place = async (key: TestKey, items: { pzn: string; quantity: number }[]) => {
@@ -192,7 +210,7 @@ describeEachDialect('test helpers', (getDatabase) => {
       query: { type: 'delivery.received' },
     });
     expect(feed.json().events).toHaveLength(2);
-    await sleep(200);
+    await allDelivered(key.accountId);
     expect(about('delivery.received')).toHaveLength(1);
     expect(about('delivery.shortage')).toHaveLength(1);
   });
@@ -248,7 +266,7 @@ describeEachDialect('test helpers', (getDatabase) => {
     expect(up.json()).toEqual({ wholesaler: 'phoenix', status: 'up', changed: true });
     expect((await availability()).statusCode).toBe(200);
     await eventually(statusEvents, (list) => list.length === 2, 'wholesaler.status_changed up');
-    await sleep(200);
+    await allDelivered(key.accountId);
     expect(statusEvents()).toEqual(['down', 'up']);
   });
 

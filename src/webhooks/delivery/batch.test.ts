@@ -8,7 +8,7 @@ describe('createBatcher', () => {
     const batcher = createBatcher(async (items: number[]) => {
       writes.push(items);
       if (writes.length === 1) duringFirstWrite = [3, 4].map((n) => batcher.submit(n));
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise(setImmediate); // the write goes on past this turn
       return items.map((n) => n * 10);
     }, 100);
     const first = await Promise.all([1, 2].map((n) => batcher.submit(n)));

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
 import { capturingLogger } from '../../../test/logger.js';
+import { until } from '../../../test/until.js';
 import { deleteSubscription } from '../../store/webhook-subscriptions.js';
 import { subscribe } from '../test-support/fixtures.js';
 import { createHarness, type Harness } from '../test-support/harness.js';
@@ -36,7 +36,7 @@ describeEachDialect('deleting a subscription during an attempt', (_getDatabase, 
     await Promise.all([h.receiver.waitFor(1, 3_000), other.waitFor(1, 3_000)]);
     expect(await deleteSubscription(h.database.db, h.scope, h.subscription.id)).toBe(true);
 
-    for (let i = 0; i < 100 && reports.length < 2; i++) await sleep(20);
+    await until('both attempts reported', () => reports.length >= 2, 5_000);
     expect(reports).toHaveLength(2);
     expect(logged().filter((l) => l.level !== 'debug')).toEqual([]);
     const deletedReport = reports.find((r) => r.deleted);
@@ -59,7 +59,7 @@ describeEachDialect('deleting a subscription during an attempt', (_getDatabase, 
     await h.record();
     worker.wake();
     await other.waitFor(2, 3_000);
-    for (let i = 0; i < 100 && reports.length < 3; i++) await sleep(20);
+    await until('the third attempt reported', () => reports.length >= 3, 5_000);
     expect(reports[2]).toMatchObject({ success: true, deleted: false });
     expect(h.receiver.requests).toHaveLength(1);
     expect(logged().filter((l) => l.level !== 'debug')).toEqual([]);

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
+import { until } from '../../../test/until.js';
 import { createAddressPolicy } from '../../lib/address-policy.js';
 import { changeSubscription } from '../subscriptions/service.js';
 import { createHarness, type Harness } from '../test-support/harness.js';
@@ -18,10 +18,19 @@ describeEachDialect('paused subscriptions and resumed deliveries', (_getDatabase
     await h.dispose();
   });
 
-  /** A running worker that only a wake (or a NOTIFY) makes look before its 60 s poll. */
+  /**
+   * A running worker that only a wake (or a NOTIFY) makes look before its 60 s poll; `looked()` wakes
+   * it and resolves with what the next look claimed.
+   */
   function startWorker() {
-    const worker = h.worker({ pollIntervalMs: 60_000 });
+    const looks: number[] = [];
+    const worker = h.worker({ pollIntervalMs: 60_000 }, { onLook: (claimed) => looks.push(claimed) });
     worker.start();
+    const looked = async () => {
+      const before = looks.length;
+      worker.wake();
+      return until('a look for due deliveries', () => looks.length > before && looks.at(-1)!, 5_000);
+    };
     const deps = {
       db: h.database.db,
       clock: h.clock,
@@ -30,28 +39,32 @@ describeEachDialect('paused subscriptions and resumed deliveries', (_getDatabase
     };
     const patch = (input: { url?: string; active?: boolean }) =>
       changeSubscription(deps, h.scope, h.subscription.id, input);
-    return { worker, patch };
+    return { worker, patch, looks, looked };
   }
 
   /** Waits until no delivery is leased (the attempts in flight are recorded). */
-  async function settled(): Promise<Awaited<ReturnType<Harness['deliveries']>>> {
-    for (let i = 0; i < 100; i++) {
-      const rows = await h.deliveries();
-      if (rows.every((row) => row.locked_by === null)) return rows;
-      await sleep(20);
-    }
-    throw new Error('deliveries still leased');
+  function settled(): Promise<Awaited<ReturnType<Harness['deliveries']>>> {
+    return until(
+      'no delivery leased',
+      async () => {
+        const rows = await h.deliveries();
+        return rows.every((row) => row.locked_by === null) && rows;
+      },
+      2_000,
+      20,
+    );
   }
 
   it('queues events raised while a subscription is paused and sends them, signed, at once when it is resumed', async () => {
-    const { patch } = startWorker();
-    await sleep(100); // the worker's first look finds nothing; it sleeps for the poll interval
+    const { patch, looks, looked } = startWorker();
+    // The worker's first look finds nothing; it sleeps for the poll interval.
+    await until('the first look', () => looks.length > 0, 5_000);
     expect(await patch({ active: false })).toMatchObject({ active: false });
     const first = await h.record();
     const second = await h.record();
     expect(first.deliveryIds).toHaveLength(1);
     expect(first.due).toBe(0);
-    await sleep(300);
+    expect(await looked()).toBe(0);
     expect(h.receiver.requests).toHaveLength(0);
     expect((await h.deliveries()).map((d) => d.status)).toEqual(['paused', 'paused']);
 
@@ -113,7 +126,7 @@ describeEachDialect('paused subscriptions and resumed deliveries', (_getDatabase
 
   it('a delivery in flight when its subscription is paused waits with the others instead of being retried', async () => {
     h.receiver.answer(() => ({ status: 500, delayMs: 300 }));
-    const { worker, patch } = startWorker();
+    const { worker, patch, looked } = startWorker();
     await h.record();
     worker.wake();
     await h.receiver.waitFor(1, 3_000);
@@ -121,8 +134,7 @@ describeEachDialect('paused subscriptions and resumed deliveries', (_getDatabase
     expect(await settled()).toMatchObject([{ status: 'paused', attempts: 1 }]);
 
     h.clock.advance(HOUR);
-    worker.wake();
-    await sleep(300);
+    expect(await looked()).toBe(0);
     expect(h.receiver.requests).toHaveLength(1);
   });
 });

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { postgresUrl, warnSkipped } from '../../../test/db.js';
 import { capturingLogger } from '../../../test/logger.js';
+import { until } from '../../../test/until.js';
 import { listenForNotifications } from './pg-listen.js';
 
 describe('listenForNotifications [postgres]', () => {
@@ -34,26 +34,20 @@ describe('listenForNotifications [postgres]', () => {
   }
 
   function recorder() {
-    const { logger, messages } = capturingLogger();
+    const { logger, lines, messages } = capturingLogger();
     let notified = 0;
     return {
       get warnings() {
         return messages('warn');
       },
+      /** When each warning `message` was logged (pino's epoch milliseconds). */
+      loggedAt: (message: string) => lines.filter((l) => l.msg === message).map((l) => l.time as number),
       notified: () => notified,
       onNotify: () => {
         notified += 1;
       },
       logger,
     };
-  }
-
-  async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await sleep(10);
-    }
   }
 
   const listenerPids = async (channel: string) =>
@@ -83,14 +77,14 @@ describe('listenForNotifications [postgres]', () => {
 
     await admin('select pg_terminate_backend($1)', [pid]);
     // Back with a new connection, it wakes the worker for whatever was committed meanwhile.
-    await until('the reconnect', () => seen.notified() === 2);
+    await until('the reconnect', () => seen.notified() === 2, 10_000, 10);
     expect(seen.warnings).toContain('webhook notification connection lost; reconnecting');
     const [again] = await listenerPids(channel);
     expect(again).toBeDefined();
     expect(again).not.toBe(pid);
 
     await admin(`select pg_notify($1, 'x')`, [channel]);
-    await until('the notification', () => seen.notified() === 3);
+    await until('the notification', () => seen.notified() === 3, 10_000, 10);
   });
 
   it('keeps trying with growing delays while the server refuses, then listens once it answers', async () => {
@@ -112,21 +106,28 @@ describe('listenForNotifications [postgres]', () => {
     expect(seen.notified()).toBe(0);
     expect(seen.warnings).toEqual(['webhook notifications unavailable; polling until they return']);
 
-    await sleep(1_200);
-    const retries = seen.warnings.filter(
-      (w) => w === 'webhook notification connection failed; retrying',
-    ).length;
-    // Without backoff (20 ms apart) there would be dozens; with it (20, 40, 80, 160, 160, … ms, each
-    // between half and all of that) at most about ten.
-    expect(retries).toBeGreaterThanOrEqual(3);
-    expect(retries).toBeLessThanOrEqual(14);
+    // It keeps trying, with growing delays: 40, 80, 160, 160, … ms, each between half and all of that,
+    // so five retries come at least 20 + 40 + 80 + 80 + 80 = 300 ms after the first failure; without
+    // backoff (20 ms apart) they would come within about 100 ms. A loaded machine only makes them later;
+    // the bound leaves 50 ms for timers that fire by a loop time a little behind the clock.
+    const retries = await until(
+      'five retries',
+      () => {
+        const at = seen.loggedAt('webhook notification connection failed; retrying');
+        return at.length >= 5 && at;
+      },
+      10_000,
+      10,
+    );
+    const [failedAt] = seen.loggedAt('webhook notifications unavailable; polling until they return');
+    expect(retries[4]! - failedAt!).toBeGreaterThanOrEqual(250);
 
     // The server "returns" on that port (a TCP relay to the real one).
     const relay = await startRelay(port, target.hostname, Number(target.port || 5432));
     cleanUps.push(() => relay.close());
-    await until('listening through the relay', () => seen.notified() === 1);
+    await until('listening through the relay', () => seen.notified() === 1, 10_000, 10);
     await admin(`select pg_notify($1, 'x')`, [channel]);
-    await until('the notification', () => seen.notified() === 2);
+    await until('the notification', () => seen.notified() === 2, 10_000, 10);
   });
 
   it('stops trying once stopped', async () => {
@@ -134,17 +135,25 @@ describe('listenForNotifications [postgres]', () => {
     const port = await freePort();
     const proxyUrl = new URL(url);
     proxyUrl.port = String(port);
-    const stop = await listenForNotifications(
-      { connectionString: proxyUrl.toString() },
-      newChannel(),
-      seen.onNotify,
-      seen.logger,
-      { firstDelayMs: 10, maxDelayMs: 20 },
-    );
-    await stop();
-    const count = seen.warnings.length;
-    await sleep(200);
-    expect(seen.warnings).toHaveLength(count);
+    // The retry timer is vitest's: a retry scheduled and then cleared can be seen, not waited for.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const stop = await listenForNotifications(
+        { connectionString: proxyUrl.toString() },
+        newChannel(),
+        seen.onNotify,
+        seen.logger,
+        { firstDelayMs: 10, maxDelayMs: 20 },
+      );
+      expect(vi.getTimerCount()).toBe(1); // the first retry
+      await stop();
+      const count = seen.warnings.length;
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(seen.warnings).toHaveLength(count);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
+import { until } from '../../../test/until.js';
 import { recordEvent } from '../events/record.js';
 import { sampleNotice, subscribe } from '../test-support/fixtures.js';
 import { createHarness, type Harness } from '../test-support/harness.js';
@@ -45,12 +46,20 @@ describeEachDialect('webhook worker fairness', (_getDatabase, dialect) => {
     first.start();
     first.wake();
     await h.receiver.waitFor(3, 3_000);
-    const second = h.worker({ concurrency: 8, perSubscription: 4 });
+    const looks: number[] = [];
+    const second = h.worker(
+      { concurrency: 8, perSubscription: 4 },
+      { onLook: (claimed) => looks.push(claimed) },
+    );
     second.start();
     second.wake();
     await fast.waitFor(2, 3_000);
     await h.receiver.waitFor(4, 3_000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The second worker has free slots, but its next look finds the slow receiver at its cap. (The first
+    // has none free: its three attempts hang.)
+    const before = looks.length;
+    second.wake();
+    expect(await until('a look', () => looks.length > before && looks.at(-1)!, 5_000)).toBe(0);
     expect(h.receiver.requests).toHaveLength(4);
     await Promise.all([first.stop({ timeoutMs: 0 }), second.stop({ timeoutMs: 0 })]);
   });

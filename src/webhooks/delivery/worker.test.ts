@@ -1,7 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/db.js';
+import { capturingLogger } from '../../../test/logger.js';
+import { until } from '../../../test/until.js';
 import { createAddressPolicy } from '../../lib/address-policy.js';
 import { isForeignKeyViolation } from '../../store/dialect.js';
 import { findSubscription } from '../../store/webhook-subscriptions.js';
@@ -229,21 +231,26 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
     const { event } = await h.record();
     // A real failure of the recording transaction: its first insert finds no table.
     await sql`alter table webhook_attempts rename to webhook_attempts_away`.execute(h.database.db);
-    const worker = h.worker({ pollIntervalMs: 60_000 });
+    const { logger, messages } = capturingLogger();
+    const worker = h.worker({ pollIntervalMs: 60_000 }, { logger });
     try {
       worker.start();
       worker.wake();
       await h.receiver.waitFor(1, 3_000);
-      await sleep(400); // several failed records
+      await until(
+        'a failed record',
+        () => messages('warn').includes('recording a webhook attempt failed; retrying'),
+        5_000,
+      );
       expect(await h.deliveries()).toMatchObject([{ status: 'pending', locked_by: expect.any(String) }]);
     } finally {
       await sql`alter table webhook_attempts_away rename to webhook_attempts`.execute(h.database.db);
     }
-    const deadline = Date.now() + 10_000;
-    while ((await h.deliveries())[0]?.status !== 'delivered') {
-      if (Date.now() > deadline) throw new Error('the attempt was never recorded');
-      await sleep(50);
-    }
+    await until(
+      'the attempt recorded',
+      async () => (await h.deliveries())[0]?.status === 'delivered',
+      10_000,
+    );
     await worker.stop();
     expect(await h.deliveries()).toMatchObject([{ status: 'delivered', attempts: 1, locked_by: null }]);
     expect(h.receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([event.id]);
@@ -266,9 +273,10 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
   });
 
   it('wakes at once when an event commits, even inside a longer transaction (no polling)', async () => {
-    const worker = h.worker({ pollIntervalMs: 60_000 });
+    let looks = 0;
+    const worker = h.worker({ pollIntervalMs: 60_000 }, { onLook: () => looks++ });
     worker.start();
-    await sleep(100); // the loop's first look finds nothing and goes to sleep
+    await until('the first look', () => looks > 0, 5_000); // it finds nothing and waits for the poll
     const startedAt = Date.now();
     const { event } = await h.record();
     worker.wake();
@@ -278,7 +286,7 @@ describeEachDialect('webhook worker', (_getDatabase, dialect) => {
     await h.database.db.transaction().execute(async (trx) => {
       await h.record(trx);
       worker.wake(); // before the commit: SQLite's claim waits for the connection, PostgreSQL gets a NOTIFY
-      await sleep(200);
+      await delay(200); // a longer transaction: the wake comes well before the commit
     });
     await h.receiver.waitFor(2, 3_000);
     expect(h.receiver.requests[0]!.headers['webhook-id']).toBe(event.id);

@@ -32,6 +32,8 @@ export interface WorkerDeps extends DeliverDeps {
   listen?: (onNotify: () => void) => Promise<() => Promise<void>>;
   /** Reported after every attempt (tests, benchmarks). */
   onAttempt?: (report: AttemptReport) => void;
+  /** Reported after every look for due deliveries, with how many it claimed (tests). */
+  onLook?: (claimed: number) => void;
 }
 
 export interface WebhookWorker {
@@ -190,6 +192,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
           const jobs = await claim(free);
           claiming = false; // in the same step as run(), so no attempt's end falls in between
           for (const job of jobs) run(job);
+          deps.onLook?.(jobs.length);
           saturated = jobs.length === free;
           // A subscription that reached its cap may hide other subscriptions' due rows: look again.
           lookAgain = saturated || jobs.some((job) => isCapped(job.subscriptionId));
@@ -201,11 +204,12 @@ export function createWebhookWorker(deps: WorkerDeps, options: WorkerOptions): W
       if (!running) break;
       if (lookAgain && inFlight.size < options.concurrency) continue;
       // With every slot busy, only a freed slot (or the poll interval) ends the sleep; a wake stays noted.
-      if (free <= 0 || !woken) await sleep(options.pollIntervalMs);
+      if (free <= 0 || !woken) await wokenOrAfter(options.pollIntervalMs);
     }
   }
 
-  function sleep(ms: number): Promise<void> {
+  /** Resolves on the next wake (`signal`) or after `ms`, the poll interval, whichever comes first. */
+  function wokenOrAfter(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {

@@ -98,7 +98,7 @@ describe('msv3-gateway listen: the command line', () => {
           asked.push(`${String(input)} ${new Headers(init?.headers).get('x-api-key')}`);
           return new Response('{"events":[],"has_more":false}', { status: 200 });
         }) as typeof fetch,
-        sleep: async () => stop.abort(),
+        pause: async () => stop.abort(),
         stop: stop.signal,
       },
     );

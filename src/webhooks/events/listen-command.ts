@@ -154,14 +154,14 @@ function signalOnStop(): { signal: AbortSignal; release(): void } {
 }
 
 /** Waits `ms` or until `signal` aborts, whichever comes first. */
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+function abortablePause(ms: number, signal: AbortSignal): Promise<void> {
   return delay(ms, undefined, { signal }).catch(() => {});
 }
 
 export async function runListenCommand(
   values: OptionValues,
   io: ListenCommandIo,
-  deps: Partial<Pick<ListenDeps, 'fetch' | 'now' | 'sleep'>> & { stop?: AbortSignal } = {},
+  deps: Partial<Pick<ListenDeps, 'fetch' | 'now' | 'pause'>> & { stop?: AbortSignal } = {},
 ): Promise<number> {
   let options: Omit<ListenOptions, 'secret'>;
   let given: { secret: string; from: string } | undefined;
@@ -201,7 +201,7 @@ export async function runListenCommand(
       {
         fetch: deps.fetch ?? fetch,
         now: deps.now ?? Date.now,
-        sleep: deps.sleep ?? abortableSleep,
+        pause: deps.pause ?? abortablePause,
         print: io.stdout,
         warn: io.stderr,
       },

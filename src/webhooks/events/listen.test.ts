@@ -7,7 +7,7 @@ import { followEvents, type ListenDeps, type ListenOptions } from './listen.js';
 
 /**
  * The follow/forward loop of `msv3-gateway listen` against a fake events feed and a fake receiver, with
- * a clock that moves only when the loop sleeps.
+ * a clock that moves only when the loop pauses.
  */
 
 const GATEWAY = 'http://gateway.test';
@@ -42,7 +42,7 @@ function refused(): Error {
   });
 }
 
-/** A feed with the gateway's order and filters, a receiver, and a clock driven by the loop's sleeps. */
+/** A feed with the gateway's order and filters, a receiver, and a clock driven by the loop's pauses. */
 function setup(options: Partial<ListenOptions> = {}, deps: Partial<ListenDeps> = {}) {
   let now = T0;
   let serial = 0;
@@ -53,12 +53,12 @@ function setup(options: Partial<ListenOptions> = {}, deps: Partial<ListenDeps> =
   const received: Received[] = [];
   /** What the receiver answers (the next scripted answer, else 200). */
   const receiverAnswers: Answer[] = [];
-  const sleeps: number[] = [];
+  const pauses: number[] = [];
   const printed: string[] = [];
   const warned: string[] = [];
   const controller = new AbortController();
-  /** Called after each sleep with its number (1, 2, …); stops the loop after `stopAfter` sleeps. */
-  let onSleep: (count: number) => void = () => {};
+  /** Called after each pause with its number (1, 2, …); stops the loop after `stopAfter` pauses. */
+  let onPause: (count: number) => void = () => {};
   let stopAfter = 10;
 
   const add = (type: string, createdAt: number, extra: { wholesaler?: string; id?: string } = {}) => {
@@ -138,11 +138,11 @@ function setup(options: Partial<ListenOptions> = {}, deps: Partial<ListenDeps> =
   const listenDeps: ListenDeps = {
     fetch: fakeFetch,
     now: () => now,
-    sleep: async (ms) => {
-      sleeps.push(ms);
+    pause: async (ms) => {
+      pauses.push(ms);
       now += ms;
-      onSleep(sleeps.length);
-      if (sleeps.length >= stopAfter) controller.abort();
+      onPause(pauses.length);
+      if (pauses.length >= stopAfter) controller.abort();
     },
     print: (line) => printed.push(line),
     warn: (line) => warned.push(line),
@@ -156,7 +156,7 @@ function setup(options: Partial<ListenOptions> = {}, deps: Partial<ListenDeps> =
     feedFailures,
     received,
     receiverAnswers,
-    sleeps,
+    pauses,
     printed,
     warned,
     secret,
@@ -164,9 +164,9 @@ function setup(options: Partial<ListenOptions> = {}, deps: Partial<ListenDeps> =
       now += ms;
     },
     now: () => now,
-    whenSleeping(hook: (count: number) => void, stopAfterSleeps: number) {
-      onSleep = hook;
-      stopAfter = stopAfterSleeps;
+    whenPausing(hook: (count: number) => void, stopAfterPauses: number) {
+      onPause = hook;
+      stopAfter = stopAfterPauses;
     },
     run: () => followEvents(listenOptions, listenDeps, controller.signal),
   };
@@ -180,7 +180,7 @@ describe('msv3-gateway listen: following the feed', () => {
     s.add('order.status_changed', T0 - 5_000);
     s.add('delivery.received', T0 - 1_000);
     const fresh: string[] = [];
-    s.whenSleeping((count) => {
+    s.whenPausing((count) => {
       if (count === 1) {
         fresh.push(s.add('order.status_changed', s.now() - 300));
         fresh.push(s.add('delivery.received', s.now() - 200));
@@ -200,7 +200,7 @@ describe('msv3-gateway listen: following the feed', () => {
   it('sends each event with the headers and body of a webhook delivery, signed with the secret', async () => {
     const s = setup();
     let id = '';
-    s.whenSleeping((count) => {
+    s.whenPausing((count) => {
       if (count === 1) id = s.add('order.status_changed', s.now() - 10);
     }, 2);
     await s.run();
@@ -233,7 +233,7 @@ describe('msv3-gateway listen: following the feed', () => {
   it('forwards, once, an event written late with a time older than one already forwarded', async () => {
     const s = setup();
     const order: string[] = [];
-    s.whenSleeping((count) => {
+    s.whenPausing((count) => {
       if (count === 1) order.push(s.add('order.status_changed', s.now() - 10, { id: 'evt_M' }));
       // Committed late: older than evt_M, and one of the same millisecond with a smaller id.
       if (count === 2) {
@@ -252,7 +252,7 @@ describe('msv3-gateway listen: following the feed', () => {
     s.add('order.status_changed', T0 - 50_000);
     s.add('delivery.received', T0 - 50_000);
     s.add('delivery.received', T0 - 1_000);
-    s.whenSleeping((count) => {
+    s.whenPausing((count) => {
       if (count === 1) s.add('order.status_changed', s.now() - 1);
     }, 2);
     expect(await s.run()).toBe(0);
@@ -270,7 +270,7 @@ describe('msv3-gateway listen: following the feed', () => {
     s.add('delivery.shortage', T0 - 1_000);
     expect(await s.run()).toBe(0);
     expect(idsOf(s.received)).toEqual(['evt_0002', 'evt_0003']);
-    expect(s.sleeps).toEqual([]);
+    expect(s.pauses).toEqual([]);
     expect(s.warned).toEqual(['Replaying 2 event(s) after evt_0001, then stopping (--once).']);
   });
 
@@ -304,7 +304,7 @@ describe('msv3-gateway listen: following the feed', () => {
 
   it('forwards only the chosen event types and wholesaler, asking the feed to filter what it can', async () => {
     const several = setup({ events: ['order.status_changed', 'delivery.shortage'], wholesaler: 'phoenix' });
-    several.whenSleeping((count) => {
+    several.whenPausing((count) => {
       if (count === 1) {
         several.add('order.status_changed', several.now() - 5);
         several.add('delivery.received', several.now() - 4);
@@ -318,7 +318,7 @@ describe('msv3-gateway listen: following the feed', () => {
     expect(several.feedRequests.some((url) => url.searchParams.has('type'))).toBe(false);
 
     const one = setup({ events: ['delivery.received' as EventType] });
-    one.whenSleeping((count) => {
+    one.whenPausing((count) => {
       if (count === 1) {
         one.add('order.status_changed', one.now() - 5);
         one.add('delivery.received', one.now() - 4);
@@ -331,7 +331,7 @@ describe('msv3-gateway listen: following the feed', () => {
 
   it('waits as long as Retry-After says on 429, backs off on 5xx and network errors, and carries on', async () => {
     const s = setup({}, { maxFeedBackoffMs: 3_000 });
-    s.whenSleeping((count) => {
+    s.whenPausing((count) => {
       if (count === 1) {
         s.add('order.status_changed', s.now() - 5);
         s.feedFailures.push(
@@ -345,7 +345,7 @@ describe('msv3-gateway listen: following the feed', () => {
     expect(await s.run()).toBe(0);
 
     // The interval, 7 s (Retry-After), then doubling from the interval up to the cap, then the interval.
-    expect(s.sleeps.slice(0, 6)).toEqual([1_000, 7_000, 2_000, 3_000, 3_000, 1_000]);
+    expect(s.pauses.slice(0, 6)).toEqual([1_000, 7_000, 2_000, 3_000, 3_000, 1_000]);
     expect(s.warned.filter((line) => line.includes('events feed:'))).toEqual([
       expect.stringMatching(/429 rate_limited: Slow down\.; asking again in 7 s$/),
       expect.stringMatching(/503 unavailable: Database down\.; asking again in 2 s$/),
@@ -359,7 +359,7 @@ describe('msv3-gateway listen: following the feed', () => {
     const s = setup();
     s.add('order.status_changed', T0 - 1_000);
     s.feedFailures.push(refused(), jsonResponse(500, {}));
-    s.whenSleeping((count) => {
+    s.whenPausing((count) => {
       if (count === 3) s.add('delivery.received', s.now() - 1);
     }, 4);
     await s.run();
@@ -369,7 +369,7 @@ describe('msv3-gateway listen: following the feed', () => {
 
   it('tries a failing receiver three times, then moves on saying so; no event is skipped silently', async () => {
     const s = setup();
-    s.whenSleeping((count) => {
+    s.whenPausing((count) => {
       if (count === 1) {
         s.add('order.status_changed', s.now() - 3);
         s.add('delivery.received', s.now() - 2);
@@ -397,7 +397,7 @@ describe('msv3-gateway listen: following the feed', () => {
     ]);
     expect(s.received.slice(0, 3).map((r) => r.headers['x-msv3-attempt'])).toEqual(['1', '2', '3']);
     expect(new Set(s.received.slice(0, 3).map((r) => r.headers['x-msv3-delivery-id'])).size).toBe(1);
-    expect(s.sleeps.slice(1, 5)).toEqual([500, 1_000, 500, 1_000]);
+    expect(s.pauses.slice(1, 5)).toEqual([500, 1_000, 500, 1_000]);
     const lines = s.printed.map((line) => line.replace(/^\S+ {2}/, '').replace(/in \d+ ms/, 'in N ms'));
     expect(lines).toEqual([
       'order.status_changed  evt_0001  -> 500 Internal Server Error in N ms (try 1 of 3; again in 0.5 s)',
@@ -413,10 +413,10 @@ describe('msv3-gateway listen: following the feed', () => {
   it('with --once, gives up after three failed tries in a row when the gateway does not answer, naming --url', async () => {
     const s = setup({ once: true, since: 'evt_0001' });
     s.feedFailures.push(refused(), refused(), refused(), refused());
-    s.whenSleeping(() => {}, 100);
+    s.whenPausing(() => {}, 100);
     expect(await s.run()).toBe(1);
     expect(s.feedRequests).toHaveLength(3);
-    expect(s.sleeps).toEqual([1_000, 2_000]);
+    expect(s.pauses).toEqual([1_000, 2_000]);
     expect(s.warned.at(-1)).toBe(
       'msv3-gateway listen: events feed: connection refused (ECONNREFUSED); gave up after 3 tries (--once). Is the gateway at http://gateway.test? Give its URL with --url (or MSV3_GATEWAY_URL).',
     );

@@ -38,8 +38,8 @@ export interface ListenOptions {
 export interface ListenDeps {
   fetch: typeof fetch;
   now(): number;
-  /** Waits `ms`, or less when `signal` aborts; never rejects. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  /** Waits `ms` (a poll interval or a back-off), or less when `signal` aborts; never rejects. */
+  pause(ms: number, signal: AbortSignal): Promise<void>;
   /** One line per forward (stdout). */
   print(line: string): void;
   /** Problems with the feed and other notes (stderr). */
@@ -149,7 +149,7 @@ export async function followEvents(
         );
         const waitMs = error.waitMs ?? backoff;
         deps.warn(`${stamp(deps)}  events feed: ${error.message}; asking again in ${seconds(waitMs)}`);
-        await deps.sleep(waitMs, stop);
+        await deps.pause(waitMs, stop);
       }
     }
   };
@@ -196,7 +196,7 @@ export async function followEvents(
       if (newest !== undefined) {
         for (const [id, createdAt] of seen) if (createdAt < newest - lookbackMs) seen.delete(id);
       }
-      await deps.sleep(options.intervalMs, stop);
+      await deps.pause(options.intervalMs, stop);
       const polled = await persist(async () => {
         pending = (await feed.collect(newest === undefined ? undefined : newest - lookbackMs)).filter(
           (event) => !seen.has(event.id),
@@ -370,7 +370,7 @@ function forwarder(options: ListenOptions & { forwardTo: string }, deps: ListenD
       }
       const waitMs = backoffMs * 2 ** (attempt - 1);
       deps.print(`${line} (try ${attempt} of ${tries}; again in ${seconds(waitMs)})`);
-      await deps.sleep(waitMs, stop);
+      await deps.pause(waitMs, stop);
       if (stop.aborted) return false;
     }
     return false;

@@ -104,16 +104,22 @@ describe('createWholesalerMonitor', () => {
 
   it('runs one round at a time', async () => {
     let calls = 0;
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
     const monitor = createWholesalerMonitor({
       probe: async () => {
         calls++;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await answered; // the probe is still out while the other checks come
         return { up: true };
       },
       endpointsInUse: () => [phoenix],
       onResult: () => {},
     });
-    await Promise.all([monitor.check(), monitor.check(), monitor.check()]);
+    const rounds = [monitor.check(), monitor.check(), monitor.check()];
+    answer();
+    await Promise.all(rounds);
     expect(calls).toBe(1);
   });
 });
