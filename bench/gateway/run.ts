@@ -25,7 +25,8 @@
  * they cost per request; docs/configuration.md "Bounded memory").
  * Such a run writes bench/results/gateway[-upstream-<ms>ms][-c<n>][-bounded-memory].json instead.
  * BENCH_CPU_PROF=<dir> starts the gateway with `--cpu-prof` (the profile is written when it stops).
- * BENCH_FAST_PATHS=1 measures instead what each speed-up that doubles logic saves (fast-paths.ts).
+ * BENCH_FAST_PATHS=1 measures instead what each speed-up that doubles logic saves (fast-paths.ts);
+ * `--ledger` (`npm run bench:gateway -- --ledger`) the CPU time of each stage of a request (ledger.ts).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/gateway.json.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +49,7 @@ import {
   startGateway,
   UPSTREAM_CONNECTIONS,
 } from './harness.js';
+import { measureLedger } from './ledger-run.js';
 
 const ROOT = process.cwd();
 const UPSTREAM_DELAY_MS = boundedSetting('BENCH_UPSTREAM_DELAY_MS', 0, 0, 1000);
@@ -288,7 +290,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-(process.env.BENCH_FAST_PATHS === '1' ? measureFastPaths() : main()).catch((error: unknown) => {
+(process.env.BENCH_FAST_PATHS === '1'
+  ? measureFastPaths()
+  : process.argv.includes('--ledger')
+    ? measureLedger()
+    : main()
+).catch((error: unknown) => {
   console.error(error);
   stopAll();
   process.exitCode = 1;
