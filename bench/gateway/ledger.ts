@@ -12,7 +12,8 @@
  * profiler (`node:inspector`): each sample goes to the stage of the innermost frame on its stack that a
  * rule of STAGES claims (node's own modules and V8 built-ins are passed over, so `JSON.stringify` in a
  * log line counts as logging), and the stage shares times the measured CPU per request give µs.
- * Writes bench/results/gateway-ledger.json.
+ * LEDGER_COMPARE=<another checkout, built> adds that checkout's gateway to the same rounds and
+ * profiles: a before and after measured side by side. Writes bench/results/gateway-ledger.json.
  * argv: the upstream base URL (…/msv3/v2.0), the gateway's work folder.
  */
 import { Session } from 'node:inspector/promises';
@@ -29,6 +30,8 @@ const REQUESTS = boundedSetting('LEDGER_REQUESTS', 20_000, 100, 1_000_000);
 const ROUNDS = boundedSetting('LEDGER_ROUNDS', 3, 1, 9);
 const CONCURRENCY = boundedSetting('LEDGER_CONCURRENCY', 16, 1, 256);
 const WARMUP = Math.min(5_000, REQUESTS);
+/** Another checkout (its `dist/` built): its gateway runs beside this one, for a before/after in one process. */
+const COMPARE = process.env.LEDGER_COMPARE;
 /** Functions listed per stage (with the most samples of their own). */
 const TOP_FUNCTIONS = 10;
 /** The profiler's sampling interval, µs. */
@@ -79,7 +82,12 @@ const STAGES: readonly { stage: string; files: RegExp; names?: RegExp }[] = [
       /\/(?:src|dist)\/msv3\/(transport|breaker|concurrency|client)|\/(?:src|dist)\/wholesalers\/|\/undici\//,
   },
   { stage: 'mapping to JSON (service)', files: /\/(?:src|dist)\/(services\/|lib\/local-date-time|core\/)/ },
-  { stage: 'serialisation', files: /\/(?:src|dist)\/http\/serializer|fast-json-stringify/ },
+  {
+    stage: 'serialisation',
+    files: /\/(?:src|dist)\/http\/serializer|fast-json-stringify/,
+    // The functions http/serializer.ts generates (`f0`, `f1`, …) have no URL.
+    names: /^f\d+$/,
+  },
   {
     stage: 'metrics',
     files:
@@ -112,30 +120,40 @@ interface ProfileNode {
   children?: number[];
 }
 
-/** The built gateway (`dist/`), as `npm start` runs it. */
-const fromDist = <T>(module: string) =>
-  import(pathToFileURL(join(process.cwd(), 'dist', module)).href) as Promise<T>;
-
-async function main(): Promise<void> {
+/**
+ * A gateway built from `root`'s `dist/` (as `npm start` runs it), with its own SQLite database in
+ * `folder` and a live key made with that checkout's CLI.
+ */
+async function startGatewayFrom(root: string, folder: string, upstreamBase: string, name: string) {
+  const fromDist = <T>(module: string) =>
+    import(pathToFileURL(join(root, 'dist', module)).href) as Promise<T>;
   const { loadConfig } = await fromDist<typeof import('../../src/config.js')>('config.js');
   const { createLogger } =
     await fromDist<typeof import('../../src/observability/logger.js')>('observability/logger.js');
   const { startServer } = await fromDist<typeof import('../../src/server.js')>('server.js');
-  const [upstreamBase, folder] = process.argv.slice(2) as [string, string];
   const env = benchGatewayEnv({
-    folder,
+    folder: join(folder, name),
     upstream: { baseUrl: upstreamBase, name: 'Canned upstream' },
     databaseFile: 'ledger.db',
     settings: { RATE_LIMIT_LIVE_POINTS: '1000000', RATE_LIMIT_TEST_POINTS: '1000000' },
   });
-  const key = createLiveKey(env, 'ledger');
-  const config = loadConfig(env);
+  const key = createLiveKey(env, 'ledger', join(root, 'dist', 'cli.js'));
   // As `npm start` logs: one JSON line per request, here written to /dev/null synchronously.
   const logger = createLogger({
     level: 'info',
     destination: pino.destination({ dest: '/dev/null', sync: true }),
   });
-  const server = await startServer({ config, logger, summary: false });
+  const server = await startServer({ config: loadConfig(env), logger, summary: false });
+  return { server, key };
+}
+
+type Name = 'gateway' | 'compare' | 'baseline' | 'floor';
+
+async function main(): Promise<void> {
+  const [upstreamBase, folder] = process.argv.slice(2) as [string, string];
+  const { server, key } = await startGatewayFrom(process.cwd(), folder, upstreamBase, 'gateway');
+  const other =
+    COMPARE === undefined ? undefined : await startGatewayFrom(COMPARE, folder, upstreamBase, 'compare');
   const upstreamUrl = `${upstreamBase}/verfuegbarkeitAnfragen`;
   const baseline = buildBaselineApp(upstreamUrl, UPSTREAM_CONNECTIONS, false);
   const floor = buildBaselineApp(upstreamUrl, UPSTREAM_CONNECTIONS, true);
@@ -161,96 +179,108 @@ async function main(): Promise<void> {
     }),
   };
   const first = await (server.app as unknown as App).inject(request);
+  const headersOf = (secret: string) => ({ ...request.headers, 'x-api-key': secret });
   if (first.statusCode !== 200) throw new Error(`the gateway answered ${first.statusCode} ${first.body}`);
   baseline.setAnswer(first.body);
   floor.setAnswer(first.body);
-  const apps: Record<'gateway' | 'baseline' | 'floor', App> = {
+  const apps: Partial<Record<Name, App>> = {
     gateway: server.app as unknown as App,
+    ...(other === undefined ? {} : { compare: other.server.app as unknown as App }),
     baseline: baseline.app as unknown as App,
     floor: floor.app as unknown as App,
   };
-  for (const [name, app] of Object.entries(apps)) {
-    const answer = await app.inject(request);
+  const names = Object.keys(apps) as Name[];
+  const requestFor = (name: Name) =>
+    name === 'compare' ? { ...request, headers: headersOf(other!.key) } : request;
+  for (const name of names) {
+    const answer = await apps[name]!.inject(requestFor(name));
     if (answer.body !== first.body) throw new Error(`${name} does not answer the gateway's bytes`);
   }
 
-  const drive = async (app: App, count: number) => {
+  const drive = async (name: Name, count: number) => {
+    const app = apps[name]!;
+    const sent = requestFor(name);
     let left = count;
     const worker = async () => {
       while (left > 0) {
         left -= 1;
-        const answer = await app.inject(request);
+        const answer = await app.inject(sent);
         if (answer.statusCode !== 200) throw new Error(`answered ${answer.statusCode}: ${answer.body}`);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   };
-  const cpuPerRequest = async (app: App) => {
+  const cpuPerRequest = async (name: Name) => {
     const before = process.cpuUsage();
-    await drive(app, REQUESTS);
+    await drive(name, REQUESTS);
     const used = process.cpuUsage(before);
     return (used.user + used.system) / REQUESTS;
   };
 
   console.log(`[ledger] warm-up: ${WARMUP} requests each`);
-  for (const app of Object.values(apps)) await drive(app, WARMUP);
+  for (const name of names) await drive(name, WARMUP);
   const loads: number[] = [];
-  const rounds: Record<keyof typeof apps, number[]> = { gateway: [], baseline: [], floor: [] };
+  const rounds: Partial<Record<Name, number[]>> = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     loads.push(round2(loadavg()[0]!));
-    const order = (
-      round % 2 === 1 ? ['gateway', 'baseline', 'floor'] : ['floor', 'baseline', 'gateway']
-    ) as (keyof typeof apps)[];
+    const order = round % 2 === 1 ? names : [...names].reverse();
     for (const name of order) {
-      const us = await cpuPerRequest(apps[name]);
-      rounds[name].push(round2(us));
+      const us = await cpuPerRequest(name);
+      rounds[name]!.push(round2(us));
       console.log(`[ledger] round ${round} ${name.padEnd(8)} ${us.toFixed(1)} µs CPU per request`);
     }
   }
-  const cpu = {
-    gateway: median(rounds.gateway),
-    baseline: median(rounds.baseline),
-    floor: median(rounds.floor),
-  };
+  const cpu = Object.fromEntries(names.map((name) => [name, median(rounds[name]!)])) as Partial<
+    Record<Name, number>
+  >;
+  /** The median of the rounds' ratios: each round's apps ran a minute apart at most, so load cancels out. */
+  const ratio = (a: Name, b: Name) => round2(median(rounds[a]!.map((value, i) => value / rounds[b]![i]!)));
 
-  const profiles = {} as Record<keyof typeof apps, Profiled>;
-  for (const name of ['gateway', 'baseline'] as const) {
+  const profiled = names.filter((name) => name !== 'floor');
+  const profiles: Partial<Record<Name, Profiled>> = {};
+  for (const name of profiled) {
     console.log(`[ledger] profiling ${name}: ${REQUESTS} requests, a sample every ${SAMPLING_US} µs`);
     loads.push(round2(loadavg()[0]!));
-    profiles[name] = await profileStages(() => drive(apps[name], REQUESTS));
+    profiles[name] = await profileStages(() => drive(name, REQUESTS));
   }
-  const stages = [
-    ...new Set([...Object.keys(profiles.gateway.shares), ...Object.keys(profiles.baseline.shares)]),
-  ];
+  const stages = [...new Set(profiled.flatMap((name) => Object.keys(profiles[name]!.shares)))];
+  const usOf = (name: Name, stage: string) => round2((profiles[name]?.shares[stage] ?? 0) * cpu[name]!);
   const table = stages
-    .map((stage) => {
-      const gateway = (profiles.gateway.shares[stage] ?? 0) * cpu.gateway;
-      const base = (profiles.baseline.shares[stage] ?? 0) * cpu.baseline;
-      return {
-        stage,
-        gateway_us: round2(gateway),
-        gateway_percent: round2((profiles.gateway.shares[stage] ?? 0) * 100),
-        baseline_us: round2(base),
-        added_us: round2(gateway - base),
-        top_functions: profiles.gateway.top[stage] ?? [],
-      };
-    })
+    .map((stage) => ({
+      stage,
+      gateway_us: usOf('gateway', stage),
+      gateway_percent: round2((profiles.gateway!.shares[stage] ?? 0) * 100),
+      ...(other === undefined ? {} : { compare_us: usOf('compare', stage) }),
+      baseline_us: usOf('baseline', stage),
+      added_us: round2(usOf('gateway', stage) - usOf('baseline', stage)),
+      top_functions: profiles.gateway!.top[stage] ?? [],
+      ...(other === undefined ? {} : { compare_top_functions: profiles.compare!.top[stage] ?? [] }),
+      baseline_top_functions: profiles.baseline!.top[stage] ?? [],
+    }))
     .sort((a, b) => b.gateway_us - a.gateway_us);
   const output = {
     benchmark: 'gateway cost ledger: POST /v1/availability, 50 items, app.inject (bench/gateway/ledger.ts)',
-    command: 'npm run bench:gateway -- --ledger',
+    command: `${COMPARE === undefined ? '' : `LEDGER_COMPARE=${COMPARE} `}npm run bench:gateway -- --ledger`,
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
     load_average: loads,
     setup: {
       requests: `${REQUESTS} per app and round, ${CONCURRENCY} in flight, ${ROUNDS} rounds alternating after ${WARMUP} warm-up requests each; medians`,
       node_flags: process.execArgv.join(' '),
-      profile: `V8 sampling profiler, ${SAMPLING_US} µs interval, ${REQUESTS} gateway requests`,
+      profile: `V8 sampling profiler, ${SAMPLING_US} µs interval, ${REQUESTS} requests per profiled app`,
+      compare:
+        COMPARE === undefined ? null : `a second gateway built from ${COMPARE}/dist in the same process`,
     },
     cpu_us_per_request: cpu,
     rounds,
-    ratio_gateway_over_baseline: round2(cpu.gateway / cpu.baseline),
-    ratio_floor_over_baseline: round2(cpu.floor / cpu.baseline),
+    ratio_gateway_over_baseline: ratio('gateway', 'baseline'),
+    ratio_floor_over_baseline: ratio('floor', 'baseline'),
+    ...(other === undefined
+      ? {}
+      : {
+          ratio_compare_over_baseline: ratio('compare', 'baseline'),
+          ratio_gateway_over_compare: ratio('gateway', 'compare'),
+        }),
     stages: table,
   };
   printLedger(output);
@@ -258,6 +288,7 @@ async function main(): Promise<void> {
   await baseline.close();
   await floor.close();
   await server.close();
+  await other?.server.close();
 }
 
 interface Profiled {
@@ -328,28 +359,35 @@ function stageOf(leaf: ProfileNode, parent: Map<number, ProfileNode>): string {
 }
 
 function printLedger(output: {
-  cpu_us_per_request: Record<string, number>;
+  cpu_us_per_request: Partial<Record<Name, number>>;
   ratio_gateway_over_baseline: number;
+  ratio_gateway_over_compare?: number;
+  ratio_compare_over_baseline?: number;
   load_average: number[];
   stages: {
     stage: string;
     gateway_us: number;
     gateway_percent: number;
+    compare_us?: number;
     baseline_us: number;
     added_us: number;
     top_functions: string[];
   }[];
 }): void {
   const { cpu_us_per_request: cpu } = output;
+  const compared = cpu.compare !== undefined;
   console.log('');
   console.log(
-    `CPU per request through app.inject: gateway ${cpu.gateway} µs, baseline ${cpu.baseline} µs, decode-only ${cpu.floor} µs; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×; load average ${output.load_average.join(' / ')}`,
+    `CPU per request through app.inject: gateway ${cpu.gateway} µs, ${compared ? `compared gateway ${cpu.compare} µs, ` : ''}baseline ${cpu.baseline} µs, decode-only ${cpu.floor} µs; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×${compared ? `, compared ÷ baseline ${output.ratio_compare_over_baseline}×, gateway ÷ compared ${output.ratio_gateway_over_compare}×` : ''} (medians of the rounds' ratios); load average ${output.load_average.join(' / ')}`,
   );
   const width = Math.max(...output.stages.map((s) => s.stage.length));
-  console.log(`${'stage'.padEnd(width)}  gateway µs   share  baseline µs  added µs`);
+  const cell = (value: number, size: number) => value.toFixed(1).padStart(size);
+  console.log(
+    `${'stage'.padEnd(width)}  gateway µs   share${compared ? '  compared µs' : ''}  baseline µs  added µs`,
+  );
   for (const s of output.stages) {
     console.log(
-      `${s.stage.padEnd(width)}  ${s.gateway_us.toFixed(1).padStart(10)}  ${s.gateway_percent.toFixed(1).padStart(5)} %  ${s.baseline_us.toFixed(1).padStart(11)}  ${s.added_us.toFixed(1).padStart(8)}`,
+      `${s.stage.padEnd(width)}  ${cell(s.gateway_us, 10)}  ${cell(s.gateway_percent, 5)} %${compared ? `  ${cell(s.compare_us ?? 0, 11)}` : ''}  ${cell(s.baseline_us, 11)}  ${cell(s.added_us, 8)}`,
     );
     if (process.env.LEDGER_DETAIL === '1') for (const f of s.top_functions) console.log(`    ${f}`);
   }
