@@ -71,7 +71,9 @@ async function countPerRequest(send: () => Promise<void>): Promise<Record<string
   if (TRACE)
     for (const [place, n] of [...places].sort((a, b) => b[1] - a[1]))
       console.log(`${(n / MEASURED).toFixed(2).padStart(6)} ${place}`);
-  return Object.fromEntries(Object.entries(counts).map(([type, n]) => [type, n / MEASURED]));
+  return Object.fromEntries(
+    Object.entries(counts).map(([type, n]) => [type, Math.round((n / MEASURED) * 100) / 100]),
+  );
 }
 
 /** A bare pass-through: Fastify validating nothing, one undici POST of the same SOAP body, fixed JSON. */
@@ -143,12 +145,12 @@ describe('the work of one request on the hot path', () => {
     const added = Object.fromEntries(
       [...new Set([...Object.keys(gateway), ...Object.keys(bare)])].map((type) => [
         type,
-        (gateway[type] ?? 0) - (bare[type] ?? 0),
+        Math.round(((gateway[type] ?? 0) - (bare[type] ?? 0)) * 100) / 100,
       ]),
     );
     // The counting itself works: a gateway request is asynchronous all along.
     expect(gateway.PROMISE ?? 0).toBeGreaterThan(0);
-    const total = Object.values(gateway).reduce((sum, n) => sum + n, 0);
+    const total = Math.round(Object.values(gateway).reduce((sum, n) => sum + n, 0) * 100) / 100;
     const report = `per request: gateway ${JSON.stringify(gateway)} (${total} in all), bare pass-through ${JSON.stringify(bare)}, gateway minus pass-through ${JSON.stringify(added)}; budget ${JSON.stringify(BUDGET)}. REQUEST_COST_TRACE=1 lists where each is created.`;
     console.log(`[request-cost] ${report}`);
     expect(
