@@ -39,11 +39,11 @@ export function benchGatewayEnv(options: {
   };
 }
 
-/** A live key named `name`, created with the gateway's CLI on the database of `env`. */
-export function createLiveKey(env: NodeJS.ProcessEnv, name: string): string {
+/** A live key named `name`, created with the gateway's CLI (`cli`) on the database of `env`. */
+export function createLiveKey(env: NodeJS.ProcessEnv, name: string, cli = CLI): string {
   const created = execFileSync(
     process.execPath,
-    [CLI, 'keys', 'create', '--name', name, '--mode', 'live', '--json'],
+    [cli, 'keys', 'create', '--name', name, '--mode', 'live', '--json'],
     {
       env,
       encoding: 'utf8',

@@ -56,8 +56,14 @@ export async function wrk(
   connections: number,
 ): Promise<WrkResult> {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, url];
+  // BENCH_WRK_CPUS=<list>: wrk runs on those cores only (taskset), away from the server's.
+  const pinned = process.env.BENCH_WRK_CPUS;
   const output = await new Promise<string>((resolve, reject) => {
-    const child = track(spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] }));
+    const child = track(
+      pinned === undefined
+        ? spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] })
+        : spawn('taskset', ['-c', pinned, 'wrk', ...args], { stdio: ['ignore', 'pipe', 'inherit'] }),
+    );
     let text = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {

@@ -13,8 +13,12 @@
  * medians. Recorded too: CPU time per request of the gateway's processes (the primary and its workers,
  * from /proc) and the 1-minute load average at each run's start, since the figures depend on what else
  * the machine does. Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/workers.json.
+ * Also reported: what WORKERS=2 would give with a core per worker, from CPU per request (2 × the
+ * one-process CPU per request ÷ the two workers' and their primary's), since on a 2-core machine wrk
+ * and the upstream take cores too. BENCH_WRK_CPUS=1 BENCH_GATEWAY_CPUS=0 pins wrk and the upstream to
+ * core 1 and the gateways to core 0 (taskset).
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -41,6 +45,7 @@ const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? 10), 60);
 const WARMUP_SECONDS = 5;
 const CONNECTIONS = 32;
 const VARIANTS = [1, 2] as const;
+const GATEWAY_CPUS = process.env.BENCH_GATEWAY_CPUS;
 /** The whole benchmark stops itself after this, whatever happens. */
 const WATCHDOG_MS = 10 * 60_000;
 
@@ -158,6 +163,15 @@ async function main(): Promise<void> {
         median.workers_2.requests_per_second / median.workers_1.requests_per_second,
         3,
       ),
+      /**
+       * What WORKERS=2 would give with a core of its own per worker, from CPU per request: 2 × (CPU per
+       * request with one process ÷ with two workers and their primary), the median of the runs' pairs.
+       */
+      cpu_scaling_2_over_1: cpuScaling(runs[1], runs[2]),
+      pinning: {
+        wrk_and_upstream: process.env.BENCH_WRK_CPUS ?? null,
+        gateway: GATEWAY_CPUS ?? null,
+      },
       runs: { workers_1: runs[1], workers_2: runs[2] },
     };
     mkdirSync(dirname(RESULTS), { recursive: true });
@@ -169,7 +183,9 @@ async function main(): Promise<void> {
           `CPU ${m.gateway_cpu_us_per_request ?? '-'} µs/req (runs: ${runs[variant].map((r) => r.requests_per_second).join(' / ')})`,
       );
     }
-    console.log(`[bench] WORKERS=2 / WORKERS=1: ${output.throughput_2_over_1}; wrote ${RESULTS}`);
+    console.log(
+      `[bench] WORKERS=2 / WORKERS=1: ${output.throughput_2_over_1} in throughput; ${output.cpu_scaling_2_over_1 ?? '-'} with a core per worker, from CPU per request; wrote ${RESULTS}`,
+    );
     for (const variant of VARIANTS) await stopGateway(gateways[variant].child);
     upstream.child.send({ stop: true });
   } finally {
@@ -185,6 +201,11 @@ async function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   track(child);
+  // With BENCH_WRK_CPUS the upstream shares wrk's cores, away from the gateway's.
+  if (process.env.BENCH_WRK_CPUS !== undefined)
+    execFileSync('taskset', ['-a', '-p', '-c', process.env.BENCH_WRK_CPUS, String(child.pid)], {
+      stdio: 'ignore',
+    });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('upstream: not ready within 60 s')), 60_000);
     child.on('message', (message: { port?: number }) => {
@@ -208,10 +229,10 @@ async function startGateway(
     settings: { WORKERS: String(workers), CREATE_FIRST_KEY: 'false', RATE_LIMIT_LIVE_POINTS: '1000000' },
   });
   const key = createLiveKey(env, 'bench');
-  const child = spawn(process.execPath, [...startScriptNodeFlags(), CLI, 'serve'], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const command = [process.execPath, ...startScriptNodeFlags(), CLI, 'serve'];
+  // BENCH_GATEWAY_CPUS=<list>: the gateway (and the workers it forks) on those cores only.
+  const pinned = GATEWAY_CPUS === undefined ? command : ['taskset', '-c', GATEWAY_CPUS, ...command];
+  const child = spawn(pinned[0]!, pinned.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
   track(child);
   const url = await untilListening(child, `WORKERS=${workers}`, 120_000);
   return { child, url, key };
@@ -243,6 +264,17 @@ function medians(runs: RunResult[]): RunResult {
       return [k, values.some((v) => v === null) ? null : median(values as number[])];
     }),
   ) as unknown as RunResult;
+}
+
+function cpuScaling(one: RunResult[], two: RunResult[]): number | null {
+  const pairs = one.map((run, i) => {
+    const a = run.gateway_cpu_us_per_request;
+    const b = two[i]?.gateway_cpu_us_per_request;
+    return a === null || b === null || b === undefined ? null : (2 * a) / b;
+  });
+  if (pairs.some((p) => p === null)) return null;
+  const sorted = (pairs as number[]).sort((a, b) => a - b);
+  return round(sorted[Math.floor(sorted.length / 2)]!, 3);
 }
 
 function round(value: number, digits: number): number {

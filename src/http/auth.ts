@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ApiError } from '../core/errors.js';
 import type { Clock } from '../lib/clock.js';
@@ -77,9 +78,23 @@ export function installAuth(app: GatewayApp, deps: AuthDeps): void {
     throw failures.allowed ? new ApiError('api_key_invalid', KEY_REFUSED) : tooManyFailures(failures);
   }
 
+  /** A key that authenticates: the request is the key's, and its use is noted (once a minute). */
+  function admit(request: FastifyRequest, key: ApiKey): void {
+    request.auth = { accountId: key.accountId, keyId: key.id, mode: key.mode };
+    const now = deps.clock.now();
+    if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+      // The cached record remembers the write, so a cached key writes at most once a minute too.
+      key.lastUsedAt = now;
+      recordApiKeyUse(deps.db, key.id, now, LAST_USED_RESOLUTION_MS).catch((err: unknown) =>
+        request.log.warn({ err }, 'could not record API key use'),
+      );
+    }
+  }
+
   app.decorateRequest('auth', null as never);
-  app.addHook('onRequest', async (request) => {
-    if (request.is404 || request.routeOptions.config.public) return;
+  // A callback hook: a key in the cache is admitted without a promise or a microtask hop.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.is404 || request.routeOptions.config.public) return done();
     const presented = request.headers['x-api-key'];
     if (presented === undefined || presented === '') {
       throw new ApiError('api_key_missing', 'Send your API key in the X-API-Key header.');
@@ -90,18 +105,18 @@ export function installAuth(app: GatewayApp, deps: AuthDeps): void {
       throw new ApiError('api_key_invalid', MALFORMED_KEY[problem ?? 'not_a_key']);
     }
     const client = failureCounterKey(request.ip);
-    const key = await lookUp(hashApiKey(presented), client);
+    const hash = hashApiKey(presented);
     // A rolled key (`keys roll`) stays valid until its scheduled revocation.
-    if (key === undefined || isRevoked(key, deps.clock.now())) return refuse(client);
-    request.auth = { accountId: key.accountId, keyId: key.id, mode: key.mode };
-
-    const now = deps.clock.now();
-    if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-      // The cached record remembers the write, so a cached key writes at most once a minute too.
-      key.lastUsedAt = now;
-      recordApiKeyUse(deps.db, key.id, now, LAST_USED_RESOLUTION_MS).catch((err: unknown) =>
-        request.log.warn({ err }, 'could not record API key use'),
-      );
+    const cached = cache.get(hash);
+    if (cached !== undefined && !isRevoked(cached, deps.clock.now())) {
+      admit(request, cached);
+      return done();
     }
+    lookUp(hash, client)
+      .then((key) => {
+        if (key === undefined || isRevoked(key, deps.clock.now())) return refuse(client);
+        admit(request, key);
+      })
+      .then(() => done(), done);
   });
 }

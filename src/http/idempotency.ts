@@ -100,26 +100,13 @@ export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void
   const unwritten = createWriteRetries(clock);
   app.addHook('onClose', async () => unwritten.stop(app.log));
 
-  app.addHook('onRoute', (route) => {
-    if (!route.config?.idempotent) return;
-    route.schema ??= {};
-    const schema = route.schema as { headers?: { type?: string; properties?: Record<string, unknown> } };
-    // A copy: header schemas are shared between routes (e.g. the MSV3 credential headers).
-    const headers = schema.headers ?? { type: 'object', properties: {} };
-    schema.headers = {
-      ...headers,
-      properties: { ...headers.properties, 'idempotency-key': IDEMPOTENCY_KEY_HEADER },
-    };
-  });
-
   // Checked before validation, so a malformed key is reported even when the body is wrong too.
-  app.addHook('preValidation', async (request) => {
-    if (request.routeOptions.config.idempotent) readIdempotencyKey(request);
-  });
+  const preValidation = async (request: FastifyRequest) => {
+    readIdempotencyKey(request);
+  };
 
   // After auth, rate limit and validation: refused requests never claim a key (Stripe's rule).
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.routeOptions.config.idempotent) return;
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const key = readIdempotencyKey(request);
     if (key === undefined) return;
     const scope: IdempotencyScope = {
@@ -164,10 +151,10 @@ export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void
         request.idempotency = { key, attempt: claim.attempt, firstUsedAt: claim.firstUsedAt };
       }
     }
-  });
+  };
 
   // Before the response leaves: a client that saw the answer and retries is guaranteed the replay.
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const holding = holdings.get(request);
     if (holding === undefined) return payload;
     holdings.delete(request);
@@ -196,16 +183,39 @@ export function installIdempotency(app: GatewayApp, deps: IdempotencyDeps): void
       unwritten.retry(write, request.log);
     });
     return payload;
-  });
+  };
 
   // Safety net: a response that never reached onSend must not leave a heartbeat running forever.
-  app.addHook('onResponse', async (request) => {
+  const onResponse = async (request: FastifyRequest) => {
     const holding = holdings.get(request);
     if (holding === undefined) return;
     holdings.delete(request);
     clearInterval(holding.heartbeat);
     await reopenIdempotencyKey(db, holding.scope, holding.lockToken).catch(() => {});
+  };
+
+  // Only the routes with `config: { idempotent: true }` get these hooks: every other request pays nothing.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.schema ??= {};
+    const schema = route.schema as { headers?: { type?: string; properties?: Record<string, unknown> } };
+    // A copy: header schemas are shared between routes (e.g. the MSV3 credential headers).
+    const headers = schema.headers ?? { type: 'object', properties: {} };
+    schema.headers = {
+      ...headers,
+      properties: { ...headers.properties, 'idempotency-key': IDEMPOTENCY_KEY_HEADER },
+    };
+    // Route hooks run after the app's: after auth and rate limit, the log line's onSend and onResponse.
+    route.preValidation = withHook(route.preValidation, preValidation);
+    route.preHandler = withHook(route.preHandler, preHandler);
+    route.onSend = withHook(route.onSend, onSend);
+    route.onResponse = withHook(route.onResponse, onResponse);
   });
+}
+
+/** A route's hooks of one kind with `hook` appended. */
+function withHook<T>(existing: T | T[] | undefined, hook: unknown): T[] {
+  return [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), hook as T];
 }
 
 /** First pause before writing an outcome again, doubled each time up to `RETRY_MAX_MS`. */

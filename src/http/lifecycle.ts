@@ -31,7 +31,8 @@ export function installLifecycle(app: GatewayApp): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks, not async ones: no promise and no microtask hop on every request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
       throw new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header.', {
@@ -43,8 +44,10 @@ export function installLifecycle(app: GatewayApp): void {
         retryAfter: 1,
       });
     }
+    done();
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 }

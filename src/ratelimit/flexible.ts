@@ -21,14 +21,16 @@ export function fromFlexible(
     auth_failures: limiterFor('auth_failures', all.auth_failures),
   };
   return {
-    async consume(key, budget) {
+    // One promise chain, no async function around it: this runs on every keyed request.
+    consume(key, budget) {
       const limit = all[budget].points;
-      try {
-        return decision(true, limit, await limiters[budget].consume(key, 1));
-      } catch (outcome) {
-        if (outcome instanceof RateLimiterRes) return decision(false, limit, outcome);
-        throw outcome;
-      }
+      return limiters[budget].consume(key, 1).then(
+        (res) => decision(true, limit, res),
+        (outcome: unknown) => {
+          if (outcome instanceof RateLimiterRes) return decision(false, limit, outcome);
+          throw outcome;
+        },
+      );
     },
     async peek(key, budget) {
       const limit = all[budget].points;

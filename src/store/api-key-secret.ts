@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { KeyMode } from '../core/key-mode.js';
 import { base62Fixed, crc32, randomToken } from '../lib/ids.js';
 
@@ -29,8 +29,9 @@ export function apiKeyProblem(text: string): 'not_a_key' | 'typing_error' | unde
   return base62Fixed(crc32(body)) === text.slice(-6) ? undefined : 'typing_error';
 }
 
+/** SHA-256 in hex; the one-shot `hash` (no Hash object per call): this runs on every keyed request. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** What may be shown of a key after creation: `pk_test_AbCd…WxYz`. */
