@@ -1,34 +1,12 @@
-import { readFileSync, rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  readTour,
-  runTourWithFetch,
-  type Started,
-  startGatewayAsNpmStartDoes,
-  type TourRun,
-} from './readme-tour.js';
+import { describe, expect, it } from 'vitest';
+import { walkthroughOf } from './docs-walkthrough.js';
 
-/**
- * docs/multi-wholesaler.md's walkthrough works as printed against `npm start`: its commands are read out
- * of the page and run as their exact HTTP requests (test/readme-tour.ts), so editing the page changes what
- * runs.
- */
-
-const PAGE = readFileSync(new URL('../docs/multi-wholesaler.md', import.meta.url), 'utf8');
+/** docs/multi-wholesaler.md's walkthrough works as printed against `npm start` (test/docs-walkthrough.ts). */
 
 describe('docs/multi-wholesaler.md "Walkthrough"', () => {
-  let started: Started;
-  let run: TourRun;
-  beforeAll(async () => {
-    started = await startGatewayAsNpmStartDoes();
-    run = await runTourWithFetch(readTour(PAGE, '## Walkthrough'), started.server.url, started.key);
-  }, 60_000);
-  afterAll(async () => {
-    await started?.server.close();
-    rmSync(started?.folder, { recursive: true, force: true });
-  });
+  const run = walkthroughOf('multi-wholesaler.md');
 
-  const compares = () => run.exchanges.filter((e) => e.request.method === 'POST');
+  const compares = () => run().exchanges.filter((e) => e.request.method === 'POST');
 
   it('asks four wholesalers at once and reports the one that is down', () => {
     const first = compares()[0]!;

@@ -1,34 +1,13 @@
-import { readFileSync, rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  readTour,
-  runTourWithFetch,
-  type Started,
-  startGatewayAsNpmStartDoes,
-  type TourRun,
-} from './readme-tour.js';
+import { describe, expect, it } from 'vitest';
+import { walkthroughOf } from './docs-walkthrough.js';
 
-/**
- * docs/orders.md's walkthrough works as printed against `npm start`: its commands are read out of the
- * page and run as their exact HTTP requests (test/readme-tour.ts), so editing the page changes what runs.
- */
-
-const PAGE = readFileSync(new URL('../docs/orders.md', import.meta.url), 'utf8');
+/** docs/orders.md's walkthrough works as printed against `npm start` (test/docs-walkthrough.ts). */
 
 describe('docs/orders.md "Walkthrough"', () => {
-  let started: Started;
-  let run: TourRun;
-  beforeAll(async () => {
-    started = await startGatewayAsNpmStartDoes();
-    run = await runTourWithFetch(readTour(PAGE, '## Walkthrough'), started.server.url, started.key);
-  }, 60_000);
-  afterAll(async () => {
-    await started?.server.close();
-    rmSync(started?.folder, { recursive: true, force: true });
-  });
+  const run = walkthroughOf('orders.md');
 
   const exchange = (method: string, path: RegExp) =>
-    run.exchanges.find(
+    run().exchanges.find(
       (e) => e.request.method === method && path.test(e.request.url.replace(/^https?:\/\/[^/]+/, '')),
     )!;
 
@@ -62,8 +41,8 @@ describe('docs/orders.md "Walkthrough"', () => {
 
   it('refuses the shipping order the contract does not agree, and finds the order by PZN', () => {
     const refused = exchange('POST', /^\/v1\/orders$/);
-    expect(run.exchanges.filter((e) => e.request.method === 'POST')).toHaveLength(2);
-    const shipping = run.exchanges.filter((e) => e.request.method === 'POST')[1]!;
+    expect(run().exchanges.filter((e) => e.request.method === 'POST')).toHaveLength(2);
+    const shipping = run().exchanges.filter((e) => e.request.method === 'POST')[1]!;
     expect(refused.status).toBe(200);
     expect(shipping.status).toBe(422);
     expect(shipping.json).toMatchObject({ error: 'order_type_not_agreed', param: 'order_type' });

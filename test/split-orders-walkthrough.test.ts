@@ -1,21 +1,7 @@
-import { readFileSync, rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  readTour,
-  runTourWithFetch,
-  type Started,
-  startGatewayAsNpmStartDoes,
-  type TourRun,
-} from './readme-tour.js';
+import { describe, expect, it } from 'vitest';
+import { walkthroughOf } from './docs-walkthrough.js';
 
-/**
- * docs/split-orders.md's walkthrough works as printed against `npm start`: its commands are read out of
- * the page and run as their exact HTTP requests (test/readme-tour.ts), so editing the page changes what
- * runs.
- */
-
-const PAGE = readFileSync(new URL('../docs/split-orders.md', import.meta.url), 'utf8');
-
+/** docs/split-orders.md's walkthrough works as printed against `npm start` (test/docs-walkthrough.ts). */
 interface Split {
   status: string;
   orders: {
@@ -32,18 +18,9 @@ interface Split {
 }
 
 describe('docs/split-orders.md "Walkthrough"', () => {
-  let started: Started;
-  let run: TourRun;
-  beforeAll(async () => {
-    started = await startGatewayAsNpmStartDoes();
-    run = await runTourWithFetch(readTour(PAGE, '## Walkthrough'), started.server.url, started.key);
-  }, 60_000);
-  afterAll(async () => {
-    await started?.server.close();
-    rmSync(started?.folder, { recursive: true, force: true });
-  });
+  const run = walkthroughOf('split-orders.md');
 
-  const splits = () => run.exchanges.filter((e) => e.request.url.includes('/v1/orders/split'));
+  const splits = () => run().exchanges.filter((e) => e.request.url.includes('/v1/orders/split'));
 
   it('plans the dry run as the page prints it, placing nothing', () => {
     const dryRun = splits()[0]!;
@@ -76,7 +53,7 @@ describe('docs/split-orders.md "Walkthrough"', () => {
       ['alliance', 'confirmed', ['09990300 x1', '09990323 x4']],
       ['sanacorp', 'confirmed', ['09990317 x1', '09990323 x5']],
     ]);
-    const record = run.exchanges.find((e) =>
+    const record = run().exchanges.find((e) =>
       e.request.url.endsWith(`/v1/orders/${split.orders[1]!.order_id}`),
     )!;
     expect(record.status).toBe(200);
