@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { walkthroughOf } from './docs-walkthrough.js';
 
-/** docs/split-orders.md's walkthrough works as printed against `npm start` (test/docs-walkthrough.ts). */
 interface Split {
   status: string;
   orders: {
@@ -17,6 +16,7 @@ interface Split {
   }[];
 }
 
+/** docs/split-orders.md's walkthrough works as printed against `npm start` (test/docs-walkthrough.ts). */
 describe('docs/split-orders.md "Walkthrough"', () => {
   const run = walkthroughOf('split-orders.md');
 
