@@ -116,6 +116,8 @@ export async function updateOrder(
   clock: Clock,
   id: string,
   change: OrderChange,
+  // One instant for a change that writes a time of its own (fulfilled_at) and for updated_at.
+  at: number = clock.now(),
 ): Promise<void> {
   await db
     .updateTable('orders')
@@ -125,7 +127,7 @@ export async function updateOrder(
       ...(change.lastStatus === undefined ? {} : { last_status: change.lastStatus }),
       ...(change.placementStatus === undefined ? {} : { placement_status: change.placementStatus }),
       ...(change.fulfilledAt === undefined ? {} : { fulfilled_at: change.fulfilledAt }),
-      updated_at: clock.now(),
+      updated_at: at,
     })
     .where('id', '=', id)
     .execute();

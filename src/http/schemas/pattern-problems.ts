@@ -1,4 +1,4 @@
-import { GATEWAY_ORDER_ID_PATTERN } from '../../services/orders/ids.js';
+import { GATEWAY_ORDER_ID_PATTERN, SPLIT_ID_PATTERN } from '../../services/orders/ids.js';
 import { PZN_PATTERN } from './common.js';
 import { TRACKING_NUMBER_PATTERN } from './deliveries.js';
 import { EVENT_ID_PATTERN } from './events.js';
@@ -36,6 +36,10 @@ const PATTERN_PROBLEMS: ReadonlyMap<string, string> = new Map([
   [
     GATEWAY_ORDER_ID_PATTERN,
     'must be an order id as the gateway returned it: `GW-` followed by 22 letters and digits',
+  ],
+  [
+    SPLIT_ID_PATTERN,
+    'must be a split id as the gateway returned it: `SP-` followed by 32 hexadecimal digits',
   ],
   [
     WEBHOOK_ID_PATTERN,

@@ -167,6 +167,36 @@ describeEachDialect('crediting delivery notices to orders', (getDatabase) => {
     expect(await fulfilledEvents()).toEqual([order.order_id]);
   });
 
+  it('announces the fulfilled order with the record as stored, even when the clock moves meanwhile', async () => {
+    const order = await place([{ pzn: '04114918', quantity: 1 }]);
+    const subOrderId = order.sub_orders[0]!.sub_order_id;
+    // Every reading of this clock is a millisecond later: two readings for one change would differ.
+    const ticking = {
+      now: () => {
+        clock.advance(1);
+        return clock.now();
+      },
+    };
+    await getDatabase()
+      .db.transaction()
+      .execute((trx) =>
+        creditDeliveryNotice(trx, { ...deps, clock: ticking }, customer(), {
+          ...note(`LS-${randomUUID().slice(0, 8)}`, [
+            { pzn: '04114918', delivered: [{ orderId: subOrderId, quantity: 1 }], shortages: [] },
+          ]),
+        }),
+      );
+    const [event] = await getDatabase()
+      .db.selectFrom('webhook_events')
+      .select('payload')
+      .where('type', '=', 'order.fulfilled')
+      .where('account_id', '=', accountId)
+      .execute();
+    expect(JSON.parse(event!.payload).data).toEqual(
+      await orderRecord(getDatabase().db, caller(), order.order_id!),
+    );
+  });
+
   it('infers the order of a part without sub-order id by type, returned label and PZN, oldest first', async () => {
     const first = await place([{ pzn: '04114918', quantity: 2 }]);
     const second = await place([{ pzn: '04114918', quantity: 3 }]);

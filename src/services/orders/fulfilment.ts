@@ -153,7 +153,7 @@ async function settleFulfilment(trx: Kysely<Tables>, deps: FulfilmentDeps, order
   );
   if (!done) return;
   const at = deps.clock.now();
-  await updateOrder(trx, deps.clock, orderId, { fulfilledAt: at });
+  await updateOrder(trx, deps.clock, orderId, { fulfilledAt: at }, at);
   order.fulfilledAt = at;
   order.updatedAt = at;
   await deps.recordEvent(trx, {
