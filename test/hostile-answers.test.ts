@@ -28,9 +28,10 @@ import { until } from './until.js';
  * `/v1/health`, polled every 20 ms meanwhile (from ten polls before the call to ten after its answer),
  * keeps answering. docs/resilience.md "Hostile answers".
  *
- * The issue asks for 100 ms at most. Each poll's latency is printed; asserted are a median under
- * 100 ms and a maximum under 500 ms, a margin for a loaded 2-core CI machine (the quadratic parser
- * blocked for seconds to minutes).
+ * Each poll's latency is printed; asserted are a median under 100 ms and a maximum under 2 s: a
+ * parser that blocks the event loop holds every poll for seconds to minutes (28 s before the caps),
+ * while on a 2-core machine loaded by other work a single poll was seen to take 700 ms without any
+ * block. The latency target itself is measured where timings belong, in the battery.
  */
 
 const START_MS = 90_000;
@@ -38,7 +39,7 @@ const POLL_EVERY_MS = 20;
 /** Polls answered before the call is sent, and after its answer, so that the polls span the call. */
 const POLLS_AROUND = 10;
 const MEDIAN_BOUND_MS = 100;
-const MAX_BOUND_MS = 500;
+const MAX_BOUND_MS = 2_000;
 
 function envelope(body: string): string {
   return (
