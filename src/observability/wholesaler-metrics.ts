@@ -145,26 +145,28 @@ export function createWholesalerMetrics(
           this.set({ wholesaler: group.wholesaler, route: group.route, state }, group.circuits[state]);
     },
   });
-  new Gauge({
-    name: 'msv3_gateway_wholesaler_calls_in_flight',
-    help: 'Wholesaler calls holding a slot of the concurrency limit right now.',
-    labelNames: ['wholesaler', 'route'],
-    registers: register,
-    collect() {
-      this.reset();
-      for (const group of groups().values()) this.set(labelsOf(group), group.active);
-    },
-  });
-  new Gauge({
-    name: 'msv3_gateway_wholesaler_calls_queued',
-    help: 'Wholesaler calls waiting for a slot of the concurrency limit right now (refusals being held included).',
-    labelNames: ['wholesaler', 'route'],
-    registers: register,
-    collect() {
-      this.reset();
-      for (const group of groups().values()) this.set(labelsOf(group), group.queued);
-    },
-  });
+  // The concurrency limit's slots, read per wholesaler and route when /metrics is scraped.
+  const slotGauge = (name: string, help: string, count: (group: StatusGroup) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['wholesaler', 'route'],
+      registers: register,
+      collect() {
+        this.reset();
+        for (const group of groups().values()) this.set(labelsOf(group), count(group));
+      },
+    });
+  slotGauge(
+    'msv3_gateway_wholesaler_calls_in_flight',
+    'Wholesaler calls holding a slot of the concurrency limit right now.',
+    (group) => group.active,
+  );
+  slotGauge(
+    'msv3_gateway_wholesaler_calls_queued',
+    'Wholesaler calls waiting for a slot of the concurrency limit right now (refusals being held included).',
+    (group) => group.queued,
+  );
   new Gauge({
     name: 'msv3_gateway_wholesaler_probe_up',
     help: 'Whether the last probe of a wholesaler found it answering (1) or not (0); absent before the first probe.',
@@ -177,7 +179,7 @@ export function createWholesalerMetrics(
   });
 
   /** The targets' state, grouped by labels. */
-  function groups(): Map<string, WholesalerStatus['groups'][number]> {
+  function groups(): Map<string, StatusGroup> {
     const byLabels = new Map<string, WholesalerStatus['groups'][number]>();
     for (const target of source()) {
       const key = groupKey(target);
@@ -253,6 +255,8 @@ function counted<T>(map: Map<string, T>, key: string, make: () => T): T {
   }
   return child;
 }
+
+type StatusGroup = WholesalerStatus['groups'][number];
 
 function labelsOf(labels: WholesalerLabels): WholesalerLabels {
   return { wholesaler: labels.wholesaler, route: labels.route };
