@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
-import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../test/gateway.js';
+import { type Gateway, startGateway, TEST_CATALOGUE, TEST_CREDENTIALS } from '../../test/gateway.js';
 import { until } from '../../test/until.js';
 import { SCENARIO_PASSWORDS, SCENARIO_PZNS } from '../mock/index.js';
 import { createLogger } from '../observability/logger.js';
+import { parseCatalogue } from '../wholesalers/catalogue.js';
 
 const PZNS = ['04114918', '09990010'];
+/** Catalogue wholesalers reached through the sandbox with a test key; noweda fails for DOWN_AT_NOWEDA. */
+const SANDBOX_ONLY = ['alliance', 'sanacorp', 'noweda', 'aep', 'gehe', 'kehr', 'ebert', 'hageda', 'richter'];
 
 interface RequestLine {
   msg: string;
@@ -42,6 +45,10 @@ describe('request log lines', () => {
       logger,
       env: { UPSTREAM_HEADERS_TIMEOUT_MS: '300' },
       mockOptions: { sandbox: { lateAnswerMs: 2_000 } },
+      catalogue: (mocks, closed) => [
+        ...TEST_CATALOGUE(mocks, closed),
+        ...parseCatalogue({ wholesalers: SANDBOX_ONLY.map((id) => ({ id, name: id, version: 2 })) }),
+      ],
     });
   });
   afterAll(async () => {
@@ -126,6 +133,25 @@ describe('request log lines', () => {
       upstream_outcome: 'wholesaler_timeout',
     });
     expect(timeoutLine.upstream_ms).toBeGreaterThanOrEqual(300);
+  });
+
+  it('names every wholesaler of a comparison of ten, and the failure of one', async () => {
+    const wholesalers = ['phoenix', ...SANDBOX_ONLY];
+    const response = await gw.inject({
+      url: '/v1/availability/compare',
+      body: { wholesalers, items: [{ pzn: SCENARIO_PZNS.DOWN_AT_NOWEDA.pzn, quantity: 1 }] },
+      credentials: null,
+      headers: {
+        'x-msv3-credentials': wholesalers.map((id) => `${id}=("apotheke1" "compare-secret")`).join(', '),
+      },
+    });
+    expect(response.statusCode).toBe(200);
+    const line = await lineOf(response.headers['x-request-id']);
+    // Listed as the calls ended: each wholesaler once, each of the ten calls.
+    expect(line.wholesaler?.split(',').sort()).toEqual([...wholesalers].sort());
+    expect(line.msv3_operation?.split(',')).toEqual(Array(10).fill('verfuegbarkeitAnfragen'));
+    expect(line.upstream_outcome).toMatch(/^wholesaler_/);
+    expect(line.upstream_outcome).not.toBe('ok');
   });
 
   it('names an error answered before any call, without wholesaler fields', async () => {

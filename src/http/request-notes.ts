@@ -19,8 +19,11 @@ declare module 'fastify' {
   }
 }
 
-/** More calls than this in one request are not listed (no route makes more than two). */
-const MAX_NOTED_CALLS = 8;
+/**
+ * More calls than this in one request are not listed. The most a route makes is 10: a comparison of
+ * 10 wholesalers, or a split order over 5 (an availability question and an order each).
+ */
+const MAX_NOTED_CALLS = 16;
 
 export function installRequestNotes(app: GatewayApp): void {
   app.decorateRequest('notes', null);
@@ -51,14 +54,16 @@ export function withCallNotes<T extends { upstream: UpstreamDeps }>(request: Fas
   return { ...deps, upstream: upstreamFor(request, deps.upstream) };
 }
 
-/** The log fields of the calls: the wholesaler, the operations in order, their time, the first failure. */
+/**
+ * The log fields of the calls: the wholesalers (each once, in the order their calls ended), the
+ * operations in order, their time, the first failure.
+ */
 export function callLogFields(calls: readonly WholesalerCallNote[]): Record<string, string | number> {
-  const last = calls.at(-1);
-  if (last === undefined) return {};
+  if (calls.length === 0) return {};
   let upstreamMs = 0;
   for (const call of calls) upstreamMs += call.latencyMs;
   return {
-    wholesaler: last.wholesaler,
+    wholesaler: [...new Set(calls.map((call) => call.wholesaler))].join(','),
     msv3_operation: calls.map((call) => call.operation).join(','),
     upstream_ms: Math.round(upstreamMs * 10) / 10,
     upstream_outcome: calls.find((call) => call.outcome !== 'ok')?.outcome ?? 'ok',
