@@ -4,6 +4,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../test/until.js';
 import { type CliIo, runCli } from './cli.js';
 import { MIGRATIONS } from './store/migrations/index.js';
 
@@ -239,15 +240,13 @@ describe('msv3-gateway as a process', () => {
     return { child, exited, stderr: () => stderr, stdout: () => stdout };
   }
 
-  async function waitFor(read: () => string, pattern: RegExp, timeoutMs = 80_000): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = read().match(pattern);
-      if (match) return match;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; got:\n${read()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  const waitFor = (read: () => string, pattern: RegExp, timeoutMs = 80_000) =>
+    until(
+      () => `${pattern}; got:\n${read()}`,
+      () => read().match(pattern) ?? undefined,
+      timeoutMs,
+      50,
+    );
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
     'serves until %s, then exits 0',

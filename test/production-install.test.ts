@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from './until.js';
 
 /**
  * The production install of docs/operating.md, as an operator does it: `npm pack` (its `prepack` builds
@@ -188,14 +189,16 @@ describe('production install from the packed tarball', () => {
       stderr += chunk.toString();
     });
     const url = await until(
+      () => `the address; stderr:\n${stderr}`,
       () => /listening on (http:\/\/\S+)/.exec(stderr)?.[1],
       60_000,
-      () => stderr,
+      50,
     );
     const key = await until(
+      () => `the key; stdout:\n${stdout}`,
       () => /^ {2}(pk_test_\S+)$/m.exec(stdout)?.[1],
       5_000,
-      () => stdout,
+      50,
     );
 
     const health = await fetch(`${url}/v1/health`);
@@ -249,14 +252,4 @@ function installedTree(root: string, below = ''): Map<string, string> {
     }
   }
   return tree;
-}
-
-async function until<T>(check: () => T | undefined, timeoutMs: number, explain: () => string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms:\n${explain()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

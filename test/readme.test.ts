@@ -8,6 +8,7 @@ import { listSettings, loadConfig } from '../src/config.js';
 import { errorCatalogueTable } from '../src/http/error-catalogue-doc.js';
 import { createLogger } from '../src/observability/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
+import { until } from './until.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const doc = (name: string) => readFileSync(new URL(`../docs/${name}`, import.meta.url), 'utf8');
@@ -166,9 +167,9 @@ describe('docs/webhooks.md: the verifyWebhook receiver example', () => {
     });
     const printed = (pattern: RegExp, timeoutMs = 20_000) =>
       until(
+        () => `${pattern}; the receiver printed:\n${output}`,
         () => pattern.exec(output) ?? undefined,
         timeoutMs,
-        () => `receiver printed:\n${output}`,
       );
     const hookUrl = (await printed(/at (http:\/\/127\.0\.0\.1:\d+\/hooks\/msv3)/))[1]!;
     expect((await api('PATCH', `/v1/webhooks/${id}`, { url: hookUrl })).status).toBe(200);
@@ -183,14 +184,18 @@ describe('docs/webhooks.md: the verifyWebhook receiver example', () => {
     });
     expect(order.status).toBe(200);
     const [, eventId] = await printed(/^order\.status_changed (evt_\S+)$/m, 10_000);
-    const log = await until(async () => {
-      const { json } = await api<{ deliveries: { id: string; event_id: string; status: string }[] }>(
-        'GET',
-        `/v1/webhooks/${id}/deliveries`,
-      );
-      const delivery = json.deliveries.find((d) => d.event_id === eventId);
-      return delivery?.status === 'delivered' ? delivery : undefined;
-    }, 5_000);
+    const log = await until(
+      'the delivery delivered',
+      async () => {
+        const { json } = await api<{ deliveries: { id: string; event_id: string; status: string }[] }>(
+          'GET',
+          `/v1/webhooks/${id}/deliveries`,
+        );
+        const delivery = json.deliveries.find((d) => d.event_id === eventId);
+        return delivery?.status === 'delivered' ? delivery : undefined;
+      },
+      5_000,
+    );
     // Sent again by hand: accepted with 2xx, not handled a second time.
     const retried = await api<AttemptResult>('POST', `/v1/webhooks/${id}/deliveries/${log.id}/retry`);
     expect(retried.json).toMatchObject({ success: true, status_code: 204 });
@@ -221,17 +226,3 @@ describe('docs/webhooks.md: the verifyWebhook receiver example', () => {
     expect(output).not.toContain('evt_forged');
   });
 });
-
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs: number,
-  explain: () => string = () => '',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms. ${explain()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

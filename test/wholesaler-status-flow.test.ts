@@ -13,6 +13,7 @@ import { openDatabase } from '../src/store/database.js';
 import { startReceiver } from '../src/webhooks/test-support/receiver.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
 import { sandboxTenant } from '../src/wholesalers/registry.js';
+import { until } from './until.js';
 
 /** The fields of the answers this test reads. */
 interface Answer {
@@ -91,7 +92,7 @@ describe('wholesaler.status_changed from the credential-free probe', () => {
       const probesOf = (path: string) =>
         probeLog.filter((line) => line.startsWith(`POST ${path}/verbindungTesten → 401 `));
       const anonymousProbes = () => probesOf(sandboxPath).length + probesOf('/live/nord/msv3/v2.0').length;
-      await until(() => anonymousProbes() >= 4, 5_000);
+      await until('four anonymous probes', () => anonymousProbes() >= 4, 5_000, 20);
       expect(probesOf(sandboxPath).length).toBeGreaterThan(1);
       expect(probesOf('/live/nord/msv3/v2.0').length).toBeGreaterThan(1);
       expect(await database.db.selectFrom('webhook_events').select('id').execute()).toEqual([]);
@@ -212,14 +213,16 @@ describe('wholesaler.status_changed from the circuit breaker over real calls', (
       mocks.custom = await startMockWholesaler({ ...mockOptions, port: ports.custom });
       // Until the cool-down is over the circuit stays open; then the trial call succeeds and closes it.
       for (const target of targets) {
-        const deadline = Date.now() + COOLDOWN_MS + 5_000;
-        for (;;) {
-          const answer = await connectionTest(target);
-          if (answer.status === 200) break;
-          expect(answer.body.error).toBe('wholesaler_circuit_open');
-          if (Date.now() > deadline) throw new Error(`${target.which}: the circuit did not close`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        await until(
+          `${target.which}: the circuit closed`,
+          async () => {
+            const answer = await connectionTest(target);
+            if (answer.status !== 200) expect(answer.body.error).toBe('wholesaler_circuit_open');
+            return answer.status === 200;
+          },
+          COOLDOWN_MS + 5_000,
+          50,
+        );
       }
       await receiver.waitFor(4, 5_000);
 
@@ -252,14 +255,6 @@ describe('wholesaler.status_changed from the circuit breaker over real calls', (
     }
   });
 });
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** The sandbox's and the custom wholesaler's status events: both down (any order), then both up. */
 function expectDownThenUp(seen: { which?: string }[], customId: string): void {

@@ -2,6 +2,7 @@ import { expect, it, vi } from 'vitest';
 import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, describeEachDialect } from '../../test/db.js';
 import { registerProbeRoutes } from '../../test/probe-routes.js';
+import { until } from '../../test/until.js';
 import { manualClock } from '../lib/clock.js';
 import { generateApiKey } from '../store/api-key-secret.js';
 import { findApiKey, findApiKeyByHash, recordApiKeyUse, revokeApiKey } from '../store/api-keys.js';
@@ -29,6 +30,14 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
   const clock = manualClock();
   const appFor = (env?: NodeJS.ProcessEnv) =>
     buildTestApp(getDatabase(), { clock, env, extraRoutes: [registerProbeRoutes] });
+  // The request does not wait for the write of the last use.
+  const lastUseRecorded = (keyId: string, at: number) =>
+    until(
+      `last use ${at} recorded`,
+      async () => (await findApiKey(getDatabase().db, keyId))?.lastUsedAt === at,
+      2_000,
+      5,
+    );
 
   it('sets request.auth to the account, key and mode of a test key', async () => {
     const { app } = await appFor();
@@ -111,19 +120,18 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     const { app } = await appFor();
     const { secret, keyId } = await createTestKey(getDatabase());
     const call = () => app.inject({ url: '/v1/wholesalers', headers: { 'x-api-key': secret } });
-    const lastUsed = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 20)); // the write is not awaited by the request
-      return (await findApiKey(getDatabase().db, keyId))?.lastUsedAt;
-    };
+    const writes = callsSince(recordApiKeyUse);
     const first = clock.now();
     await call();
-    expect(await lastUsed()).toBe(first);
+    expect(writes()).toBe(1);
+    await lastUseRecorded(keyId, first);
     clock.advance(30_000);
     await call();
-    expect(await lastUsed()).toBe(first);
+    expect(writes()).toBe(1);
     clock.advance(30_000);
     await call();
-    expect(await lastUsed()).toBe(first + 60_000);
+    expect(writes()).toBe(2);
+    await lastUseRecorded(keyId, first + 60_000);
     await app.close();
   });
 
@@ -179,8 +187,7 @@ describeEachDialect('API key authentication', (getDatabase, dialect) => {
     await call();
     await call();
     expect(writes()).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the write is not awaited by the request
-    expect((await findApiKey(getDatabase().db, keyId))?.lastUsedAt).toBe(first + 60_000);
+    await lastUseRecorded(keyId, first + 60_000);
     await app.close();
   });
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { type Dispatcher, errors } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { until } from '../../test/until.js';
 import {
   closedPortUrl,
   type Handler,
@@ -191,7 +192,12 @@ describe('caller abort', () => {
       input(wholesaler.url, { body: '<m:answer>second</m:answer>', signal: controller.signal }),
       testDecode,
     );
-    await new Promise((resolve) => setTimeout(resolve, 20)); // let it reach the pool's queue
+    await until(
+      'the second call waiting for the connection',
+      () => client.usage()[0]?.queued === 1,
+      2_000,
+      5,
+    );
     controller.abort(new Error('client went away'));
     await expect(second).rejects.toThrow('client went away');
 

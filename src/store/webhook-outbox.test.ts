@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { beforeEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import { untilBlockedBy } from '../../test/lock-wait.js';
 import type { Tenant } from '../core/caller.js';
 import { manualClock } from '../lib/clock.js';
 import { newEventId, randomToken } from '../lib/ids.js';
@@ -592,7 +593,7 @@ describeEachDialect('webhook outbox', (getDatabase, dialect) => {
       void deleting.then(() => {
         deleted = true;
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await untilBlockedBy(dialect, db, trx, 'the delete waiting for this transaction');
       expect(deleted).toBe(false);
       await insertAttempts(trx, [
         {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
+import { untilBlockedBy } from '../../test/lock-wait.js';
 import type { Tenant } from '../core/caller.js';
 import { manualClock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
@@ -457,7 +458,7 @@ describeEachDialect(
         void deleted.finally(() => {
           settled = true;
         });
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await untilBlockedBy('postgres', database.db, trx, 'the delete waiting for this transaction');
         expect(settled).toBe(false);
         const eventId = `evt_${randomToken(22)}`;
         await trx

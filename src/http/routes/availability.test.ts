@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from '../../../test/db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from '../../../test/gateway.js';
 import { validPzns } from '../../../test/pzns.js';
+import { until } from '../../../test/until.js';
 import { SCENARIO_PZNS, SUBSTITUTE_PZN } from '../../mock/index.js';
 import { parseCatalogue } from '../../wholesalers/catalogue.js';
 
@@ -340,7 +341,15 @@ describe("POST /v1/availability beyond the gateway's own limit of calls to a who
 
   it('answers 503 gateway_busy with Retry-After at once, while the slot is taken', async () => {
     const slow = gw.inject(availability('phoenix', [{ pzn: SCENARIO_PZNS.SLOW_ANSWER.pzn, quantity: 1 }]));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(
+      'the slow call holding the slot',
+      async () =>
+        /^msv3_gateway_wholesaler_calls_in_flight\{wholesaler="phoenix"[^}]*\} 1$/m.test(
+          (await gw.inject({ url: '/metrics' })).body,
+        ),
+      300,
+      5,
+    );
     const started = performance.now();
     const refused = await gw.inject(availability('phoenix', [{ pzn: '4114918', quantity: 1 }]));
     expect(performance.now() - started).toBeLessThan(300);

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
+import { until } from '../../../test/until.js';
 import { createCredentials } from '../credentials.js';
 import { type DecodeResult, fault, invalid, type Msv3FaultKind, ok } from '../result.js';
 import { type CallInput, createTransport, type TransportDeps, type TransportOptions } from '../transport.js';
@@ -162,11 +163,7 @@ export function transportTestRig(
   };
 }
 
-/** Polls until `condition` holds; fails after `timeoutMs` so a test never hangs. */
+/** Polls until `condition` holds (test/until.ts, every 5 ms); fails after `timeoutMs` so a test never hangs. */
 export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until('the condition', condition, timeoutMs, 5);
 }
