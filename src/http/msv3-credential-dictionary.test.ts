@@ -1,7 +1,10 @@
+import fc from 'fast-check';
 import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { credentialDictionary } from '../../packages/client/src/client.js';
 import { ApiError } from '../core/errors.js';
 import { msv3CredentialsFor } from './msv3-credential-dictionary.js';
+import { CUSTOM_WHOLESALER_ID_PATTERN } from './schemas/patterns.js';
 
 function requestWith(header: string | string[] | undefined): FastifyRequest {
   return { headers: header === undefined ? {} : { 'x-msv3-credentials': header } } as FastifyRequest;
@@ -36,6 +39,42 @@ describe('X-MSV3-Credentials', () => {
       'MyWholesaler',
     ]);
     expect(logins.get('MyWholesaler')?.username).toBe('b2');
+  });
+
+  it('reads the login of a wholesaler whose id starts with a digit under its id with a leading *', () => {
+    const logins = msv3CredentialsFor(requestWith('phoenix=("a1" "x"), *24pharma=("b2" "y")'), [
+      'phoenix',
+      '24Pharma',
+    ]);
+    expect(logins.get('24Pharma')?.username).toBe('b2');
+    const error = refusal('phoenix=("a1" "x")', ['phoenix', '24pharma']);
+    expect(error.message).toContain('add `*24pharma=("<user name>" "<password>")`');
+    // Without the `*` the header is no RFC 8941 dictionary at all.
+    expect(refusal('24pharma=("b2" "y")', ['24pharma']).message).toContain('not an RFC 8941 dictionary');
+  });
+
+  it('reads every header the typed client builds, for any wholesaler id (property)', () => {
+    const id = fc.stringMatching(new RegExp(CUSTOM_WHOLESALER_ID_PATTERN)).filter((x) => x.length <= 80);
+    const login = fc.record({
+      username: fc.stringMatching(/^[A-Za-z0-9]{1,20}$/),
+      password: fc.string({ minLength: 1, maxLength: 30, unit: 'grapheme' }),
+    });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(id, { minLength: 1, maxLength: 10, selector: (x) => x.toLowerCase() }),
+        login,
+        (ids, pair) => {
+          const header = credentialDictionary(
+            Object.fromEntries(ids.map((wholesaler) => [wholesaler, pair])),
+          );
+          const logins = msv3CredentialsFor(requestWith(header), ids);
+          for (const wholesaler of ids) {
+            expect(logins.get(wholesaler)?.username).toBe(pair.username);
+            expect(logins.get(wholesaler)?.password).toBe(pair.password);
+          }
+        },
+      ),
+    );
   });
 
   it('names the header and the first wholesaler when the header is missing', () => {

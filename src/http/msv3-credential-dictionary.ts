@@ -7,7 +7,7 @@ import { type DictionaryMember, parseDictionary, StructuredFieldError } from './
 
 /**
  * `X-MSV3-Credentials`: the MSV3 logins for several wholesalers in one request (docs/multi-wholesaler.md
- * "Credentials for several wholesalers"), an RFC 8941 Dictionary keyed by wholesaler id in lower case:
+ * "Credentials for several wholesalers"), an RFC 8941 Dictionary keyed by wholesaler id in lower case (`credentialKeyOf`):
  *
  *   X-MSV3-Credentials: phoenix=("apotheke1" "geheim"), alliance=:a3VuZGU3OkfDvHRl:
  *
@@ -25,11 +25,21 @@ export const Msv3CredentialDictionaryHeader = Type.Object({
   'x-msv3-credentials': Type.Optional(
     Type.String({
       description:
-        'MSV3 logins for every wholesaler of the request, an RFC 8941 dictionary keyed by wholesaler id in lower case: `phoenix=("apotheke1" "geheim"), alliance=:<base64 of user:password>:`. Used for this one request and never stored or logged. Without a member for a wholesaler of the request: 400 `wholesaler_credentials_missing` naming it.',
+        'MSV3 logins for every wholesaler of the request, an RFC 8941 dictionary keyed by wholesaler id in lower case (an id that starts with a digit gets a leading `*`: `*24pharma`): `phoenix=("apotheke1" "geheim"), alliance=:<base64 of user:password>:`. Used for this one request and never stored or logged. Without a member for a wholesaler of the request: 400 `wholesaler_credentials_missing` naming it.',
       examples: ['phoenix=("apotheke1" "geheim"), alliance=("kunde7" "passwort")'],
     }),
   ),
 });
+
+/**
+ * The dictionary key of a wholesaler: its id in lower case. RFC 8941 keys start with a lower-case letter
+ * or `*`, so an id that starts otherwise (a digit: `24pharma`) is written with a leading `*`
+ * (`*24pharma`). Ids hold only letters, digits and `_ . -`, which keys allow after the first character.
+ */
+function credentialKeyOf(wholesaler: string): string {
+  const key = wholesaler.toLowerCase();
+  return /^[a-z*]/.test(key) ? key : `*${key}`;
+}
 
 /** The logins for `wholesalers` (ids as requested), from the header; 400 for what is missing or wrong. */
 export function msv3CredentialsFor(
@@ -39,10 +49,11 @@ export function msv3CredentialsFor(
   const members = credentialMembers(request.headers['x-msv3-credentials'], wholesalers[0] ?? null);
   const found = new Map<string, Credentials>();
   for (const wholesaler of wholesalers) {
-    const member = members.get(wholesaler.toLowerCase());
+    const key = credentialKeyOf(wholesaler);
+    const member = members.get(key);
     if (member === undefined) {
       throw refused(
-        `${HEADER} has no member for wholesaler ${wholesaler}; add \`${wholesaler.toLowerCase()}=("<user name>" "<password>")\`.`,
+        `${HEADER} has no member for wholesaler ${wholesaler}; add \`${key}=("<user name>" "<password>")\`.`,
         wholesaler,
       );
     }

@@ -16,12 +16,17 @@ export interface Msv3Credentials {
  */
 export type Msv3CredentialsByWholesaler = Readonly<Record<string, Msv3Credentials>>;
 
-/** The X-MSV3-Credentials header value for `logins` (RFC 8941 dictionary, members as byte sequences). */
+/**
+ * The X-MSV3-Credentials header value for `logins` (RFC 8941 dictionary, members as byte sequences),
+ * keyed by wholesaler id in lower case; an id that starts with a digit gets a leading `*`, as RFC 8941
+ * keys start with a lower-case letter or `*`.
+ */
 export function credentialDictionary(logins: Msv3CredentialsByWholesaler): string {
   return Object.entries(logins)
     .map(([wholesaler, login]) => {
       const token = bytesToBase64(new TextEncoder().encode(`${login.username}:${login.password}`));
-      return `${wholesaler.toLowerCase()}=:${token}:`;
+      const key = wholesaler.toLowerCase();
+      return `${/^[a-z*]/.test(key) ? key : `*${key}`}=:${token}:`;
     })
     .join(', ');
 }
