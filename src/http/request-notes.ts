@@ -20,10 +20,11 @@ declare module 'fastify' {
 }
 
 /**
- * More calls than this in one request are not listed. The most a route makes is 10: a comparison of
- * 10 wholesalers, or a split order over 5 (an availability question and an order each).
+ * More calls than this in one request are not listed. The most a route makes is 25: a split order over
+ * 5 wholesalers asks each for availability, and an order whose answers are lost takes up to four calls
+ * (bestellen, a status query, bestellen again, a status query; services/orders/placement.ts).
  */
-const MAX_NOTED_CALLS = 16;
+const MAX_NOTED_CALLS = 32;
 
 export function installRequestNotes(app: GatewayApp): void {
   app.decorateRequest('notes', null);
