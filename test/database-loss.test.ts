@@ -9,7 +9,12 @@ import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
-import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
+import {
+  type GatewayProcess,
+  gatewayProcessEnv,
+  killAndWait,
+  startGatewayProcess,
+} from './gateway-process.js';
 import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
 import { until } from './until.js';
 
@@ -206,17 +211,12 @@ describe('losing the database under two gateway processes', () => {
     });
     await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      DATABASE_URL: withApp(server.url, GATEWAY_APP),
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
+    const env: NodeJS.ProcessEnv = gatewayProcessEnv(withApp(server.url, GATEWAY_APP), {
       ALLOW_PRIVATE_ENDPOINTS: 'true',
       WHOLESALER_PROBE_INTERVAL_MS: '0',
       RATE_LIMIT_TEST_POINTS: '100000',
       SHUTDOWN_TIMEOUT_MS: '500',
-    };
+    });
     [a, b] = await Promise.all([
       startGatewayProcess(
         { ...env, API_KEY_CACHE_TTL_MS: '0', WEBHOOK_WORKER_ENABLED: 'false' },

@@ -2,6 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { systemClock } from '../src/lib/clock.js';
+import { createAccount } from '../src/store/accounts.js';
+import { createApiKey } from '../src/store/api-keys.js';
+import { openDatabase } from '../src/store/database.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+import { until } from './until.js';
 
 /**
  * Real gateway processes for tests that kill them or run two at once: `node --import tsx src/cli.ts
@@ -9,6 +15,35 @@ import { fileURLToPath } from 'node:url';
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The environment of a gateway process on `databaseUrl`: listening on a free loopback port, logging
+ * warnings; `settings` add to it or override it.
+ */
+export function gatewayProcessEnv(databaseUrl: string, settings: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    ...settings,
+  };
+}
+
+/** Migrates the database at `url` and creates an account with a test key; the key's secret. */
+export async function testKeyOn(url: string): Promise<string> {
+  const database = await openDatabase(url);
+  try {
+    await migrateToLatest(database);
+    const account = await createAccount(database.db, systemClock, { name: 'Apotheke am Markt' });
+    return (
+      await createApiKey(database.db, systemClock, { accountId: account.id, name: 'test', mode: 'test' })
+    ).secret;
+  } finally {
+    await database.close();
+  }
+}
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -101,23 +136,14 @@ export async function startSandboxGatewayProcess(
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ gateway: GatewayProcess; key: string }> {
   const gateway = await startGatewayProcess(
-    {
-      PATH: process.env.PATH,
-      DATABASE_URL: `sqlite:${join(folder, 'gateway.db')}`,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      WHOLESALER_PROBE_INTERVAL_MS: '0',
-      ...env,
-    },
+    gatewayProcessEnv(`sqlite:${join(folder, 'gateway.db')}`, { WHOLESALER_PROBE_INTERVAL_MS: '0', ...env }),
     started,
   );
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    // The key goes to standard output (kept apart from the notes on standard error).
-    const key = /^\s+(pk_test_\S+)$/m.exec(`${gateway.output()}\n${gateway.logs()}`)?.[1];
-    if (key !== undefined) return { gateway, key };
-    if (Date.now() > deadline) throw new Error(`no first-start key printed:\n${gateway.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  // The key goes to standard output (kept apart from the notes on standard error).
+  const key = await until(
+    () => `no first-start key printed:\n${gateway.output()}`,
+    () => /^\s+(pk_test_\S+)$/m.exec(`${gateway.output()}\n${gateway.logs()}`)?.[1],
+    10_000,
+  );
+  return { gateway, key };
 }

@@ -14,6 +14,7 @@ import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import {
   type GatewayProcess,
+  gatewayProcessEnv,
   killAndWait,
   startGatewayProcess,
   writePhoenixCatalogue,
@@ -124,15 +125,10 @@ describe('hostile wholesaler answers', () => {
     ).secret;
     await database.close();
     gateway = await startGatewayProcess(
-      {
-        PATH: process.env.PATH,
-        DATABASE_URL: databaseUrl,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'warn',
+      gatewayProcessEnv(databaseUrl, {
         WHOLESALER_CATALOGUE: catalogue,
         ALLOW_PRIVATE_ENDPOINTS: 'true',
-      },
+      }),
       children,
       START_MS,
     );

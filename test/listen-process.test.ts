@@ -13,7 +13,12 @@ import { createApiKey } from '../src/store/api-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
-import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
+import {
+  type GatewayProcess,
+  gatewayProcessEnv,
+  killAndWait,
+  startGatewayProcess,
+} from './gateway-process.js';
 import { until } from './until.js';
 
 /**
@@ -62,16 +67,11 @@ describe('msv3-gateway listen as a process', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
     gateway = await startGatewayProcess(
-      {
-        PATH: process.env.PATH,
-        DATABASE_URL: databaseUrl,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'warn',
+      gatewayProcessEnv(databaseUrl, {
         WHOLESALER_PROBE_INTERVAL_MS: '0',
         RATE_LIMIT_TEST_POINTS: '100000',
         SHUTDOWN_TIMEOUT_MS: '1000',
-      },
+      }),
       children,
       60_000,
     );

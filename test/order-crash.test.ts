@@ -4,13 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../src/lib/clock.js';
 import { type MockWholesaler, SCENARIO_PZNS, startMockWholesaler } from '../src/mock/index.js';
-import { createAccount } from '../src/store/accounts.js';
-import { createApiKey } from '../src/store/api-keys.js';
-import { openDatabase } from '../src/store/database.js';
-import { migrateToLatest } from '../src/store/migrate.js';
-import { startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
+import {
+  gatewayProcessEnv,
+  startGatewayProcess,
+  testKeyOn,
+  writePhoenixCatalogue,
+} from './gateway-process.js';
 import { until } from './until.js';
 
 /**
@@ -36,22 +36,11 @@ describe('an order interrupted by a gateway crash', () => {
     wholesaler = await startMockWholesaler({ lateAnswerMs: 60_000 });
     const catalogueFile = writePhoenixCatalogue(folder, wholesaler.baseUrl({ tenant: TENANT, version: 2 }));
     const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
-    const database = await openDatabase(databaseUrl);
-    await migrateToLatest(database);
-    const account = await createAccount(database.db, systemClock, { name: 'Apotheke am Markt' });
-    apiKey = (
-      await createApiKey(database.db, systemClock, { accountId: account.id, name: 'crash', mode: 'test' })
-    ).secret;
-    await database.close();
-    env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
+    apiKey = await testKeyOn(databaseUrl);
+    env = gatewayProcessEnv(databaseUrl, {
       WHOLESALER_CATALOGUE: catalogueFile,
       IDEMPOTENCY_LOCK_TIMEOUT_MS: String(LOCK_MS),
-    };
+    });
   });
 
   afterAll(async () => {

@@ -14,6 +14,7 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js';
 import {
   type GatewayProcess,
+  gatewayProcessEnv,
   killAndWait,
   startGatewayProcess,
   writePhoenixCatalogue,
@@ -58,14 +59,9 @@ describe('one Idempotency-Key across two gateway processes on PostgreSQL', () =>
     apiKey = (
       await createApiKey(database.db, systemClock, { accountId: account.id, name: 'two', mode: 'test' })
     ).secret;
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      DATABASE_URL: scratch.url,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
+    const env: NodeJS.ProcessEnv = gatewayProcessEnv(scratch.url, {
       WHOLESALER_CATALOGUE: catalogueFile,
-    };
+    });
     gateways = await Promise.all([startGatewayProcess(env, children), startGatewayProcess(env, children)]);
   }, 60_000);
 

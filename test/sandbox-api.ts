@@ -1,29 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { systemClock } from '../src/lib/clock.js';
-import { createAccount } from '../src/store/accounts.js';
-import { createApiKey } from '../src/store/api-keys.js';
-import { openDatabase } from '../src/store/database.js';
-import { migrateToLatest } from '../src/store/migrate.js';
 import { until } from './until.js';
 
 /**
  * The gateway's sandbox through its HTTP API, for the process tests of the sandbox's stored state
  * (test/sandbox-restart.test.ts, test/sandbox-shared.test.ts): a `pk_test_` key, wholesaler `phoenix`.
  */
-
-/** Migrates the database at `url` and creates an account with a test key; the key's secret. */
-export async function testKeyOn(url: string): Promise<string> {
-  const database = await openDatabase(url);
-  try {
-    await migrateToLatest(database);
-    const account = await createAccount(database.db, systemClock, { name: 'Apotheke Sandbox' });
-    return (
-      await createApiKey(database.db, systemClock, { accountId: account.id, name: 'sandbox', mode: 'test' })
-    ).secret;
-  } finally {
-    await database.close();
-  }
-}
 
 interface Delivery {
   tracking_number: string;

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from '../src/webhooks/test-support/receiver.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
-import { startGatewayProcess } from './gateway-process.js';
-import { testKeyOn } from './sandbox-api.js';
+import { gatewayProcessEnv, startGatewayProcess, testKeyOn } from './gateway-process.js';
 import { until } from './until.js';
 
 /**
@@ -31,15 +30,10 @@ describe('test helpers in a gateway process', () => {
     const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
     const key = await testKeyOn(databaseUrl);
     const gateway = await startGatewayProcess(
-      {
-        PATH: process.env.PATH,
-        DATABASE_URL: databaseUrl,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'warn',
+      gatewayProcessEnv(databaseUrl, {
         // The receiver below listens on loopback.
         ALLOW_PRIVATE_ENDPOINTS: 'true',
-      },
+      }),
       children,
       60_000,
     );

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess } from './gateway-process.js';
-import { sandboxApi, testKeyOn } from './sandbox-api.js';
+import { gatewayProcessEnv, startGatewayProcess, testKeyOn } from './gateway-process.js';
+import { sandboxApi } from './sandbox-api.js';
 
 /**
  * The sandbox keeps its state in the gateway's database (docs/sandbox.md "What the sandbox keeps"): a
@@ -22,13 +22,7 @@ describe('the sandbox across a gateway restart', () => {
     folder = mkdtempSync(join(tmpdir(), 'msv3-gateway-sandbox-restart-'));
     const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
     key = await testKeyOn(databaseUrl);
-    env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-    };
+    env = gatewayProcessEnv(databaseUrl);
   });
   afterAll(() => {
     for (const child of children) child.kill('SIGKILL');

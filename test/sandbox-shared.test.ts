@@ -1,8 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js';
-import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
-import { sandboxApi, testKeyOn } from './sandbox-api.js';
+import {
+  type GatewayProcess,
+  gatewayProcessEnv,
+  killAndWait,
+  startGatewayProcess,
+  testKeyOn,
+} from './gateway-process.js';
+import { sandboxApi } from './sandbox-api.js';
 
 /**
  * Two gateway processes on one PostgreSQL database share one sandbox (docs/sandbox.md "What the sandbox
@@ -23,13 +29,7 @@ describe('one sandbox for two gateway processes on PostgreSQL', () => {
   beforeAll(async () => {
     scratch = await createScratchPostgresDatabase();
     key = await testKeyOn(scratch.url);
-    const env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: scratch.url,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-    };
+    const env = gatewayProcessEnv(scratch.url);
     [a, b] = await Promise.all([
       startGatewayProcess(env, children, 60_000),
       startGatewayProcess(env, children, 60_000),

@@ -14,7 +14,7 @@ import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice, subscribe } from '../src/webhooks/test-support/fixtures.js';
-import { startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
+import { gatewayProcessEnv, startGatewayProcess, writePhoenixCatalogue } from './gateway-process.js';
 import { until } from './until.js';
 
 /**
@@ -101,11 +101,7 @@ describe('shutdown with wholesaler calls in flight', () => {
       { clock: systemClock },
     );
     await database.close();
-    env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: '0',
+    env = gatewayProcessEnv(databaseUrl, {
       LOG_LEVEL: 'info',
       WHOLESALER_CATALOGUE: catalogueFile,
       SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
@@ -115,7 +111,7 @@ describe('shutdown with wholesaler calls in flight', () => {
       WEBHOOK_POLL_INTERVAL_MS: '100',
       // Probes on a port of their own as well: readiness there fails at once too.
       HEALTH_PORT: '0',
-    };
+    });
   });
 
   afterAll(async () => {

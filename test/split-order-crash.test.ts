@@ -4,13 +4,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../src/lib/clock.js';
 import { type MockWholesaler, SCENARIO_PZNS, startMockWholesaler } from '../src/mock/index.js';
-import { createAccount } from '../src/store/accounts.js';
-import { createApiKey } from '../src/store/api-keys.js';
-import { openDatabase } from '../src/store/database.js';
-import { migrateToLatest } from '../src/store/migrate.js';
-import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
+import {
+  type GatewayProcess,
+  gatewayProcessEnv,
+  killAndWait,
+  startGatewayProcess,
+  testKeyOn,
+} from './gateway-process.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
 import { until } from './until.js';
 
@@ -56,23 +57,12 @@ describe('a split order interrupted by a gateway crash', () => {
       }),
     );
     const databaseUrl = `sqlite:${join(folder, 'gateway.db')}`;
-    const database = await openDatabase(databaseUrl);
-    await migrateToLatest(database);
-    const account = await createAccount(database.db, systemClock, { name: 'Apotheke am Markt' });
-    apiKey = (
-      await createApiKey(database.db, systemClock, { accountId: account.id, name: 'split', mode: 'test' })
-    ).secret;
-    await database.close();
-    env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: databaseUrl,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
+    apiKey = await testKeyOn(databaseUrl);
+    env = gatewayProcessEnv(databaseUrl, {
       WHOLESALER_CATALOGUE: catalogueFile,
       WHOLESALER_PROBE_INTERVAL_MS: '0',
       IDEMPOTENCY_LOCK_TIMEOUT_MS: String(LOCK_MS),
-    };
+    });
   });
 
   afterAll(async () => {

@@ -12,7 +12,12 @@ import { recordEvent } from '../src/webhooks/events/record.js';
 import { sampleNotice } from '../src/webhooks/test-support/fixtures.js';
 import { verifyWebhook } from '../src/webhooks/verify.js';
 import { createScratchPostgresDatabase, postgresUrl, warnSkipped } from './db.js';
-import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
+import {
+  type GatewayProcess,
+  gatewayProcessEnv,
+  killAndWait,
+  startGatewayProcess,
+} from './gateway-process.js';
 import { until } from './until.js';
 
 /**
@@ -178,12 +183,7 @@ describe('webhook delivery by two gateway processes on one PostgreSQL database',
     apiKey = (await createApiKey(database.db, systemClock, { accountId, name: 'procs', mode: 'test' }))
       .secret;
     receiver = await startTestReceiver();
-    env = {
-      PATH: process.env.PATH,
-      DATABASE_URL: scratch.url,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
+    env = gatewayProcessEnv(scratch.url, {
       ALLOW_PRIVATE_ENDPOINTS: 'true',
       WEBHOOK_LEASE_MS: String(LEASE_MS),
       WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -193,7 +193,7 @@ describe('webhook delivery by two gateway processes on one PostgreSQL database',
       WHOLESALER_PROBE_INTERVAL_MS: '0',
       RATE_LIMIT_TEST_POINTS: '100000',
       SHUTDOWN_TIMEOUT_MS: '500',
-    };
+    });
     gateways = await Promise.all([startGatewayProcess(env, children), startGatewayProcess(env, children)]);
     const created = await fetch(`${gateways[0]!.url}/v1/webhooks`, {
       method: 'POST',
