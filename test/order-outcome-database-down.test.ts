@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../src/store/database.js';
-import { migrateToLatest } from '../src/store/migrate.js';
 import { findOrderById } from '../src/store/orders.js';
 import { parseCatalogue } from '../src/wholesalers/catalogue.js';
+import type { TestDatabase } from './db.js';
 import { type Gateway, type GatewayRequest, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
-import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
+import {
+  migratedDatabaseOn,
+  type PostgresInstance,
+  postgresUnavailable,
+  startPostgresInstance,
+} from './postgres-instance.js';
 import { until } from './until.js';
 
 /**
@@ -33,18 +37,17 @@ describe('an order whose answer cannot be stored because PostgreSQL went down', 
   }
 
   let postgres: PostgresInstance;
-  let database: Database;
+  let database: TestDatabase;
   let wholesaler: InterceptingWholesaler;
   let gw: Gateway;
   let stopBeforeRecording = false;
 
   beforeAll(async () => {
     postgres = await startPostgresInstance();
-    database = await openDatabase(postgres.url, { maxConnections: 5 });
-    await migrateToLatest(database);
+    database = await migratedDatabaseOn(postgres);
     wholesaler = await startInterceptingWholesaler();
     gw = await startGateway({
-      database: { ...database, url: postgres.url, openAnother: unsupported, dispose: database.close },
+      database,
       env: { IDEMPOTENCY_LOCK_TIMEOUT_MS: String(LOCK_MS) },
       // Runs after the handler and before the idempotency hook stores the outcome (onSend).
       extraRoutes: [
@@ -229,7 +232,3 @@ describe('an order whose answer cannot be stored because PostgreSQL went down', 
     });
   });
 });
-
-function unsupported(): never {
-  throw new Error('not needed by this test');
-}

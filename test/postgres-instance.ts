@@ -4,6 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { openDatabase } from '../src/store/database.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+import type { TestDatabase } from './db.js';
 
 /**
  * A PostgreSQL server of a test's own, for tests that stop or restart the database under a running
@@ -124,4 +127,22 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/**
+ * The database of `instance`, migrated, as the `TestDatabase` that `startGateway` takes: one pool of
+ * five connections, no second handle (`openAnother` throws), `dispose` closes it. Stopping the server
+ * stays the caller's.
+ */
+export async function migratedDatabaseOn(instance: PostgresInstance): Promise<TestDatabase> {
+  const database = await openDatabase(instance.url, { maxConnections: 5 });
+  await migrateToLatest(database);
+  return {
+    ...database,
+    url: instance.url,
+    openAnother: () => {
+      throw new Error('not needed by this test');
+    },
+    dispose: database.close,
+  };
 }

@@ -1,11 +1,15 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../src/store/database.js';
-import { migrateToLatest } from '../src/store/migrate.js';
 import { parseCatalogue } from '../src/wholesalers/catalogue.js';
+import type { TestDatabase } from './db.js';
 import { type Gateway, type GatewayRequest, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
-import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
+import {
+  migratedDatabaseOn,
+  type PostgresInstance,
+  postgresUnavailable,
+  startPostgresInstance,
+} from './postgres-instance.js';
 import { placeSandboxOrder } from './sandbox-orders.js';
 import { until } from './until.js';
 
@@ -37,17 +41,16 @@ describe('returns sent while PostgreSQL goes down', () => {
   }
 
   let postgres: PostgresInstance;
-  let database: Database;
+  let database: TestDatabase;
   let wholesaler: InterceptingWholesaler;
   let gw: Gateway;
 
   beforeAll(async () => {
     postgres = await startPostgresInstance();
-    database = await openDatabase(postgres.url, { maxConnections: 5 });
-    await migrateToLatest(database);
+    database = await migratedDatabaseOn(postgres);
     wholesaler = await startInterceptingWholesaler();
     gw = await startGateway({
-      database: { ...database, url: postgres.url, openAnother: unsupported, dispose: database.close },
+      database,
       env: { IDEMPOTENCY_LOCK_TIMEOUT_MS: String(LOCK_MS) },
       catalogue: (mocks) => {
         wholesaler.target = mocks.testServer.url;
@@ -240,7 +243,3 @@ describe('returns sent while PostgreSQL goes down', () => {
     });
   });
 });
-
-function unsupported(): never {
-  throw new Error('not needed by this test');
-}

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCENARIO_PZNS } from '../src/mock/index.js';
-import { type Database, openDatabase } from '../src/store/database.js';
-import { migrateToLatest } from '../src/store/migrate.js';
 import { parseCatalogue } from '../src/wholesalers/catalogue.js';
+import type { TestDatabase } from './db.js';
 import { type Gateway, startGateway } from './gateway.js';
 import { type InterceptingWholesaler, startInterceptingWholesaler } from './intercepting-wholesaler.js';
-import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
+import {
+  migratedDatabaseOn,
+  type PostgresInstance,
+  postgresUnavailable,
+  startPostgresInstance,
+} from './postgres-instance.js';
 import { until } from './until.js';
 
 /**
@@ -31,17 +35,16 @@ describe('a split order whose database goes down between two wholesalers', () =>
   }
 
   let postgres: PostgresInstance;
-  let database: Database;
+  let database: TestDatabase;
   let proxy: InterceptingWholesaler;
   let gw: Gateway;
 
   beforeAll(async () => {
     postgres = await startPostgresInstance();
-    database = await openDatabase(postgres.url, { maxConnections: 5 });
-    await migrateToLatest(database);
+    database = await migratedDatabaseOn(postgres);
     proxy = await startInterceptingWholesaler();
     gw = await startGateway({
-      database: { ...database, url: postgres.url, openAnother: unsupported, dispose: database.close },
+      database,
       env: { IDEMPOTENCY_LOCK_TIMEOUT_MS: '60000' },
       catalogue: (mocks) => {
         proxy.target = mocks.testServer.url;
@@ -129,7 +132,3 @@ describe('a split order whose database goes down between two wholesalers', () =>
     expect(proxy.count('bestellstatusAbfragen', result.orders[1].request_id)).toBe(1);
   });
 });
-
-function unsupported(): never {
-  throw new Error('not used by this test');
-}
