@@ -1,8 +1,15 @@
 import type { Tenant } from '../../core/caller.js';
-import { ApiError, ERROR_CATALOGUE, type ErrorBody, type ErrorKind, isApiError } from '../../core/errors.js';
+import {
+  type ApiError,
+  ERROR_CATALOGUE,
+  type ErrorBody,
+  type ErrorKind,
+  isApiError,
+} from '../../core/errors.js';
 import type { Credentials } from '../../msv3/credentials.js';
 import type { UpstreamDeps } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
+import { distinctWholesalers } from '../wholesaler-preference.js';
 import { deliverable } from './deliverable.js';
 import { type Offer, type Recommendation, recommend } from './recommend.js';
 import { type AvailabilityInput, type AvailabilityItem, availabilityAt, uniquePzns } from './single.js';
@@ -206,22 +213,5 @@ function compareItems(
           : [],
       ),
     };
-  });
-}
-
-/** Each wholesaler once (ids compared as the X-MSV3-Credentials header keys them, in lower case). */
-function distinctWholesalers(ids: readonly string[]): void {
-  const firstAt = new Map<string, number>();
-  ids.forEach((id, i) => {
-    const earlier = firstAt.get(id.toLowerCase());
-    if (earlier !== undefined) {
-      const param = `wholesalers[${i}]`;
-      throw new ApiError(
-        'invalid_request',
-        `${param} repeats wholesalers[${earlier}] (${id}); name each wholesaler once, in your order of preference.`,
-        { param, wholesaler: id },
-      );
-    }
-    firstAt.set(id.toLowerCase(), i);
   });
 }

@@ -8,6 +8,7 @@ import { findSplit, insertSplitIfAbsent } from '../../store/order-splits.js';
 import { deliverable } from '../availability/deliverable.js';
 import { checkAvailability } from '../availability/single.js';
 import { invalidPzn } from '../pzn-check.js';
+import { distinctWholesalers } from '../wholesaler-preference.js';
 import { gatewayOrderId, splitBestellungId, splitIdFor } from './ids.js';
 import { placeOrder } from './placement.js';
 import { ordersOfPlan, planSplit, type WholesalerOffer } from './split-plan.js';
@@ -54,7 +55,7 @@ export async function splitOrder(
   input: SplitInput,
 ): Promise<SplitResult> {
   const items = validItems(input);
-  checkWholesalers(input.wholesalers);
+  distinctWholesalers(input.wholesalers);
   for (const wholesaler of input.wholesalers) await deps.upstream.registry.resolve(caller, wholesaler);
   if (input.dryRun)
     return splitResult(await newPlan(deps, caller, credentials, input.wholesalers, items), null);
@@ -184,20 +185,6 @@ function validItems(input: SplitInput): { pzn: string; quantity: number }[] {
     }
     seen.set(pzn, index);
     return { pzn, quantity: item.quantity };
-  });
-}
-
-function checkWholesalers(wholesalers: readonly string[]): void {
-  const seen = new Map<string, number>();
-  wholesalers.forEach((wholesaler, index) => {
-    const earlier = seen.get(wholesaler.toLowerCase());
-    if (earlier !== undefined) {
-      const param = `wholesalers[${index}]`;
-      throw new ApiError('invalid_request', `${param} repeats wholesalers[${earlier}] (${wholesaler}).`, {
-        param,
-      });
-    }
-    seen.set(wholesaler.toLowerCase(), index);
   });
 }
 
