@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { type DatabaseMetadataOptions, sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { createTestDatabase, describeEachDialect } from '../../test/db.js';
+import type { Database } from './database.js';
 import { migrateToLatest, pendingMigrations } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -88,6 +89,51 @@ describeEachDialect(
         await second.dispose();
       }
     });
+
+    it('looks again when a schema it was reading is dropped by someone else meanwhile', async () => {
+      // Kysely's look at the tables of every schema fails as PostgreSQL has it fail when another schema
+      // is dropped during it (3F000); the next look succeeds.
+      const { database, arm, vanished } = vanishingOnce(getDatabase());
+      arm();
+      expect(await pendingMigrations(database)).toEqual([]);
+      arm();
+      expect(await migrateToLatest(database)).toEqual([]);
+      expect(vanished()).toBe(2);
+    });
   },
   { only: 'postgres' },
 );
+
+/**
+ * `database`, whose first look at the tables of every schema (Kysely's introspection, which the
+ * migrator uses) after each `arm()` fails with 3F000.
+ */
+function vanishingOnce(database: Database) {
+  let armed = false;
+  let vanished = 0;
+  const real = database.db;
+  const introspection = {
+    getSchemas: () => real.introspection.getSchemas(),
+    getMetadata: (options?: DatabaseMetadataOptions) => real.introspection.getMetadata(options),
+    getTables: (options?: DatabaseMetadataOptions) => {
+      if (!armed) return real.introspection.getTables(options);
+      armed = false;
+      vanished++;
+      return Promise.reject(Object.assign(new Error('schema "test_gone" does not exist'), { code: '3F000' }));
+    },
+  };
+  const db = new Proxy(real, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    database: { ...database, db },
+    arm: () => {
+      armed = true;
+    },
+    vanished: () => vanished,
+  };
+}

@@ -1,4 +1,4 @@
-import { type Kysely, type MigrationResult, Migrator, sql } from 'kysely';
+import { type Kysely, type MigrationResult, type MigrationResultSet, Migrator, sql } from 'kysely';
 import type { Database } from './database.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -14,9 +14,25 @@ async function migratorFor(database: Database): Promise<Migrator> {
   return new Migrator({ db, migrationTableSchema, provider: { getMigrations: async () => MIGRATIONS } });
 }
 
+/**
+ * Kysely's migrator reads the tables of every schema in the database (its introspection), so a schema
+ * that someone else drops at that moment (another app on the same database, a parallel test) fails it
+ * with 3F000 invalid_schema_name naming that schema. A second look no longer sees it: up to 3 tries.
+ */
+const TRIES = 3;
+
+function vanishedSchema(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '3F000';
+}
+
 /** Applies every pending migration (under Kysely's lock, so concurrent starts are safe); returns their names. */
 export async function migrateToLatest(database: Database): Promise<string[]> {
-  const { error, results } = await (await migratorFor(database)).migrateToLatest();
+  let outcome: MigrationResultSet;
+  for (let attempt = 1; ; attempt++) {
+    outcome = await (await migratorFor(database)).migrateToLatest();
+    if (attempt === TRIES || !vanishedSchema(outcome.error)) break;
+  }
+  const { error, results } = outcome;
   if (error !== undefined) {
     const failed = results?.find((r: MigrationResult) => r.status === 'Error');
     const reason = error instanceof Error ? error.message : String(error);
@@ -27,6 +43,12 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
 
 /** Names of migrations not yet applied. */
 export async function pendingMigrations(database: Database): Promise<string[]> {
-  const all = await (await migratorFor(database)).getMigrations();
-  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const all = await (await migratorFor(database)).getMigrations();
+      return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+    } catch (error) {
+      if (attempt === TRIES || !vanishedSchema(error)) throw error;
+    }
+  }
 }
