@@ -638,9 +638,19 @@ function checkExpandedNames(
   bound: Map<string, string[]>,
   qname: string,
 ): void {
+  // Raw names are distinct already, so expanded names can repeat only where two prefixes of the
+  // element's attributes name one namespace: look at each prefix once, and at every name only then.
   let prefixed = 0;
-  for (let k = 0; k < attrs.length; k += 2) if (attrs[k]!.indexOf(':') !== -1) prefixed++;
-  if (prefixed < 2) return;
+  const uriOf = new Map<string, string | undefined>();
+  for (let k = 0; k < attrs.length; k += 2) {
+    const name = attrs[k]!;
+    const colon = name.indexOf(':');
+    if (colon === -1) continue;
+    prefixed++;
+    const prefix = name.slice(0, colon);
+    if (!uriOf.has(prefix)) uriOf.set(prefix, declares?.get(prefix) ?? lookup(bound, prefix));
+  }
+  if (prefixed < 2 || !namesOneNamespaceTwice(uriOf)) return;
   const seen = new Set<string>();
   for (let k = 0; k < attrs.length; k += 2) {
     const name = attrs[k]!;
@@ -656,6 +666,18 @@ function checkExpandedNames(
     }
     seen.add(key);
   }
+}
+
+/** Whether two of the prefixes are bound to the same namespace URI (undeclared ones left aside). */
+function namesOneNamespaceTwice(uriOf: Map<string, string | undefined>): boolean {
+  if (uriOf.size < 2) return false;
+  const uris = new Set<string>();
+  for (const uri of uriOf.values()) {
+    if (uri === undefined) continue;
+    if (uris.has(uri)) return true;
+    uris.add(uri);
+  }
+  return false;
 }
 
 /**
