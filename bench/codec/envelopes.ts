@@ -18,9 +18,21 @@ function uuid(seed: number): string {
   return `${hex(a, 8)}-${hex(b, 4)}-4${hex(a >>> 4, 3)}-a${hex(b >>> 3, 3)}-${hex(a ^ b, 8)}${hex(seed, 4)}`;
 }
 
-/** Wire PZN (no leading zeros); every fourth one would have had a leading zero as an 8-digit string. */
+/**
+ * Wire PZN (no leading zeros) with a right check digit (docs/glossary.md "PZN"), so the gateway asks
+ * the wholesaler for every article instead of answering "invalid PZN" for it; every fourth one has a
+ * leading zero as an 8-digit string. Distinct for distinct `i` below 900,000.
+ */
 function pzn(i: number): string {
-  return String(i % 4 === 0 ? 1_000_000 + i * 7919 : 10_000_000 + i * 104_729);
+  let first7 = i % 4 === 0 ? 100_000 + ((i * 7_919) % 900_000) : 1_000_000 + ((i * 104_729) % 9_000_000);
+  for (;;) {
+    const digits = String(first7).padStart(7, '0');
+    let sum = 0;
+    for (let d = 0; d < 7; d++) sum += Number(digits[d]) * (d + 1);
+    // A remainder of 10 is no check digit: no PZN starts with these seven digits.
+    if (sum % 11 !== 10) return String(Number(`${digits}${sum % 11}`));
+    first7 += 1;
+  }
 }
 
 const TOURS = ['Mittagstour', 'Abendtour 18 Uhr', 'Fruehtour', 'Nachmittagstour 2'];

@@ -13,11 +13,13 @@
  * The gateway runs as `npm start` runs it (bench/gateway/harness.ts), SQLite, a live key, defaults
  * otherwise. Writes bench/results/compare.json. `npm run bench:compare`.
  */
+
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
+import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { CLI, stopAll, stopGateway, track, untilListening } from '../common/processes.js';
 import { boundedSetting, forkChild, LOG_LEVEL, median, START_NODE_FLAGS } from '../gateway/harness.js';
@@ -92,11 +94,12 @@ async function main(): Promise<void> {
 
     // Correctness first: five answers of 50 items each.
     const first = (await compare(IDS)).json as {
-      wholesalers: { status: string; answer: { items: unknown[] } }[];
+      wholesalers: { status: string; answer: unknown }[];
     };
-    if (first.wholesalers.some((w) => w.status !== 'ok' || w.answer.items.length !== 50)) {
+    if (first.wholesalers.length !== 5 || first.wholesalers.some((w) => w.status !== 'ok')) {
       throw new Error(`compare did not answer 5 × 50 items: ${JSON.stringify(first).slice(0, 500)}`);
     }
+    for (const w of first.wholesalers) expectEveryArticleAsked(w.answer, 'compare');
     for (let i = 0; i < WARMUP; i++) {
       await single();
       await compare(IDS);

@@ -16,100 +16,32 @@
  * profiles: a before and after measured side by side. Writes bench/results/gateway-ledger.json.
  * argv: the upstream base URL (…/msv3/v2.0), the gateway's work folder.
  */
+
 import { Session } from 'node:inspector/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { va50Articles } from '../codec/envelopes.js';
+import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
+import { type AllocationProfile, allocatedBytes, allocationShares } from './allocations.js';
 import { buildBaselineApp } from './baseline-app.js';
 import { boundedSetting, median, UPSTREAM_CONNECTIONS } from './harness.js';
+import { stageOf } from './stages.js';
 
 const REQUESTS = boundedSetting('LEDGER_REQUESTS', 20_000, 100, 1_000_000);
 const ROUNDS = boundedSetting('LEDGER_ROUNDS', 3, 1, 9);
 const CONCURRENCY = boundedSetting('LEDGER_CONCURRENCY', 16, 1, 256);
 const WARMUP = Math.min(5_000, REQUESTS);
+/** Requests per app for the allocation figures (they do not move with the load). */
+const ALLOCATION_REQUESTS = Math.min(5_000, REQUESTS);
 /** Another checkout (its `dist/` built): its gateway runs beside this one, for a before/after in one process. */
 const COMPARE = process.env.LEDGER_COMPARE;
 /** Functions listed per stage (with the most samples of their own). */
 const TOP_FUNCTIONS = 10;
 /** The profiler's sampling interval, µs. */
 const SAMPLING_US = 50;
-
-const ENCODE = 'SOAP encode';
-const DECODE = 'SOAP decode';
-/** A frame of the encoder: the operations' helpers serve both ways, the caller decides. */
-const ENCODER_FRAME = /^encode/;
-
-/** Stages in the order of a request; the first rule that matches a frame's URL (or name) claims it. */
-const STAGES: readonly { stage: string; files: RegExp; names?: RegExp }[] = [
-  { stage: 'inject (the harness; no production cost)', files: /\/light-my-request\// },
-  {
-    stage: 'request id, shutdown check, notes',
-    files: /\/(?:src|dist)\/(http\/(request-id|lifecycle|request-notes)|lib\/ids)\./,
-  },
-  {
-    stage: 'tracing (off: hooks only)',
-    files: /\/(?:src|dist)\/(http\/tracing|observability\/tracing)|@opentelemetry/,
-  },
-  {
-    stage: 'auth (API key, cached)',
-    files: /\/(?:src|dist)\/(http\/(auth|api-key-cache|auth-failures)|store\/api-key)/,
-  },
-  { stage: 'rate limit', files: /\/(?:src|dist)\/(http\/rate-limit|ratelimit\/)|rate-limiter-flexible/ },
-  {
-    stage: 'body parse',
-    files: /\/(?:src|dist)\/http\/(json-body|nul-characters|json-error-position)|secure-json-parse/,
-  },
-  {
-    stage: 'validation (body, headers, defaults)',
-    files: /\/(?:src|dist)\/http\/(validation|schema-defaults)|\/ajv\/|\/typebox\//,
-    // Ajv's compiled validators have no URL.
-    names: /^validate\d*$/,
-  },
-  { stage: 'idempotency hook', files: /\/(?:src|dist)\/http\/idempotency/ },
-  { stage: 'credentials', files: /\/(?:src|dist)\/(http\/msv3-credentials|msv3\/credentials)/ },
-  { stage: ENCODE, files: /\/(?:src|dist)\/msv3\/xml\/write\./ },
-  {
-    stage: DECODE,
-    files:
-      /\/(?:src|dist)\/msv3\/(xml\/|operations\/|envelope|deviations|model)|\/(?:src|dist)\/wholesalers\/answer-deviations/,
-  },
-  {
-    stage: 'transport (undici, breaker, cap, call)',
-    files:
-      /\/(?:src|dist)\/msv3\/(transport|breaker|concurrency|client)|\/(?:src|dist)\/wholesalers\/|\/undici\//,
-  },
-  { stage: 'mapping to JSON (service)', files: /\/(?:src|dist)\/(services\/|lib\/local-date-time|core\/)/ },
-  {
-    stage: 'serialisation',
-    files: /\/(?:src|dist)\/http\/serializer|fast-json-stringify/,
-    // The functions http/serializer.ts generates (`f0`, `f1`, …) have no URL.
-    names: /^f\d+$/,
-  },
-  {
-    stage: 'metrics',
-    files:
-      /prom-client|\/(?:src|dist)\/observability\/(metrics|wholesaler-metrics|call-history|dependency-metrics)/,
-  },
-  {
-    stage: 'logging',
-    files:
-      /\/pino\/|\/pino-std-serializers\/|sonic-boom|thread-stream|\/(?:src|dist)\/(observability\/logger|http\/observe)/,
-  },
-  {
-    stage: 'error handling, routes table',
-    files: /\/(?:src|dist)\/http\/(error-handler|route-errors|method-not-allowed)/,
-  },
-  {
-    stage: 'Fastify itself',
-    files:
-      /\/(fastify|find-my-way|avvio|fast-querystring|@fastify\/[^/]+|fast-content-type-parse|toad-cache|process-warning|abstract-logging|fast-decode-uri-component|content-type|proxy-addr|forwarded|ipaddr\.js|rfdc)\//,
-  },
-];
-const GC = 'garbage collection';
-const OTHER = 'node, promise jobs, timers (no stage on the stack)';
 
 type App = { inject: (options: object) => Promise<{ statusCode: number; body: string }> };
 
@@ -181,6 +113,7 @@ async function main(): Promise<void> {
   const first = await (server.app as unknown as App).inject(request);
   const headersOf = (secret: string) => ({ ...request.headers, 'x-api-key': secret });
   if (first.statusCode !== 200) throw new Error(`the gateway answered ${first.statusCode} ${first.body}`);
+  expectEveryArticleAsked(JSON.parse(first.body), 'the gateway');
   baseline.setAnswer(first.body);
   floor.setAnswer(first.body);
   const apps: Partial<Record<Name, App>> = {
@@ -243,8 +176,29 @@ async function main(): Promise<void> {
     loads.push(round2(loadavg()[0]!));
     profiles[name] = await profileStages(() => drive(name, REQUESTS));
   }
-  const stages = [...new Set(profiled.flatMap((name) => Object.keys(profiles[name]!.shares)))];
+  // Allocation is the same whatever the load: one pass per app, then the sampling heap profiler.
+  const allocated: Partial<Record<Name, number>> = {};
+  for (const name of names) {
+    const bytes = await allocatedBytes(() => drive(name, ALLOCATION_REQUESTS));
+    allocated[name] = Math.round(bytes / ALLOCATION_REQUESTS);
+    console.log(
+      `[ledger] ${name.padEnd(8)} allocates ${(allocated[name]! / 1024).toFixed(1)} KB per request`,
+    );
+  }
+  const allocationProfiles: Partial<Record<Name, AllocationProfile>> = {};
+  for (const name of profiled)
+    allocationProfiles[name] = await allocationShares(() => drive(name, ALLOCATION_REQUESTS));
+  const stages = [
+    ...new Set(
+      profiled.flatMap((name) => [
+        ...Object.keys(profiles[name]!.shares),
+        ...Object.keys(allocationProfiles[name]!.shares),
+      ]),
+    ),
+  ];
   const usOf = (name: Name, stage: string) => round2((profiles[name]?.shares[stage] ?? 0) * cpu[name]!);
+  const kbOf = (name: Name, stage: string) =>
+    round2(((allocationProfiles[name]?.shares[stage] ?? 0) * allocated[name]!) / 1024);
   const table = stages
     .map((stage) => ({
       stage,
@@ -253,7 +207,11 @@ async function main(): Promise<void> {
       ...(other === undefined ? {} : { compare_us: usOf('compare', stage) }),
       baseline_us: usOf('baseline', stage),
       added_us: round2(usOf('gateway', stage) - usOf('baseline', stage)),
+      gateway_kb: kbOf('gateway', stage),
+      ...(other === undefined ? {} : { compare_kb: kbOf('compare', stage) }),
+      baseline_kb: kbOf('baseline', stage),
       top_functions: profiles.gateway!.top[stage] ?? [],
+      top_allocating_functions: allocationProfiles.gateway!.top[stage] ?? [],
       ...(other === undefined ? {} : { compare_top_functions: profiles.compare!.top[stage] ?? [] }),
       baseline_top_functions: profiles.baseline!.top[stage] ?? [],
     }))
@@ -273,6 +231,9 @@ async function main(): Promise<void> {
     },
     cpu_us_per_request: cpu,
     rounds,
+    allocated_kb_per_request: Object.fromEntries(
+      names.map((name) => [name, round2(allocated[name]! / 1024)]),
+    ),
     ratio_gateway_over_baseline: ratio('gateway', 'baseline'),
     ratio_floor_over_baseline: ratio('floor', 'baseline'),
     ...(other === undefined
@@ -316,7 +277,7 @@ async function profileStages(work: () => Promise<void>): Promise<Profiled> {
   for (const node of profile.nodes) {
     const hits = node.hitCount ?? 0;
     if (hits === 0 || node.callFrame.functionName === '(idle)') continue;
-    const stage = stageOf(node, parent);
+    const stage = stageOf(node, (child) => parent.get(child.id));
     counts[stage] = (counts[stage] ?? 0) + hits;
     total += hits;
     const { functionName, url, lineNumber } = node.callFrame;
@@ -340,30 +301,13 @@ async function profileStages(work: () => Promise<void>): Promise<Profiled> {
   };
 }
 
-function stageOf(leaf: ProfileNode, parent: Map<number, ProfileNode>): string {
-  if (leaf.callFrame.functionName === '(garbage collector)') return GC;
-  for (let node: ProfileNode | undefined = leaf; node !== undefined; node = parent.get(node.id)) {
-    const { url, functionName } = node.callFrame;
-    const rule = STAGES.find((r) =>
-      url === '' ? r.names?.test(functionName) === true : !url.startsWith('node:') && r.files.test(url),
-    );
-    if (rule === undefined) continue;
-    if (rule.stage !== DECODE) return rule.stage;
-    // The operation modules encode and decode: which one, the stack above says.
-    for (let up: ProfileNode | undefined = node; up !== undefined; up = parent.get(up.id))
-      if (ENCODER_FRAME.test(up.callFrame.functionName) && /\/(?:src|dist)\/msv3\//.test(up.callFrame.url))
-        return ENCODE;
-    return DECODE;
-  }
-  return OTHER;
-}
-
 function printLedger(output: {
   cpu_us_per_request: Partial<Record<Name, number>>;
   ratio_gateway_over_baseline: number;
   ratio_gateway_over_compare?: number;
   ratio_compare_over_baseline?: number;
   load_average: number[];
+  allocated_kb_per_request: Partial<Record<Name, number>>;
   stages: {
     stage: string;
     gateway_us: number;
@@ -371,7 +315,11 @@ function printLedger(output: {
     compare_us?: number;
     baseline_us: number;
     added_us: number;
+    gateway_kb: number;
+    compare_kb?: number;
+    baseline_kb: number;
     top_functions: string[];
+    top_allocating_functions: string[];
   }[];
 }): void {
   const { cpu_us_per_request: cpu } = output;
@@ -380,16 +328,22 @@ function printLedger(output: {
   console.log(
     `CPU per request through app.inject: gateway ${cpu.gateway} µs, ${compared ? `compared gateway ${cpu.compare} µs, ` : ''}baseline ${cpu.baseline} µs, decode-only ${cpu.floor} µs; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×${compared ? `, compared ÷ baseline ${output.ratio_compare_over_baseline}×, gateway ÷ compared ${output.ratio_gateway_over_compare}×` : ''} (medians of the rounds' ratios); load average ${output.load_average.join(' / ')}`,
   );
+  const kb = output.allocated_kb_per_request;
+  console.log(
+    `Allocated on V8's heap per request: gateway ${kb.gateway} KB, ${compared ? `compared gateway ${kb.compare} KB, ` : ''}baseline ${kb.baseline} KB, decode-only ${kb.floor} KB`,
+  );
   const width = Math.max(...output.stages.map((s) => s.stage.length));
   const cell = (value: number, size: number) => value.toFixed(1).padStart(size);
   console.log(
-    `${'stage'.padEnd(width)}  gateway µs   share${compared ? '  compared µs' : ''}  baseline µs  added µs`,
+    `${'stage'.padEnd(width)}  gateway µs   share${compared ? '  compared µs' : ''}  baseline µs  added µs  gateway KB${compared ? '  compared KB' : ''}  baseline KB`,
   );
   for (const s of output.stages) {
     console.log(
-      `${s.stage.padEnd(width)}  ${cell(s.gateway_us, 10)}  ${cell(s.gateway_percent, 5)} %${compared ? `  ${cell(s.compare_us ?? 0, 11)}` : ''}  ${cell(s.baseline_us, 11)}  ${cell(s.added_us, 8)}`,
+      `${s.stage.padEnd(width)}  ${cell(s.gateway_us, 10)}  ${cell(s.gateway_percent, 5)} %${compared ? `  ${cell(s.compare_us ?? 0, 11)}` : ''}  ${cell(s.baseline_us, 11)}  ${cell(s.added_us, 8)}  ${cell(s.gateway_kb, 10)}${compared ? `  ${cell(s.compare_kb ?? 0, 11)}` : ''}  ${cell(s.baseline_kb, 11)}`,
     );
-    if (process.env.LEDGER_DETAIL === '1') for (const f of s.top_functions) console.log(`    ${f}`);
+    if (process.env.LEDGER_DETAIL !== '1') continue;
+    for (const f of s.top_functions) console.log(`    CPU ${f}`);
+    for (const f of s.top_allocating_functions) console.log(`    heap ${f}`);
   }
 }
 

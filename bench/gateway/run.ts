@@ -31,10 +31,12 @@
  * `--ledger` (`npm run bench:gateway -- --ledger`) the CPU time of each stage of a request (ledger.ts).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/gateway.json.
  */
+
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
+import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { CLI, stopAll, stopGateway } from '../common/processes.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import { measureFastPaths } from './fast-paths.js';
@@ -116,8 +118,7 @@ async function main(): Promise<void> {
 
     // Correctness first: the gateway maps all 50 articles; the baseline answers the same bytes.
     const answer = await post(`${baseUrls.gateway}/v1/availability`, headers, body);
-    const parsed = JSON.parse(answer) as { items: unknown[] };
-    if (parsed.items.length !== 50) throw new Error(`the gateway answered ${parsed.items.length} items`);
+    expectEveryArticleAsked(JSON.parse(answer), 'the gateway');
     for (const [name, reference] of [
       ['baseline', baseline],
       ['floor', floor],

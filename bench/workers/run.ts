@@ -18,6 +18,7 @@
  * and the upstream take cores too. BENCH_WRK_CPUS=1 BENCH_GATEWAY_CPUS=0 pins wrk and the upstream to
  * core 1 and the gateways to core 0 (taskset).
  */
+
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -25,6 +26,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { va50Articles } from '../codec/envelopes.js';
+import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import {
   CLI,
@@ -101,11 +103,9 @@ async function main(): Promise<void> {
         headers: headers(gateway.key),
         body,
       });
-      const parsed = (await answer.json()) as { items?: unknown[] };
-      if (answer.status !== 200 || parsed.items?.length !== 50)
-        throw new Error(
-          `WORKERS=${variant} answered ${answer.status} ${JSON.stringify(parsed).slice(0, 300)}`,
-        );
+      if (answer.status !== 200)
+        throw new Error(`WORKERS=${variant} answered ${answer.status} ${await answer.text()}`);
+      expectEveryArticleAsked(await answer.json(), `WORKERS=${variant}`);
       scripts[variant] = writeWrkScript(folder, `workers-${variant}`, headers(gateway.key), body);
     }
     const load = (variant: Variant, seconds: number) =>
