@@ -38,6 +38,11 @@ const WARMUP = Math.min(5_000, REQUESTS);
 const ALLOCATION_REQUESTS = Math.min(5_000, REQUESTS);
 /** Another checkout (its `dist/` built): its gateway runs beside this one, for a before/after in one process. */
 const COMPARE = process.env.LEDGER_COMPARE;
+/**
+ * Settings of the compared gateway only, a JSON object (`{"FAST_PATH_SERIALIZER":"false"}`): with
+ * `LEDGER_COMPARE=.` a switch measured on and off side by side, in one process.
+ */
+const COMPARE_SETTINGS = JSON.parse(process.env.LEDGER_COMPARE_SETTINGS ?? '{}') as Record<string, string>;
 /** Functions listed per stage (with the most samples of their own). */
 const TOP_FUNCTIONS = 10;
 /** The profiler's sampling interval, µs. */
@@ -56,7 +61,13 @@ interface ProfileNode {
  * A gateway built from `root`'s `dist/` (as `npm start` runs it), with its own SQLite database in
  * `folder` and a live key made with that checkout's CLI.
  */
-async function startGatewayFrom(root: string, folder: string, upstreamBase: string, name: string) {
+async function startGatewayFrom(
+  root: string,
+  folder: string,
+  upstreamBase: string,
+  name: string,
+  settings: Record<string, string> = {},
+) {
   const fromDist = <T>(module: string) =>
     import(pathToFileURL(join(root, 'dist', module)).href) as Promise<T>;
   const { loadConfig } = await fromDist<typeof import('../../src/config.js')>('config.js');
@@ -67,13 +78,14 @@ async function startGatewayFrom(root: string, folder: string, upstreamBase: stri
     folder: join(folder, name),
     upstream: { baseUrl: upstreamBase, name: 'Canned upstream' },
     databaseFile: 'ledger.db',
-    settings: { RATE_LIMIT_LIVE_POINTS: '1000000', RATE_LIMIT_TEST_POINTS: '1000000' },
+    settings: { RATE_LIMIT_LIVE_POINTS: '1000000', RATE_LIMIT_TEST_POINTS: '1000000', ...settings },
   });
   const key = createLiveKey(env, 'ledger', join(root, 'dist', 'cli.js'));
-  // As `npm start` logs: one JSON line per request, here written to /dev/null synchronously.
+  // As `npm start` logs: one JSON line per request through pino's default destination (asynchronous,
+  // lines written while one write is in flight go out together), here to /dev/null instead of stdout.
   const logger = createLogger({
     level: 'info',
-    destination: pino.destination({ dest: '/dev/null', sync: true }),
+    destination: pino.destination({ dest: '/dev/null', sync: false }),
   });
   const server = await startServer({ config: loadConfig(env), logger, summary: false });
   return { server, key };
@@ -85,7 +97,9 @@ async function main(): Promise<void> {
   const [upstreamBase, folder] = process.argv.slice(2) as [string, string];
   const { server, key } = await startGatewayFrom(process.cwd(), folder, upstreamBase, 'gateway');
   const other =
-    COMPARE === undefined ? undefined : await startGatewayFrom(COMPARE, folder, upstreamBase, 'compare');
+    COMPARE === undefined
+      ? undefined
+      : await startGatewayFrom(COMPARE, folder, upstreamBase, 'compare', COMPARE_SETTINGS);
   const upstreamUrl = `${upstreamBase}/verfuegbarkeitAnfragen`;
   const baseline = buildBaselineApp(upstreamUrl, UPSTREAM_CONNECTIONS, false);
   const floor = buildBaselineApp(upstreamUrl, UPSTREAM_CONNECTIONS, true);
@@ -218,7 +232,7 @@ async function main(): Promise<void> {
     .sort((a, b) => b.gateway_us - a.gateway_us);
   const output = {
     benchmark: 'gateway cost ledger: POST /v1/availability, 50 items, app.inject (bench/gateway/ledger.ts)',
-    command: `${COMPARE === undefined ? '' : `LEDGER_COMPARE=${COMPARE} `}npm run bench:gateway -- --ledger`,
+    command: `${COMPARE === undefined ? '' : `LEDGER_COMPARE=${COMPARE} `}${process.env.LEDGER_COMPARE_SETTINGS === undefined ? '' : `LEDGER_COMPARE_SETTINGS='${process.env.LEDGER_COMPARE_SETTINGS}' `}npm run bench:gateway -- --ledger`,
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
     load_average: loads,
@@ -227,7 +241,9 @@ async function main(): Promise<void> {
       node_flags: process.execArgv.join(' '),
       profile: `V8 sampling profiler, ${SAMPLING_US} µs interval, ${REQUESTS} requests per profiled app`,
       compare:
-        COMPARE === undefined ? null : `a second gateway built from ${COMPARE}/dist in the same process`,
+        COMPARE === undefined
+          ? null
+          : `a second gateway built from ${COMPARE}/dist in the same process, settings ${JSON.stringify(COMPARE_SETTINGS)}`,
     },
     cpu_us_per_request: cpu,
     rounds,

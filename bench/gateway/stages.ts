@@ -80,8 +80,8 @@ const STAGES: readonly { stage: string; files: RegExp; names?: RegExp }[] = [
       /\/(fastify|find-my-way|avvio|fast-querystring|@fastify\/[^/]+|fast-content-type-parse|toad-cache|process-warning|abstract-logging|fast-decode-uri-component|content-type|proxy-addr|forwarded|ipaddr\.js|rfdc)\//,
   },
 ];
-export const GC = 'garbage collection';
-export const OTHER = 'node, promise jobs, timers (no stage on the stack)';
+const GC = 'garbage collection';
+const OTHER = 'node, promise jobs, timers (no stage on the stack)';
 
 /** The stage of a profile's leaf frame; `parentOf` walks up its stack. */
 export function stageOf<F extends Frame>(leaf: F, parentOf: (node: F) => F | undefined): string {
