@@ -32,6 +32,7 @@ import {
   median,
   medians,
   post,
+  quantile,
   type RunResult,
   START_NODE_FLAGS,
   startGateway,
@@ -204,14 +205,6 @@ function roundOrder(round: number): VariantName[] {
   const names = VARIANTS.map((v) => v.name);
   const rotated = [...names.slice(round % names.length), ...names.slice(0, round % names.length)];
   return Math.floor(round / names.length) % 2 === 1 ? rotated.reverse() : rotated;
-}
-
-/** Linear interpolation between the order statistics of `sorted` (ascending). */
-function quantile(sorted: number[], q: number): number {
-  const at = (sorted.length - 1) * q;
-  const below = Math.floor(at);
-  const above = Math.min(below + 1, sorted.length - 1);
-  return sorted[below]! + (sorted[above]! - sorted[below]!) * (at - below);
 }
 
 const percent = (share: number) => Math.round(share * 1000) / 10;

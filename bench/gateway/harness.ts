@@ -154,3 +154,11 @@ export function medians(runs: RunResult[]): RunResult {
     }),
   ) as unknown as RunResult;
 }
+
+/** Linear interpolation between the order statistics of `sorted` (ascending). */
+export function quantile(sorted: number[], q: number): number {
+  const at = (sorted.length - 1) * q;
+  const below = Math.floor(at);
+  const above = Math.min(below + 1, sorted.length - 1);
+  return sorted[below]! + (sorted[above]! - sorted[below]!) * (at - below);
+}

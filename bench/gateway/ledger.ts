@@ -27,13 +27,14 @@ import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { type AllocationProfile, allocatedBytes, allocationShares } from './allocations.js';
 import { buildBaselineApp } from './baseline-app.js';
-import { boundedSetting, median, UPSTREAM_CONNECTIONS } from './harness.js';
+import { boundedSetting, median, quantile, UPSTREAM_CONNECTIONS } from './harness.js';
 import { stageOf } from './stages.js';
 
 const REQUESTS = boundedSetting('LEDGER_REQUESTS', 20_000, 100, 1_000_000);
-const ROUNDS = boundedSetting('LEDGER_ROUNDS', 3, 1, 9);
+/** Many short rounds (`LEDGER_ROUNDS=30 LEDGER_REQUESTS=2000`) pair a before/after more tightly on a noisy VM. */
+const ROUNDS = boundedSetting('LEDGER_ROUNDS', 3, 1, 99);
 const CONCURRENCY = boundedSetting('LEDGER_CONCURRENCY', 16, 1, 256);
-const WARMUP = Math.min(5_000, REQUESTS);
+const WARMUP = Math.min(5_000, REQUESTS * ROUNDS);
 /** Requests per app for the allocation figures (they do not move with the load). */
 const ALLOCATION_REQUESTS = Math.min(5_000, REQUESTS);
 /** Another checkout (its `dist/` built): its gateway runs beside this one, for a before/after in one process. */
@@ -181,7 +182,11 @@ async function main(): Promise<void> {
     Record<Name, number>
   >;
   /** The median of the rounds' ratios: each round's apps ran a minute apart at most, so load cancels out. */
-  const ratio = (a: Name, b: Name) => round2(median(rounds[a]!.map((value, i) => value / rounds[b]![i]!)));
+  const ratios = (a: Name, b: Name) =>
+    rounds[a]!.map((value, i) => value / rounds[b]![i]!).sort((x, y) => x - y);
+  const ratio = (a: Name, b: Name) => round2(median(ratios(a, b)));
+  /** The interquartile range of the rounds' paired ratios: how far one round's before/after can be trusted. */
+  const quartiles = (a: Name, b: Name) => [0.25, 0.75].map((q) => round2(quantile(ratios(a, b), q)));
 
   const profiled = names.filter((name) => name !== 'floor');
   const profiles: Partial<Record<Name, Profiled>> = {};
@@ -257,6 +262,7 @@ async function main(): Promise<void> {
       : {
           ratio_compare_over_baseline: ratio('compare', 'baseline'),
           ratio_gateway_over_compare: ratio('gateway', 'compare'),
+          ratio_gateway_over_compare_quartiles: quartiles('gateway', 'compare'),
         }),
     stages: table,
   };
@@ -321,6 +327,7 @@ function printLedger(output: {
   cpu_us_per_request: Partial<Record<Name, number>>;
   ratio_gateway_over_baseline: number;
   ratio_gateway_over_compare?: number;
+  ratio_gateway_over_compare_quartiles?: number[];
   ratio_compare_over_baseline?: number;
   load_average: number[];
   allocated_kb_per_request: Partial<Record<Name, number>>;
@@ -342,7 +349,7 @@ function printLedger(output: {
   const compared = cpu.compare !== undefined;
   console.log('');
   console.log(
-    `CPU per request through app.inject: gateway ${cpu.gateway} µs, ${compared ? `compared gateway ${cpu.compare} µs, ` : ''}baseline ${cpu.baseline} µs, decode-only ${cpu.floor} µs; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×${compared ? `, compared ÷ baseline ${output.ratio_compare_over_baseline}×, gateway ÷ compared ${output.ratio_gateway_over_compare}×` : ''} (medians of the rounds' ratios); load average ${output.load_average.join(' / ')}`,
+    `CPU per request through app.inject: gateway ${cpu.gateway} µs, ${compared ? `compared gateway ${cpu.compare} µs, ` : ''}baseline ${cpu.baseline} µs, decode-only ${cpu.floor} µs; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×${compared ? `, compared ÷ baseline ${output.ratio_compare_over_baseline}×, gateway ÷ compared ${output.ratio_gateway_over_compare}× (quartiles ${output.ratio_gateway_over_compare_quartiles?.join('–')})` : ''} (medians of the rounds' ratios); load average ${output.load_average.join(' / ')}`,
   );
   const kb = output.allocated_kb_per_request;
   console.log(
