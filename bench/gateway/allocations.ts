@@ -11,7 +11,7 @@
  */
 import { Session } from 'node:inspector/promises';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
-import { type Frame, stageOf } from './stages.js';
+import { type Frame, type StageProfile, stageTally } from './stages.js';
 
 /** The heap profiler's mean sampling interval, bytes. */
 const SAMPLING_BYTES = 1024;
@@ -36,17 +36,8 @@ interface HeapNode extends Frame {
   children: HeapNode[];
 }
 
-/** Functions listed per stage (with the most bytes allocated in them). */
-const TOP_FUNCTIONS = 10;
-
-export interface AllocationProfile {
-  /** Each stage's share of the bytes allocated while the work ran. */
-  shares: Record<string, number>;
-  /** Per stage, the functions that allocated the most: `name file:line share%`. */
-  top: Record<string, string[]>;
-}
-
-export async function allocationShares(work: () => Promise<void>): Promise<AllocationProfile> {
+/** Each stage's share of the bytes allocated while `work` runs, and the functions that allocated most. */
+export async function allocationShares(work: () => Promise<void>): Promise<StageProfile> {
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.startSampling', {
@@ -59,36 +50,14 @@ export async function allocationShares(work: () => Promise<void>): Promise<Alloc
   session.disconnect();
 
   const parent = new Map<HeapNode, HeapNode>();
-  const bytes: Record<string, number> = {};
-  const byFunction: Record<string, Map<string, number>> = {};
-  let total = 0;
+  const tally = stageTally<HeapNode>((child) => parent.get(child));
   const visit = (node: HeapNode) => {
-    if (node.selfSize > 0) {
-      const stage = stageOf(node, (child) => parent.get(child));
-      bytes[stage] = (bytes[stage] ?? 0) + node.selfSize;
-      total += node.selfSize;
-      const { functionName, url, lineNumber } = node.callFrame;
-      const where = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|dist|src)\//, '$1/')}:${lineNumber + 1}`;
-      const functions = byFunction[stage] ?? new Map<string, number>();
-      byFunction[stage] = functions;
-      functions.set(where, (functions.get(where) ?? 0) + node.selfSize);
-    }
+    if (node.selfSize > 0) tally.add(node, node.selfSize);
     for (const child of node.children) {
       parent.set(child, node);
       visit(child);
     }
   };
   visit(profile.head);
-  return {
-    shares: Object.fromEntries(Object.entries(bytes).map(([stage, size]) => [stage, size / total])),
-    top: Object.fromEntries(
-      Object.entries(byFunction).map(([stage, functions]) => [
-        stage,
-        [...functions]
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, TOP_FUNCTIONS)
-          .map(([where, size]) => `${where} ${((size / total) * 100).toFixed(1)}%`),
-      ]),
-    ),
-  };
+  return tally.result();
 }

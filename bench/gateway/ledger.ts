@@ -25,10 +25,10 @@ import { pino } from 'pino';
 import { va50Articles } from '../codec/envelopes.js';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
-import { type AllocationProfile, allocatedBytes, allocationShares } from './allocations.js';
+import { allocatedBytes, allocationShares } from './allocations.js';
 import { buildBaselineApp } from './baseline-app.js';
 import { boundedSetting, median, quantile, UPSTREAM_CONNECTIONS } from './harness.js';
-import { stageOf } from './stages.js';
+import { type StageProfile, stageTally } from './stages.js';
 
 const REQUESTS = boundedSetting('LEDGER_REQUESTS', 20_000, 100, 1_000_000);
 /** Many short rounds (`LEDGER_ROUNDS=30 LEDGER_REQUESTS=2000`) pair a before/after more tightly on a noisy VM. */
@@ -44,8 +44,6 @@ const COMPARE = process.env.LEDGER_COMPARE;
  * `LEDGER_COMPARE=.` a switch measured on and off side by side, in one process.
  */
 const COMPARE_SETTINGS = JSON.parse(process.env.LEDGER_COMPARE_SETTINGS ?? '{}') as Record<string, string>;
-/** Functions listed per stage (with the most samples of their own). */
-const TOP_FUNCTIONS = 10;
 /** The profiler's sampling interval, µs. */
 const SAMPLING_US = 50;
 
@@ -189,7 +187,7 @@ async function main(): Promise<void> {
   const quartiles = (a: Name, b: Name) => [0.25, 0.75].map((q) => round2(quantile(ratios(a, b), q)));
 
   const profiled = names.filter((name) => name !== 'floor');
-  const profiles: Partial<Record<Name, Profiled>> = {};
+  const profiles: Partial<Record<Name, StageProfile>> = {};
   for (const name of profiled) {
     console.log(`[ledger] profiling ${name}: ${REQUESTS} requests, a sample every ${SAMPLING_US} µs`);
     loads.push(round2(loadavg()[0]!));
@@ -204,7 +202,7 @@ async function main(): Promise<void> {
       `[ledger] ${name.padEnd(8)} allocates ${(allocated[name]! / 1024).toFixed(1)} KB per request`,
     );
   }
-  const allocationProfiles: Partial<Record<Name, AllocationProfile>> = {};
+  const allocationProfiles: Partial<Record<Name, StageProfile>> = {};
   for (const name of profiled)
     allocationProfiles[name] = await allocationShares(() => drive(name, ALLOCATION_REQUESTS));
   const stages = [
@@ -274,14 +272,7 @@ async function main(): Promise<void> {
   await other?.server.close();
 }
 
-interface Profiled {
-  /** Share of the profiled CPU samples per stage (idle time left out). */
-  shares: Record<string, number>;
-  /** Per stage, the functions with the most samples of their own: `name file:line share%`. */
-  top: Record<string, string[]>;
-}
-
-async function profileStages(work: () => Promise<void>): Promise<Profiled> {
+async function profileStages(work: () => Promise<void>): Promise<StageProfile> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -293,34 +284,12 @@ async function profileStages(work: () => Promise<void>): Promise<Profiled> {
 
   const parent = new Map<number, ProfileNode>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
-  const counts: Record<string, number> = {};
-  const byFunction: Record<string, Map<string, number>> = {};
-  let total = 0;
+  const tally = stageTally<ProfileNode>((child) => parent.get(child.id));
   for (const node of profile.nodes) {
     const hits = node.hitCount ?? 0;
-    if (hits === 0 || node.callFrame.functionName === '(idle)') continue;
-    const stage = stageOf(node, (child) => parent.get(child.id));
-    counts[stage] = (counts[stage] ?? 0) + hits;
-    total += hits;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|dist|src)\//, '$1/')}:${lineNumber + 1}`;
-    const functions = byFunction[stage] ?? new Map<string, number>();
-    byFunction[stage] = functions;
-    functions.set(where, (functions.get(where) ?? 0) + hits);
+    if (hits > 0 && node.callFrame.functionName !== '(idle)') tally.add(node, hits);
   }
-  const top = Object.fromEntries(
-    Object.entries(byFunction).map(([stage, functions]) => [
-      stage,
-      [...functions]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, TOP_FUNCTIONS)
-        .map(([where, hits]) => `${where} ${((hits / total) * 100).toFixed(1)}%`),
-    ]),
-  );
-  return {
-    shares: Object.fromEntries(Object.entries(counts).map(([stage, hits]) => [stage, hits / total])),
-    top,
-  };
+  return tally.result();
 }
 
 function printLedger(output: {

@@ -9,6 +9,52 @@ export interface Frame {
   callFrame: { functionName: string; url: string };
 }
 
+/** Functions listed per stage (with the most samples or bytes of their own). */
+const TOP_FUNCTIONS = 10;
+
+/** A profile added up per stage: each stage's share, and the functions that weigh most in it. */
+export interface StageProfile {
+  /** Each stage's share of the profile's weight (CPU samples or bytes). */
+  shares: Record<string, number>;
+  /** Per stage, the heaviest functions: `name file:line share%` (share of the whole profile). */
+  top: Record<string, string[]>;
+}
+
+/** Adds up a profile's leaf frames, weighed by samples or bytes, per stage and function. */
+export function stageTally<F extends Frame & { callFrame: { lineNumber: number } }>(
+  parentOf: (node: F) => F | undefined,
+) {
+  const weights: Record<string, number> = {};
+  const byFunction: Record<string, Map<string, number>> = {};
+  let total = 0;
+  return {
+    add(leaf: F, weight: number): void {
+      const stage = stageOf(leaf, parentOf);
+      weights[stage] = (weights[stage] ?? 0) + weight;
+      total += weight;
+      const { functionName, url, lineNumber } = leaf.callFrame;
+      const where = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|dist|src)\//, '$1/')}:${lineNumber + 1}`;
+      const functions = byFunction[stage] ?? new Map<string, number>();
+      byFunction[stage] = functions;
+      functions.set(where, (functions.get(where) ?? 0) + weight);
+    },
+    result(): StageProfile {
+      return {
+        shares: Object.fromEntries(Object.entries(weights).map(([stage, w]) => [stage, w / total])),
+        top: Object.fromEntries(
+          Object.entries(byFunction).map(([stage, functions]) => [
+            stage,
+            [...functions]
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, TOP_FUNCTIONS)
+              .map(([where, w]) => `${where} ${((w / total) * 100).toFixed(1)}%`),
+          ]),
+        ),
+      };
+    },
+  };
+}
+
 const ENCODE = 'SOAP encode';
 const DECODE = 'SOAP decode';
 /** A frame of the encoder: the operations' helpers serve both ways, the caller decides. */
@@ -84,7 +130,7 @@ const GC = 'garbage collection';
 const OTHER = 'node, promise jobs, timers (no stage on the stack)';
 
 /** The stage of a profile's leaf frame; `parentOf` walks up its stack. */
-export function stageOf<F extends Frame>(leaf: F, parentOf: (node: F) => F | undefined): string {
+function stageOf<F extends Frame>(leaf: F, parentOf: (node: F) => F | undefined): string {
   if (leaf.callFrame.functionName === '(garbage collector)') return GC;
   for (let node: F | undefined = leaf; node !== undefined; node = parentOf(node)) {
     const { url, functionName } = node.callFrame;
