@@ -37,6 +37,12 @@ if [ ! -x "$node_dir/bin/node" ]; then
 fi
 
 abi=$("$node_dir/bin/node" -p 'process.versions.modules')
+
+# npm reads its machine-wide settings (a registry, a CA file for a proxy) from a file beside the node
+# that runs it; run by the other node it would look beside that one and miss them, and every install
+# (the client tour's, say) would fail. Point it at the machine's file.
+globalconfig=$(npm config get globalconfig 2>/dev/null || true)
+if [ -n "$globalconfig" ] && [ -f "$globalconfig" ]; then export npm_config_globalconfig="$globalconfig"; fi
 package=node_modules/better-sqlite3
 addon=$package/build/Release/better_sqlite3.node
 sqlite_version=$(node -p "require('./$package/package.json').version")
