@@ -4,6 +4,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { closedLoopbackPort } from '../test/closed-port.js';
 import { until } from '../test/until.js';
 import { type CliIo, runCli } from './cli.js';
 import { MIGRATIONS } from './store/migrations/index.js';
@@ -400,12 +401,3 @@ describe('msv3-gateway as a process', () => {
     }
   }, 90_000);
 });
-
-/** A loopback port nothing listens on (one that was free a moment ago). */
-async function closedLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

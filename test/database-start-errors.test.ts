@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedLoopbackPort } from './closed-port.js';
 import { postgresUrl } from './db.js';
 import { type PostgresInstance, postgresUnavailable, startPostgresInstance } from './postgres-instance.js';
 
@@ -49,14 +49,6 @@ function runCli(args: readonly string[], env: Record<string, string>): Promise<E
   });
 }
 
-async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** The command with `url` exits 1 with the expected line on stderr, and never shows `secret`. */
 async function expectRefusal(
   command: readonly string[],
@@ -77,7 +69,7 @@ async function expectRefusal(
 
 describe('a database that cannot be opened: serve, migrate and keys say why (real processes)', () => {
   it('nothing listening on the port', { timeout: 60_000 }, async () => {
-    const port = await unusedPort();
+    const port = await closedLoopbackPort();
     await expectRefusal(['serve'], `postgres://msv3:${encodeURIComponent(PASSWORD)}@127.0.0.1:${port}/msv3`, {
       shown: `postgres://msv3@127.0.0.1:${port}/msv3`,
       cause: new RegExp(`nothing listening: no server accepts connections at 127\\.0\\.0\\.1:${port}`),

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Logger } from 'pino';
 import type { KeyMode } from '../src/core/key-mode.js';
@@ -15,6 +14,7 @@ import { type CatalogueEntry, parseCatalogue } from '../src/wholesalers/catalogu
 import { sandboxTenant } from '../src/wholesalers/registry.js';
 import type { WholesalerStatusChange } from '../src/wholesalers/status/feed.js';
 import { buildTestApp } from './app.js';
+import { closedLoopbackUrl } from './closed-port.js';
 import type { TestDatabase } from './db.js';
 
 /**
@@ -159,7 +159,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       live: await startMockWholesaler(options.mockOptions?.live ?? {}),
     };
     started.unshift(mocks.sandbox, mocks.testServer, mocks.live);
-    const closedPortUrl = await freeLoopbackUrl();
+    const closedPortUrl = await closedLoopbackUrl();
     const catalogue = (options.catalogue ?? TEST_CATALOGUE)(mocks, closedPortUrl);
     const env: NodeJS.ProcessEnv = {
       BREAKER_FAILURE_THRESHOLD: '1000',
@@ -244,13 +244,4 @@ async function newKey(database: TestDatabase, mode: KeyMode, accountId?: string)
   const account = accountId ?? (await createAccount(database.db, systemClock, { name: 'Test pharmacy' })).id;
   const { secret } = await createApiKey(database.db, systemClock, { accountId: account, name: mode, mode });
   return { secret, accountId: account, mode };
-}
-
-/** Binds a port, releases it, and returns its URL: nothing listens there afterwards. */
-async function freeLoopbackUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
 }

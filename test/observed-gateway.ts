@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../src/lib/clock.js';
@@ -10,6 +9,7 @@ import { createAccount } from '../src/store/accounts.js';
 import { createApiKey } from '../src/store/api-keys.js';
 import { openDatabase } from '../src/store/database.js';
 import { migrateToLatest } from '../src/store/migrate.js';
+import { closedLoopbackUrl } from './closed-port.js';
 import { type GatewayProcess, killAndWait, startGatewayProcess } from './gateway-process.js';
 
 /**
@@ -70,7 +70,7 @@ export async function startObservedGateway(
             id: 'offline',
             name: 'Offline',
             version: 2,
-            live: { baseUrl: `${await closedPort()}/msv3/v2.0` },
+            live: { baseUrl: `${await closedLoopbackUrl()}/msv3/v2.0` },
           },
         ],
       }),
@@ -125,13 +125,4 @@ export function send(
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** A loopback URL where nothing listens. */
-async function closedPort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
 }

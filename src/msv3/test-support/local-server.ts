@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
+import { closedLoopbackUrl } from '../../../test/closed-port.js';
 import { until } from '../../../test/until.js';
 import { createCredentials } from '../credentials.js';
 import { type DecodeResult, fault, invalid, type Msv3FaultKind, ok } from '../result.js';
@@ -57,13 +58,9 @@ export async function startServer(handler: Handler): Promise<LocalServer> {
   };
 }
 
-/** A URL on 127.0.0.1 where nothing listens (a port that was just free). */
+/** A URL on 127.0.0.1 where nothing listens (test/closed-port.ts). */
 export async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/msv3/v2.0/bestellen`;
+  return `${await closedLoopbackUrl()}/msv3/v2.0/bestellen`;
 }
 
 function envelope(inner: string): string {
