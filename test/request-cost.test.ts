@@ -1,11 +1,11 @@
 import { AsyncLocalStorage, createHook } from 'node:async_hooks';
-import { GCProfiler, getHeapStatistics } from 'node:v8';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuthorization, createCredentials } from '../src/msv3/credentials.js';
 import { verfuegbarkeitAnfragen } from '../src/msv3/operations/verfuegbarkeit-anfragen.js';
 import { createLogger } from '../src/observability/logger.js';
+import { allocatedBytes } from './allocated-bytes.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { type Gateway, startGateway, TEST_CREDENTIALS } from './gateway.js';
 import { validPzns } from './pzns.js';
@@ -98,15 +98,10 @@ async function countPerRequest(send: () => Promise<void>): Promise<Record<string
  */
 async function allocatedPerRequest(send: () => Promise<void>): Promise<number> {
   for (let i = 0; i < ALLOCATION_WARM_UP; i++) await send();
-  const profiler = new GCProfiler();
-  const start = getHeapStatistics().used_heap_size;
-  profiler.start();
-  for (let i = 0; i < ALLOCATION_MEASURED; i++) await send();
-  const end = getHeapStatistics().used_heap_size;
-  let freed = 0;
-  for (const gc of profiler.stop()?.statistics ?? [])
-    freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
-  return (end - start + freed) / ALLOCATION_MEASURED;
+  const bytes = await allocatedBytes(async () => {
+    for (let i = 0; i < ALLOCATION_MEASURED; i++) await send();
+  });
+  return bytes / ALLOCATION_MEASURED;
 }
 
 /** A bare pass-through: Fastify validating nothing, one undici POST of the same SOAP body, fixed JSON. */

@@ -3,32 +3,16 @@
  * creates costs its allocation and, once dead, a share of the young generation's scavenges: garbage
  * collection is 8 % of the gateway's CPU under wrk. Two measures:
  *
- * - `allocatedBytes`: the bytes allocated on V8's heap while some work runs, from `v8.GCProfiler`:
- *   what the heap grew by, plus what each collection in between freed. Buffers outside the heap
- *   (sockets' chunks) are not in it.
+ * - `allocatedBytes` (test/allocated-bytes.ts, which the request-cost test shares): the bytes
+ *   allocated on V8's heap while some work runs.
  * - `allocationShares`: V8's sampling heap profiler (a sample every SAMPLING_BYTES on average, objects
  *   that later died included), each sample counted for the stage of its stack (stages.ts).
  */
 import { Session } from 'node:inspector/promises';
-import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { type Frame, type StageProfile, stageTally } from './stages.js';
 
 /** The heap profiler's mean sampling interval, bytes. */
 const SAMPLING_BYTES = 1024;
-
-/** Bytes allocated on V8's heap while `work` runs. */
-export async function allocatedBytes(work: () => Promise<void>): Promise<number> {
-  const profiler = new GCProfiler();
-  const start = getHeapStatistics().used_heap_size;
-  profiler.start();
-  await work();
-  const end = getHeapStatistics().used_heap_size;
-  const statistics = profiler.stop()?.statistics ?? [];
-  let freed = 0;
-  for (const gc of statistics)
-    freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
-  return end - start + freed;
-}
 
 interface HeapNode extends Frame {
   callFrame: Frame['callFrame'] & { lineNumber: number };
