@@ -79,8 +79,15 @@ export interface Forked {
   when(key: string): Promise<Record<string, unknown>>;
 }
 
-export async function forkChild(name: 'upstream' | 'baseline', args: string[]): Promise<Forked> {
-  const child = fork(join(HERE, `${name}${EXT}`), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function forkChild(
+  name: 'upstream' | 'baseline',
+  args: string[],
+  execArgv: string[] = process.execArgv,
+): Promise<Forked> {
+  const child = fork(join(HERE, `${name}${EXT}`), args, {
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   track(child);
   const when = (key: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {

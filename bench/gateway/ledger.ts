@@ -29,7 +29,7 @@ import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { allocationShares } from './allocations.js';
 import { buildBaselineApp } from './baseline-app.js';
 import { boundedSetting, median, quantile, UPSTREAM_CONNECTIONS } from './harness.js';
-import { type StageProfile, stageTally } from './stages.js';
+import { type CpuProfileNode, cpuProfileStages, type StageProfile } from './stages.js';
 
 const REQUESTS = boundedSetting('LEDGER_REQUESTS', 20_000, 100, 1_000_000);
 /** Many short rounds (`LEDGER_ROUNDS=30 LEDGER_REQUESTS=2000`) pair a before/after more tightly on a noisy VM. */
@@ -49,13 +49,6 @@ const COMPARE_SETTINGS = JSON.parse(process.env.LEDGER_COMPARE_SETTINGS ?? '{}')
 const SAMPLING_US = 50;
 
 type App = { inject: (options: object) => Promise<{ statusCode: number; body: string }> };
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
-  children?: number[];
-}
 
 /**
  * A gateway built from `root`'s `dist/` (as `npm start` runs it), with its own SQLite database in
@@ -280,17 +273,9 @@ async function profileStages(work: () => Promise<void>): Promise<StageProfile> {
   await session.post('Profiler.setSamplingInterval', { interval: SAMPLING_US });
   await session.post('Profiler.start');
   await work();
-  const { profile } = (await session.post('Profiler.stop')) as { profile: { nodes: ProfileNode[] } };
+  const { profile } = (await session.post('Profiler.stop')) as { profile: { nodes: CpuProfileNode[] } };
   session.disconnect();
-
-  const parent = new Map<number, ProfileNode>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
-  const tally = stageTally<ProfileNode>((child) => parent.get(child.id));
-  for (const node of profile.nodes) {
-    const hits = node.hitCount ?? 0;
-    if (hits > 0 && node.callFrame.functionName !== '(idle)') tally.add(node, hits);
-  }
-  return tally.result();
+  return cpuProfileStages(profile);
 }
 
 function printLedger(output: {

@@ -25,13 +25,16 @@
  *  - BENCH_CONNECTIONS=<n> (32 by default, 1 to 256): wrk's connections; 1 shows what one call pays.
  * BENCH_START_SCRIPT=start:bounded-memory starts the gateway with that script's node flags instead (what
  * they cost per request; docs/configuration.md "Bounded memory").
- * Such a run writes bench/results/gateway[-upstream-<ms>ms][-c<n>][-bounded-memory].json instead.
- * BENCH_CPU_PROF=<dir> starts the gateway with `--cpu-prof` (the profile is written when it stops).
+ * Such a run writes bench/results/gateway[-upstream-<ms>ms][-c<n>][-bounded-memory][-profiled].json instead.
+ * BENCH_CPU_PROF=<dir> starts the three servers with `--cpu-prof` (into <dir>/gateway, baseline, floor) and
+ * adds up their profiles per stage as the ledger does, under wrk (wrk-stages.ts; LEDGER_DETAIL=1 also
+ * lists the heaviest functions per stage).
  * BENCH_FAST_PATHS=1 measures instead what each speed-up that doubles logic saves (fast-paths.ts);
  * `--ledger` (`npm run bench:gateway -- --ledger`) the CPU time of each stage of a request (ledger.ts).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/gateway.json.
  */
 
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -55,16 +58,17 @@ import {
   UPSTREAM_CONNECTIONS,
 } from './harness.js';
 import { measureLedger } from './ledger-run.js';
+import { cpuProfileFlags, printWrkStages, wrkStages } from './wrk-stages.js';
 
 const ROOT = process.cwd();
 const UPSTREAM_DELAY_MS = boundedSetting('BENCH_UPSTREAM_DELAY_MS', 0, 0, 1000);
 const CONNECTIONS = boundedSetting('BENCH_CONNECTIONS', 32, 1, 256);
-const SCENARIO = `${UPSTREAM_DELAY_MS === 0 ? '' : `-upstream-${UPSTREAM_DELAY_MS}ms`}${CONNECTIONS === 32 ? '' : `-c${CONNECTIONS}`}${START_SCRIPT === 'start' ? '' : `-${START_SCRIPT.replace(/^start:/, '')}`}`;
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
+const SCENARIO = `${UPSTREAM_DELAY_MS === 0 ? '' : `-upstream-${UPSTREAM_DELAY_MS}ms`}${CONNECTIONS === 32 ? '' : `-c${CONNECTIONS}`}${START_SCRIPT === 'start' ? '' : `-${START_SCRIPT.replace(/^start:/, '')}`}${CPU_PROF_DIR === undefined ? '' : '-profiled'}`;
 const RESULTS = join(ROOT, 'bench', 'results', `gateway${SCENARIO}.json`);
 const RUNS = Math.min(Number(process.env.BENCH_RUNS ?? 3), 9);
 const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? 10), 60);
 const WARMUP_SECONDS = 5;
-const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 /** The whole benchmark stops itself after this, whatever happens. */
 const WATCHDOG_MS = 15 * 60_000;
 
@@ -84,12 +88,12 @@ async function main(): Promise<void> {
   try {
     const upstream = await forkChild('upstream', [String(UPSTREAM_DELAY_MS)]);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
-    const gateway = await startGateway(folder, upstreamBase, {
-      nodeFlags: CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`],
-    });
+    const profileFlags = (name: Target) =>
+      CPU_PROF_DIR === undefined ? [] : cpuProfileFlags(CPU_PROF_DIR, name);
+    const gateway = await startGateway(folder, upstreamBase, { nodeFlags: profileFlags('gateway') });
     const upstreamArgs = [`${upstreamBase}/verfuegbarkeitAnfragen`, String(UPSTREAM_CONNECTIONS)];
-    const baseline = await forkChild('baseline', upstreamArgs);
-    const floor = await forkChild('baseline', [...upstreamArgs, 'decode']);
+    const baseline = await forkChild('baseline', upstreamArgs, profileFlags('baseline'));
+    const floor = await forkChild('baseline', [...upstreamArgs, 'decode'], profileFlags('floor'));
     const baseUrls: Record<Target, string> = {
       gateway: gateway.url,
       baseline: `http://127.0.0.1:${baseline.port}`,
@@ -197,6 +201,7 @@ async function main(): Promise<void> {
       command: [
         UPSTREAM_DELAY_MS === 0 ? '' : `BENCH_UPSTREAM_DELAY_MS=${UPSTREAM_DELAY_MS} `,
         CONNECTIONS === 32 ? '' : `BENCH_CONNECTIONS=${CONNECTIONS} `,
+        CPU_PROF_DIR === undefined ? '' : `BENCH_CPU_PROF=${CPU_PROF_DIR} `,
         'npm run bench:gateway',
       ].join(''),
       date: new Date().toISOString(),
@@ -218,15 +223,26 @@ async function main(): Promise<void> {
       targets,
       runs,
     };
-    mkdirSync(dirname(RESULTS), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
     printTable(median, ratios, targets, runs);
-    console.log(`[bench] wrote ${RESULTS}`);
 
-    await stopGateway(gateway.child);
+    // The profiles are written as the servers exit.
+    const exited = (child: ChildProcess) =>
+      child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : Promise.resolve();
     baseline.child.send({ stop: true });
     floor.child.send({ stop: true });
+    await Promise.all([stopGateway(gateway.child), exited(baseline.child), exited(floor.child)]);
     upstream.child.send({ stop: true });
+    const stages =
+      CPU_PROF_DIR === undefined
+        ? null
+        : wrkStages(
+            CPU_PROF_DIR,
+            Object.fromEntries(TARGETS.map((t) => [t, median[t].server_cpu_us_per_request ?? 0])),
+          );
+    if (stages !== null) printWrkStages(stages, process.env.LEDGER_DETAIL === '1');
+    mkdirSync(dirname(RESULTS), { recursive: true });
+    writeFileSync(RESULTS, `${JSON.stringify({ ...output, stages_under_wrk: stages }, null, 2)}\n`);
+    console.log(`[bench] wrote ${RESULTS}`);
   } finally {
     clearTimeout(watchdog);
     stopAll();

@@ -10,7 +10,7 @@ export interface Frame {
 }
 
 /** Functions listed per stage (with the most samples or bytes of their own). */
-const TOP_FUNCTIONS = 10;
+const TOP_FUNCTIONS = Number(process.env.LEDGER_TOP ?? 10);
 
 /** A profile added up per stage: each stage's share, and the functions that weigh most in it. */
 export interface StageProfile {
@@ -53,6 +53,26 @@ export function stageTally<F extends Frame & { callFrame: { lineNumber: number }
       };
     },
   };
+}
+
+/** A node of a V8 CPU profile (`Profiler.stop`, or a `--cpu-prof` file). */
+export interface CpuProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+
+/** A V8 CPU profile's samples added up per stage (idle time left out). */
+export function cpuProfileStages(profile: { nodes: CpuProfileNode[] }): StageProfile {
+  const parent = new Map<number, CpuProfileNode>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
+  const tally = stageTally<CpuProfileNode>((child) => parent.get(child.id));
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    if (hits > 0 && node.callFrame.functionName !== '(idle)') tally.add(node, hits);
+  }
+  return tally.result();
 }
 
 const ENCODE = 'SOAP encode';
