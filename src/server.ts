@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { startHealthListener } from './http/health-listener.js';
 import { checkReadiness } from './http/readiness.js';
 import type { GatewayApp } from './http/types.js';
+import { settleBuiltinPrototypes } from './lib/builtin-prototypes.js';
 import type { Clock } from './lib/clock.js';
 import { heapBudgetWarning } from './lib/heap-budget.js';
 import { createLogger } from './observability/logger.js';
@@ -84,6 +85,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const app = await buildApp(deps);
     opened.unshift({ name: 'app', close: () => app.close() });
     const { host, port, listenBacklog: backlog, healthPort } = config.server;
+    // Every module is loaded now: before the first request makes code hot (lib/builtin-prototypes.ts).
+    settleBuiltinPrototypes();
     await app.listen({ host, port, backlog });
     const health =
       healthPort === undefined

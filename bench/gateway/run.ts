@@ -57,6 +57,7 @@ import {
   startGateway,
   UPSTREAM_CONNECTIONS,
 } from './harness.js';
+import { measureInstructions } from './instructions.js';
 import { measureLedger } from './ledger-run.js';
 import { cpuProfileFlags, printWrkStages, wrkStages } from './wrk-stages.js';
 
@@ -339,7 +340,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   ? measureFastPaths()
   : process.argv.includes('--ledger')
     ? measureLedger()
-    : main()
+    : process.argv.includes('--instructions')
+      ? measureInstructions()
+      : main()
 ).catch((error: unknown) => {
   console.error(error);
   stopAll();
