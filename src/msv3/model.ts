@@ -37,7 +37,8 @@ export function normalisePzn(input: string): Pzn {
  */
 export function pznCheckDigit(pzn: Pzn): number | null {
   let sum = 0;
-  for (let i = 0; i < 7; i++) sum += Number(pzn[i]) * (i + 1);
+  // Char codes, not `Number(pzn[i])`: a Pzn is digits only, and this runs for every item of a request.
+  for (let i = 0; i < 7; i++) sum += (pzn.charCodeAt(i) - 48) * (i + 1);
   const digit = sum % 11;
   return digit === 10 ? null : digit;
 }

@@ -20,7 +20,7 @@ export interface InvalidPzn {
 /** Why an 8-digit PZN is not one, or null when its check digit is right. */
 export function invalidPzn(pzn: Pzn): InvalidPzn | null {
   const expected = pznCheckDigit(pzn);
-  if (expected === Number(pzn[7])) return null;
+  if (expected === pzn.charCodeAt(7) - 48) return null;
   const start = pzn.slice(0, 7);
   return expected === null
     ? {

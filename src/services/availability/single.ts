@@ -129,14 +129,14 @@ export async function availabilityAt(
     signal,
   );
 
-  const byPzn = new Map<string, AvailabilityArticle>();
-  for (const article of value.articles) byPzn.set(article.requestedPzn, article);
+  const articleFor = answerLookup(value.articles, articles);
+  let asked = 0;
   return {
     wholesaler: input.wholesaler,
     response_type: value.responseType === 'Spezifisch' ? 'standard' : 'unspecific',
     items: pzns.map((pzn, i) => {
       if (problems[i] !== null) return notAsked(i);
-      const article = byPzn.get(pzn);
+      const article = articleFor(pzn, asked++);
       if (article === undefined) {
         throw new ApiError(
           'wholesaler_bad_response',
@@ -147,6 +147,24 @@ export async function availabilityAt(
       return toItem(pzn, article);
     }),
   };
+}
+
+/**
+ * Finds the answer's entry for an asked PZN (the last one, should a wholesaler list a PZN twice).
+ * Wholesalers answer in the order asked, so when the answer has exactly the asked articles in that
+ * order, each is found at its own position; otherwise through a map of the answer.
+ */
+function answerLookup(
+  answered: readonly AvailabilityArticle[],
+  asked: readonly { pzn: string }[],
+): (pzn: string, position: number) => AvailabilityArticle | undefined {
+  const inOrder =
+    answered.length === asked.length &&
+    answered.every((article, i) => article.requestedPzn === asked[i]!.pzn);
+  if (inOrder) return (_pzn, position) => answered[position];
+  const byPzn = new Map<string, AvailabilityArticle>();
+  for (const article of answered) byPzn.set(article.requestedPzn, article);
+  return (pzn) => byPzn.get(pzn);
 }
 
 function toItem(pzn: string, article: AvailabilityArticle): AvailabilityItem {
