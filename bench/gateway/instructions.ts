@@ -50,7 +50,11 @@ interface Counted {
 }
 
 export async function measureInstructions(): Promise<void> {
-  execFileSync('valgrind', ['--version']);
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('valgrind is missing: apt-get install valgrind (it provides callgrind_control too)');
+  }
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-instructions-'));
   const valgrind = (target: Target) => [
     '--tool=callgrind',
