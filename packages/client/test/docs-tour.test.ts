@@ -53,6 +53,11 @@ describe('docs/client.md: the tour with the TypeScript client, in an empty folde
       npm_config_audit: 'false',
       npm_config_fund: 'false',
       npm_config_update_notifier: 'false',
+      // Set by scripts/with-node.sh under another node, whose npm would miss the machine's settings (a CA
+      // file for a proxy, say) and fail to download tsx where the cache does not hold it yet.
+      ...(process.env.npm_config_globalconfig === undefined
+        ? {}
+        : { npm_config_globalconfig: process.env.npm_config_globalconfig }),
     };
     database = await createTestDatabase('sqlite');
     gw = await startGateway({ database });
