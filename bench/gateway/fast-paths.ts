@@ -21,10 +21,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { va50Articles } from '../codec/envelopes.js';
 import { stopAll, stopGateway } from '../common/processes.js';
 import { writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import {
+  availabilityBody,
   boundedSetting,
   forkChild,
   type Gateway,
@@ -84,14 +84,7 @@ export async function measureFastPaths(): Promise<void> {
         env: variant.env,
       });
 
-    const body = JSON.stringify({
-      wholesaler: 'bench',
-      items: va50Articles().map((article, i) => ({
-        pzn: article.pzn.padStart(8, '0'),
-        quantity: article.quantity,
-        demand_type: ['direct', 'unspecified', 'one_of_many'][i % 3],
-      })),
-    });
+    const body = availabilityBody();
     const scripts = {} as Record<VariantName, string>;
     let answer: string | undefined;
     for (const [i, { name }] of VARIANTS.entries()) {

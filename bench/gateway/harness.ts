@@ -9,6 +9,7 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { va50Articles } from '../codec/envelopes.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { CLI, processCpuUs, startScriptNodeFlags, track, untilListening } from '../common/processes.js';
 import { wrk } from '../common/wrk.js';
@@ -79,19 +80,29 @@ export interface Forked {
   when(key: string): Promise<Record<string, unknown>>;
 }
 
+/**
+ * Forks `name` (upstream.ts or baseline.ts) and waits for its `ready` message. `options`: node flags for
+ * it (the parent's by default), or another program that runs node (`execPath: 'valgrind'` with its own
+ * flags and node's path first in `execArgv`); `quiet` drops its standard error; `readyWithinMs` (30 s).
+ */
 export async function forkChild(
   name: 'upstream' | 'baseline',
   args: string[],
-  execArgv: string[] = process.execArgv,
+  options: { execArgv?: string[]; execPath?: string; quiet?: boolean; readyWithinMs?: number } = {},
 ): Promise<Forked> {
   const child = fork(join(HERE, `${name}${EXT}`), args, {
-    execArgv,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: options.execArgv ?? process.execArgv,
+    ...(options.execPath === undefined ? {} : { execPath: options.execPath }),
+    stdio: ['ignore', 'inherit', options.quiet ? 'ignore' : 'inherit', 'ipc'],
   });
   track(child);
+  const within = options.readyWithinMs ?? 30_000;
   const when = (key: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name}: no "${key}" within 30 s`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`${name}: no "${key}" within ${within / 1000} s`)),
+        within,
+      );
       const onMessage = (message: Record<string, unknown>) => {
         if (!(key in message)) return;
         clearTimeout(timer);
@@ -133,6 +144,21 @@ export async function startGateway(
   track(child);
   const url = await untilListening(child, 'gateway', 30_000);
   return { child, url, key };
+}
+
+/**
+ * The JSON body every gateway benchmark posts to `/v1/availability`: the 50 articles of the canned
+ * answer (valid PZNs, padded), each demand type in turn.
+ */
+export function availabilityBody(): string {
+  return JSON.stringify({
+    wholesaler: 'bench',
+    items: va50Articles().map((article, i) => ({
+      pzn: article.pzn.padStart(8, '0'),
+      quantity: article.quantity,
+      demand_type: ['direct', 'unspecified', 'one_of_many'][i % 3],
+    })),
+  });
 }
 
 export function boundedSetting(name: string, fallback: number, min: number, max: number): number {

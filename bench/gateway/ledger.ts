@@ -23,12 +23,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { allocatedBytes } from '../../test/allocated-bytes.js';
-import { va50Articles } from '../codec/envelopes.js';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { allocationShares } from './allocations.js';
 import { buildBaselineApp } from './baseline-app.js';
-import { boundedSetting, median, quantile, UPSTREAM_CONNECTIONS } from './harness.js';
+import { availabilityBody, boundedSetting, median, quantile, UPSTREAM_CONNECTIONS } from './harness.js';
 import { type CpuProfileNode, cpuProfileStages, type StageProfile } from './stages.js';
 
 const REQUESTS = boundedSetting('LEDGER_REQUESTS', 20_000, 100, 1_000_000);
@@ -108,14 +107,7 @@ async function main(): Promise<void> {
       'x-msv3-username': 'bench1',
       'x-msv3-password': 'geheim',
     },
-    payload: JSON.stringify({
-      wholesaler: 'bench',
-      items: va50Articles().map((article, i) => ({
-        pzn: article.pzn.padStart(8, '0'),
-        quantity: article.quantity,
-        demand_type: ['direct', 'unspecified', 'one_of_many'][i % 3],
-      })),
-    }),
+    payload: availabilityBody(),
   };
   const first = await (server.app as unknown as App).inject(request);
   const headersOf = (secret: string) => ({ ...request.headers, 'x-api-key': secret });

@@ -38,12 +38,12 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { va50Articles } from '../codec/envelopes.js';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { CLI, stopAll, stopGateway } from '../common/processes.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import { measureFastPaths } from './fast-paths.js';
 import {
+  availabilityBody,
   boundedSetting,
   forkChild,
   LOG_LEVEL,
@@ -93,8 +93,10 @@ async function main(): Promise<void> {
       CPU_PROF_DIR === undefined ? [] : cpuProfileFlags(CPU_PROF_DIR, name);
     const gateway = await startGateway(folder, upstreamBase, { nodeFlags: profileFlags('gateway') });
     const upstreamArgs = [`${upstreamBase}/verfuegbarkeitAnfragen`, String(UPSTREAM_CONNECTIONS)];
-    const baseline = await forkChild('baseline', upstreamArgs, profileFlags('baseline'));
-    const floor = await forkChild('baseline', [...upstreamArgs, 'decode'], profileFlags('floor'));
+    const baseline = await forkChild('baseline', upstreamArgs, { execArgv: profileFlags('baseline') });
+    const floor = await forkChild('baseline', [...upstreamArgs, 'decode'], {
+      execArgv: profileFlags('floor'),
+    });
     const baseUrls: Record<Target, string> = {
       gateway: gateway.url,
       baseline: `http://127.0.0.1:${baseline.port}`,
@@ -106,14 +108,7 @@ async function main(): Promise<void> {
       floor: floor.child.pid!,
     };
 
-    const body = JSON.stringify({
-      wholesaler: 'bench',
-      items: va50Articles().map((article, i) => ({
-        pzn: article.pzn.padStart(8, '0'),
-        quantity: article.quantity,
-        demand_type: ['direct', 'unspecified', 'one_of_many'][i % 3],
-      })),
-    });
+    const body = availabilityBody();
     const headers = {
       'content-type': 'application/json',
       'x-api-key': gateway.key,
