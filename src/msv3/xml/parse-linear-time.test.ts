@@ -15,9 +15,11 @@ import { type ParseLimits, parseXml, XmlError } from './parse.js';
  * This compares growth within one run, so the machine's speed cancels out; how fast the parser is
  * belongs to `bench/codec`. (A count of the parser's own steps would miss what a native call such as
  * `indexOf` or `Set.has` does inside, which is where a quadratic slip hides, so the work is timed.)
- * Linear is a ratio of ~4 for four times the input; the assertion allows 8, while a quadratic parser
- * is at 16 (the old one took ~4x per doubling, and 18 s per MB). Comparing N with 4N rather than 2N
- * keeps that gap wide. Each size is parsed REPS times, interleaved with the other size, after a
+ * Linear is a ratio of ~4 for four times the input; the assertion allows 10, while a quadratic parser
+ * is at 16 (the old one took ~4x per doubling, and 18 s per MB). Attribute bombs run above 4 because
+ * the larger one's attributes no longer fit in the caches: 5.1-6.8 on a quiet machine, and 8.7-9.2 in
+ * three attempts of one clean-clone CI run with other suites in parallel. Comparing N with 4N rather
+ * than 2N keeps that gap wide. Each size is parsed REPS times, interleaved with the other size, after a
  * warm-up, and the minimums are compared; a ratio above the bound is measured again, up to ATTEMPTS
  * times.
  *
@@ -33,8 +35,8 @@ import { type ParseLimits, parseXml, XmlError } from './parse.js';
 
 const REPS = 5;
 const ATTEMPTS = 3;
-/** For four times the input: linear is ~4, quadratic ~16. */
-const MAX_RATIO = 8;
+/** For four times the input: linear is ~4 (attribute bombs up to ~9 under load), quadratic ~16. */
+const MAX_RATIO = 10;
 /**
  * A bound on one parse, only so that a quadratic parser fails in seconds rather than minutes: far
  * above the ~10–100 ms per MB this parser takes even on a loaded machine.
