@@ -118,13 +118,19 @@ export async function forkChild(
 /**
  * Starts the gateway as `npm start` does, in its own process, with its own SQLite database in `folder`,
  * a catalogue whose wholesaler `bench` has `upstreamBase` as its live server and a live key made with
- * `keys create`. `env` adds settings (FAST_PATH_…); `nodeFlags` adds node flags (`--cpu-prof`).
+ * `keys create`. `env` adds settings (FAST_PATH_…); `nodeFlags` adds node flags (`--cpu-prof`); `under`
+ * runs node under another program (valgrind).
  */
 export async function startGateway(
   folder: string,
   upstreamBase: string,
-  options: { env?: Record<string, string>; nodeFlags?: string[] } = {},
-): Promise<Gateway> {
+  options: {
+    env?: Record<string, string>;
+    nodeFlags?: string[];
+    /** A program and its flags that runs node (`['valgrind', '--tool=callgrind', …]`), and its start-up time. */
+    under?: { command: string[]; listenWithinMs: number };
+  } = {},
+): Promise<Gateway & { env: NodeJS.ProcessEnv }> {
   const env = benchGatewayEnv({
     folder,
     upstream: { baseUrl: upstreamBase, name: 'Canned upstream' },
@@ -137,13 +143,13 @@ export async function startGateway(
     },
   });
   const key = createLiveKey(env, 'bench');
-  const child = spawn(process.execPath, [...START_NODE_FLAGS, ...(options.nodeFlags ?? []), CLI, 'serve'], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const [program = process.execPath, ...programFlags] = options.under?.command ?? [];
+  const node = options.under === undefined ? [] : [process.execPath];
+  const args = [...programFlags, ...node, ...START_NODE_FLAGS, ...(options.nodeFlags ?? []), CLI, 'serve'];
+  const child = spawn(program, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   track(child);
-  const url = await untilListening(child, 'gateway', 30_000);
-  return { child, url, key };
+  const url = await untilListening(child, 'gateway', options.under?.listenWithinMs ?? 30_000);
+  return { child, url, key, env };
 }
 
 /**

@@ -15,7 +15,7 @@
  * the total by a few per cent between runs.
  * Writes bench/results/gateway-instructions.json. Everything stays on 127.0.0.1 and stops by itself.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,14 +23,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Pool } from 'undici';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
-import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
-import { CLI, stopAll, stopGateway, track, untilListening } from '../common/processes.js';
+import { stopAll, stopGateway } from '../common/processes.js';
 import {
   availabilityBody,
   boundedSetting,
   forkChild,
-  LOG_LEVEL,
-  START_NODE_FLAGS,
+  startGateway,
   UPSTREAM_CONNECTIONS,
 } from './harness.js';
 
@@ -158,20 +156,10 @@ async function startCountedGateway(
   upstreamBase: string,
   valgrind: string[],
 ): Promise<Counted> {
-  const env = benchGatewayEnv({
-    folder,
-    upstream: { baseUrl: upstreamBase, name: 'Canned upstream' },
-    databaseFile: 'gateway.db',
-    settings: { LOG_LEVEL, RATE_LIMIT_LIVE_POINTS: '1000000', RATE_LIMIT_TEST_POINTS: '1000000' },
+  const { child, url, key, env } = await startGateway(folder, upstreamBase, {
+    nodeFlags: NODE_FLAGS,
+    under: { command: ['valgrind', ...valgrind], listenWithinMs: 300_000 },
   });
-  const key = createLiveKey(env, 'bench');
-  const child = track(
-    spawn('valgrind', [...valgrind, process.execPath, ...START_NODE_FLAGS, ...NODE_FLAGS, CLI, 'serve'], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    }),
-  );
-  const url = await untilListening(child, 'gateway', 300_000);
   return {
     child,
     env,
