@@ -61,9 +61,12 @@ function objectFiller(schema: TSchema & { properties: Record<string, TSchema> })
     if (typeof value !== 'object' || value === null) return value;
     const object = value as Record<string, unknown>;
     for (const { key, fill, skipUndefined } of properties) {
-      const next = fill(object[key]);
+      const current = object[key];
+      const next = fill(current);
       if (next === undefined && skipUndefined) continue;
-      object[key] = next;
+      // Writing back the value an own property already holds changes nothing; skipping that keyed store
+      // saves more than the check costs.
+      if (next !== current || !Object.hasOwn(object, key)) object[key] = next;
     }
     return value;
   };
@@ -73,7 +76,11 @@ function arrayFiller(items: TSchema): Filler {
   const fill = fillerFor(items);
   return (value) => {
     if (!Array.isArray(value)) return value;
-    for (let i = 0; i < value.length; i++) value[i] = fill(value[i]);
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const next = fill(item);
+      if (next !== item || !(i in value)) value[i] = next;
+    }
     return value;
   };
 }

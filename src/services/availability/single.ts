@@ -61,11 +61,20 @@ export interface AvailabilityResult {
   items: AvailabilityItem[];
 }
 
-const BEDARF: Record<DemandType, Bedarf> = {
-  direct: 'direkt',
-  one_of_many: 'einsAusN',
-  unspecified: 'unspezifisch',
-};
+/**
+ * `demand_type` → `@Bedarf`. A switch rather than a lookup table: the value comes from JSON.parse as a
+ * string V8 has not interned, and a keyed load with such a key looks it up in V8's string table first.
+ */
+function bedarf(demand: DemandType | undefined): Bedarf {
+  switch (demand) {
+    case 'one_of_many':
+      return 'einsAusN';
+    case 'unspecified':
+      return 'unspezifisch';
+    default:
+      return 'direkt';
+  }
+}
 
 const AVAILABLE_TYPES = new Set(['Normal', 'Verbund']);
 
@@ -107,11 +116,13 @@ export async function availabilityAt(
     substitution: null,
     invalid_pzn: problems[i]!,
   });
-  const articles = input.items.flatMap((item, i) =>
-    problems[i] === null
-      ? [{ pzn: pzns[i]!, quantity: item.quantity, demand: BEDARF[item.demand_type ?? 'direct'] }]
-      : [],
-  );
+  // A loop, not flatMap: V8 flattens each one-element array through its runtime (about 1,300
+  // instructions per item; docs/performance.md "Instructions per request").
+  const articles: { pzn: string; quantity: number; demand: Bedarf }[] = [];
+  input.items.forEach((item, i) => {
+    if (problems[i] === null)
+      articles.push({ pzn: pzns[i]!, quantity: item.quantity, demand: bedarf(item.demand_type) });
+  });
   if (articles.length === 0) {
     return { wholesaler: input.wholesaler, response_type: null, items: pzns.map((_, i) => notAsked(i)) };
   }
