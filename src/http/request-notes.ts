@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { extend } from '../lib/extend.js';
 import type { UpstreamDeps, WholesalerCallNote } from '../wholesalers/call.js';
 import type { GatewayApp } from './types.js';
 
@@ -41,18 +42,17 @@ export function noteErrorKind(request: FastifyRequest, kind: string): void {
 
 /** `upstream` for one request's services: its calls are noted for the request's log line. */
 export function upstreamFor(request: FastifyRequest, upstream: UpstreamDeps): UpstreamDeps {
-  return {
-    ...upstream,
-    noteCall(note) {
+  return extend(upstream, {
+    noteCall(note: WholesalerCallNote) {
       const { calls } = notesOf(request);
       if (calls.length < MAX_NOTED_CALLS) calls.push(note);
     },
-  };
+  });
 }
 
 /** A service's dependencies for one request: its wholesaler calls are noted for the request's log line. */
 export function withCallNotes<T extends { upstream: UpstreamDeps }>(request: FastifyRequest, deps: T): T {
-  return { ...deps, upstream: upstreamFor(request, deps.upstream) };
+  return extend(deps, { upstream: upstreamFor(request, deps.upstream) }) as T;
 }
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Tenant } from '../core/caller.js';
 import { ApiError } from '../core/errors.js';
+import { extend } from '../lib/extend.js';
 import type { Msv3Endpoint } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import {
@@ -178,29 +179,33 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
     if (entry !== undefined) {
       const resolved = { id, name: entry.name, version: entry.version, custom: null };
       if (tenant.mode === 'test' && !wantsTestServer) {
-        return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(tenant, baseId, entry.version) };
+        return extend(resolved, {
+          route: 'sandbox',
+          endpoint: sandboxEndpoint(tenant, baseId, entry.version),
+        });
       }
       if (wantsTestServer) {
         if (!entry.test)
           throw notFound(id, `no test server is configured for ${baseId} in the wholesaler catalogue`);
-        return {
-          ...resolved,
+        return extend(resolved, {
           route: 'test_server',
           endpoint: serverEndpoint(id, entry.test, entry.version),
-        };
+        });
       }
       if (!entry.live)
         throw notFound(id, `no live endpoint is configured for ${baseId} in the wholesaler catalogue`);
-      return { ...resolved, route: 'live', endpoint: serverEndpoint(id, entry.live, entry.version) };
+      return extend(resolved, { route: 'live', endpoint: serverEndpoint(id, entry.live, entry.version) });
     }
     const custom = await findCustomWholesaler(deps.db, tenant, baseId);
     if (custom === undefined) throw await unknownId(tenant, id);
     const resolved = { id, name: custom.name, version: custom.version, custom };
     if (tenant.mode === 'test' && !wantsTestServer) {
-      return { ...resolved, route: 'sandbox', endpoint: sandboxEndpoint(tenant, baseId, custom.version) };
+      return extend(resolved, {
+        route: 'sandbox',
+        endpoint: sandboxEndpoint(tenant, baseId, custom.version),
+      });
     }
-    return {
-      ...resolved,
+    return extend(resolved, {
       route: wantsTestServer ? 'test_server' : 'live',
       endpoint: {
         target: deps.targets.note({
@@ -212,7 +217,7 @@ export function createWholesalerRegistry(deps: RegistryDeps): WholesalerRegistry
         baseUrl: custom.endpoint,
         version: custom.version,
       },
-    };
+    });
   }
   return registry;
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { VERSION } from '../core/version.js';
 import { type AddressPolicy, createAddressPolicy, type HostLookup } from '../lib/address-policy.js';
 import { type Clock, systemClock } from '../lib/clock.js';
+import { extend } from '../lib/extend.js';
 import { createMsv3Client, type Msv3Client } from '../msv3/client.js';
 import type { Msv3Version } from '../msv3/envelope.js';
 import { probeRequest } from '../msv3/probe-request.js';
@@ -291,22 +292,22 @@ function callObservation(
   operation: string,
   result: CallResult<unknown> | 'aborted',
 ) {
-  if (result === 'aborted') return { ...labels, operation, outcome: 'aborted', latencyMs: 0, sent: false };
-  if (result.ok) return { ...labels, operation, outcome: 'ok', latencyMs: result.latencyMs, sent: true };
+  if (result === 'aborted')
+    return extend(labels, { operation, outcome: 'aborted', latencyMs: 0, sent: false });
+  if (result.ok) return extend(labels, { operation, outcome: 'ok', latencyMs: result.latencyMs, sent: true });
   const { error } = result;
   const sent =
     error.reason !== 'circuit_open' &&
     error.reason !== 'overloaded' &&
     (error.reason !== 'shutdown' || error.maybeDelivered);
-  return {
-    ...labels,
+  return extend(labels, {
     operation,
     outcome: upstreamErrorKind(error),
     latencyMs: result.latencyMs,
     sent,
     ...(error.reason === 'timeout' ? { timeoutPhase: error.phase } : {}),
     ...(error.reason === 'overloaded' ? { refusalCause: error.cause } : {}),
-  };
+  });
 }
 
 /** A probe's result in a few words, as the status page shows it. */
