@@ -8,7 +8,11 @@
  * For each server: WARMUP requests with the instrumentation off (JIT tiers come up), then it is switched
  * on (`callgrind_control -i on`), the counters zeroed, REQUESTS requests sent (CONCURRENCY in flight,
  * from this process over loopback), and the counters dumped; instructions per request are the dump's
- * total ÷ REQUESTS. Not counted: the kernel (socket reads and writes, a third of the baseline's CPU time
+ * total ÷ REQUESTS. Then, with no requests, a second window (as long as the counted one, at most
+ * INSTRUCTIONS_IDLE_MS) counts the server's time-driven work (timers, periodic jobs): under valgrind the
+ * counted window lasts some 50 times longer than at full speed and so holds that much more of it. Its
+ * rate, scaled to the counted window, is subtracted from the main thread's count for the figure of the
+ * work per request. Not counted: the kernel (socket reads and writes, a third of the baseline's CPU time
  * under wrk) and the load generator. Valgrind runs one thread at a time, so V8's helper threads
  * (concurrent compilation and marking) count too, as they would in CPU time; the main thread's count
  * alone is reported beside it, since background compilation still running in the counted window moves
@@ -36,6 +40,8 @@ const RESULTS = join(process.cwd(), 'bench', 'results', 'gateway-instructions.js
 const WARMUP = boundedSetting('INSTRUCTIONS_WARMUP', 3_000, 100, 100_000);
 const REQUESTS = boundedSetting('INSTRUCTIONS_REQUESTS', 1_000, 50, 100_000);
 const CONCURRENCY = boundedSetting('INSTRUCTIONS_CONCURRENCY', 8, 1, 64);
+/** The longest window without requests in which time-driven work is counted (ms). */
+const IDLE_MS = boundedSetting('INSTRUCTIONS_IDLE_MS', 15_000, 1_000, 120_000);
 /** Where callgrind's files go, to read them with callgrind_annotate (a temporary folder by default). */
 const DUMPS = process.env.INSTRUCTIONS_DUMPS;
 /** Node flags for the three servers besides `npm start`'s (`--perf-basic-prof` names JIT code for callgrind's callers). */
@@ -72,6 +78,9 @@ export async function measureInstructions(): Promise<void> {
     const body = availabilityBody();
     const perRequest: Partial<Record<Target, number>> = {};
     const mainThread: Partial<Record<Target, number>> = {};
+    const timeDrivenPerRequest: Partial<Record<Target, number>> = {};
+    const perRequestWork: Partial<Record<Target, number>> = {};
+    const windows: Partial<Record<Target, { counted_ms: number; idle_ms: number }>> = {};
     // The gateway first: the baselines answer with its answer, so all send the same bytes.
     let answer = '';
     for (const target of ['gateway', 'baseline', 'floor'] as const) {
@@ -110,13 +119,29 @@ export async function measureInstructions(): Promise<void> {
       const control = (command: string) => runAsync('callgrind_control', [command, pid], { env: server.env });
       await control('--instr=on');
       await control('--zero');
+      const windowStarted = Date.now();
       await load(REQUESTS);
+      const windowMs = Date.now() - windowStarted;
       await control('--dump');
-      const counted = await dumpedInstructions(DUMPS ?? folder, `${target}.${pid}`);
+      const counted = await dumpedInstructions(DUMPS ?? folder, `${target}.${pid}`, 1);
+      // The same server without requests: what its timers and periodic jobs (the webhook worker's look
+      // for due deliveries, say) cost per second. Valgrind slows the process some 50 times, so the
+      // counted window lasts that much longer than at full speed and holds that much more of such work
+      // than a second of real traffic would; it is subtracted for the main thread's figure.
+      const idleMs = Math.min(windowMs, IDLE_MS);
+      const idleStarted = Date.now();
+      await sleep(idleMs);
+      await control('--dump');
+      const idleElapsedMs = Date.now() - idleStarted;
+      const idle = await dumpedInstructions(DUMPS ?? folder, `${target}.${pid}`, 2);
+      const timeDriven = (idle.mainThread / idleElapsedMs) * windowMs;
       perRequest[target] = Math.round(counted.total / REQUESTS);
       mainThread[target] = Math.round(counted.mainThread / REQUESTS);
+      timeDrivenPerRequest[target] = Math.round(timeDriven / REQUESTS);
+      perRequestWork[target] = mainThread[target]! - timeDrivenPerRequest[target]!;
+      windows[target] = { counted_ms: windowMs, idle_ms: idleElapsedMs };
       console.log(
-        `[instructions] ${target.padEnd(8)} ${(perRequest[target]! / 1e6).toFixed(3)} M per request, main thread ${(mainThread[target]! / 1e6).toFixed(3)} M (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+        `[instructions] ${target.padEnd(8)} ${(perRequest[target]! / 1e6).toFixed(3)} M per request, main thread ${(mainThread[target]! / 1e6).toFixed(3)} M, of it per request ${(perRequestWork[target]! / 1e6).toFixed(3)} M and time-driven ${(timeDrivenPerRequest[target]! / 1e6).toFixed(3)} M (window ${(windowMs / 1000).toFixed(0)} s; ${((Date.now() - started) / 1000).toFixed(0)} s)`,
       );
       await pool.close();
       if (target === 'gateway') await stopGateway(server.child);
@@ -139,10 +164,19 @@ export async function measureInstructions(): Promise<void> {
       ratio_gateway_over_floor: ratio('gateway', 'floor'),
       main_thread_ratio_gateway_over_baseline: ratio('gateway', 'baseline', mainThread),
       main_thread_ratio_floor_over_baseline: ratio('floor', 'baseline', mainThread),
+      /**
+       * The main thread's count less its time-driven work (timers, periodic jobs), measured in a window
+       * without requests right after the counted one and scaled to the counted window's length.
+       */
+      main_thread_per_request_work: perRequestWork,
+      main_thread_time_driven_per_request: timeDrivenPerRequest,
+      windows,
+      per_request_work_ratio_gateway_over_baseline: ratio('gateway', 'baseline', perRequestWork),
+      per_request_work_ratio_floor_over_baseline: ratio('floor', 'baseline', perRequestWork),
     };
     writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
     console.log(
-      `instructions per request: gateway ${perRequest.gateway}, baseline ${perRequest.baseline}, decode-only ${perRequest.floor}; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×, decode-only ÷ baseline ${output.ratio_floor_over_baseline}×; main thread ${output.main_thread_ratio_gateway_over_baseline}× and ${output.main_thread_ratio_floor_over_baseline}×`,
+      `instructions per request: gateway ${perRequest.gateway}, baseline ${perRequest.baseline}, decode-only ${perRequest.floor}; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×, decode-only ÷ baseline ${output.ratio_floor_over_baseline}×; main thread ${output.main_thread_ratio_gateway_over_baseline}× and ${output.main_thread_ratio_floor_over_baseline}×; main thread without time-driven work ${output.per_request_work_ratio_gateway_over_baseline}× and ${output.per_request_work_ratio_floor_over_baseline}×`,
     );
     console.log(`[bench] wrote ${RESULTS}`);
   } finally {
@@ -191,13 +225,14 @@ async function forkCountedBaseline(
 }
 
 /**
- * The totals of the one dump callgrind wrote for `target` (a file per thread, `….out.1-01` the main
- * thread): all threads, and the main thread. The process writes them when it next runs, which may be
- * after `callgrind_control` has returned: waits up to 60 s for the main thread's file.
+ * The totals of callgrind's dump number `dump` for `target` (a file per thread, `….out.<dump>-01` the
+ * main thread): all threads, and the main thread. The process writes them when it next runs, which may
+ * be after `callgrind_control` has returned: waits up to 60 s for the main thread's file.
  */
 async function dumpedInstructions(
   folder: string,
   target: string,
+  dump: number,
 ): Promise<{ total: number; mainThread: number }> {
   const totalOf = (file: string) => {
     const match = /^totals: (\d+)/m.exec(readFileSync(join(folder, file), 'utf8'));
@@ -205,14 +240,14 @@ async function dumpedInstructions(
   };
   for (let waited = 0; waited < 60_000; waited += 250) {
     const dumps = readdirSync(folder).filter((f) => f.startsWith(`${target}.`) && /\.out\.\d+-\d+$/.test(f));
-    if (dumps.some((f) => !/\.out\.1-\d+$/.test(f)))
-      throw new Error(`more than one callgrind dump for ${target}: ${dumps.join(', ')}`);
-    const main = dumps.find((f) => f.endsWith('.out.1-01'));
+    if (dumps.some((f) => Number(/\.out\.(\d+)-/.exec(f)![1]) > dump))
+      throw new Error(`more callgrind dumps than expected for ${target}: ${dumps.join(', ')}`);
+    const main = dumps.find((f) => f.endsWith(`.out.${dump}-01`));
     const mainThread = main === undefined ? null : totalOf(main);
     if (mainThread !== null) {
       await sleep(500); // the other threads' files are written in the same dump
       const totals = readdirSync(folder)
-        .filter((f) => f.startsWith(`${target}.`) && /\.out\.1-\d+$/.test(f))
+        .filter((f) => f.startsWith(`${target}.`) && f.includes(`.out.${dump}-`))
         .map((f) => totalOf(f) ?? 0);
       return { total: totals.reduce((a, b) => a + b, 0), mainThread };
     }
