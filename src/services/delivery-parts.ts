@@ -73,16 +73,21 @@ export interface SubstitutionInfo {
   pzn: string;
 }
 
+// The lookups made for every delivery part go through Maps: a keyed load into one of the objects above,
+// whose keys vary from part to part, is megamorphic in V8 and costs several times a Map.get.
+const deliveryTypeOf: ReadonlyMap<string, string> = new Map(Object.entries(DELIVERY_TYPES));
+const defectReasonOf: ReadonlyMap<string, string | null> = new Map(Object.entries(DEFECT_REASONS));
+
 /** `forOrders`: add `tour_id` (docs/msv3.md "Order answers": only in order answers). */
 export function toDeliveryPortion(part: AvailabilityPart | OrderPart, forOrders = false): DeliveryPortion {
   const time = part.deliveryTime === null ? null : toLocalDateTime(part.deliveryTime);
   const portion: DeliveryPortion = {
-    type: DELIVERY_TYPES[part.type],
+    type: deliveryTypeOf.get(part.type)!,
     quantity: part.quantity,
     tour: part.tour ?? null,
     estimated_at: time?.local ?? null,
     estimated_at_offset: time?.offset ?? null,
-    reason: DEFECT_REASONS[part.defectReason],
+    reason: defectReasonOf.get(part.defectReason) ?? null,
     tour_deviation: part.tourDeviation ?? null,
   };
   if (forOrders) portion.tour_id = (part as OrderPart).tourId ?? null;
