@@ -166,6 +166,7 @@ export interface Transport {
 }
 
 const ACCEPT = 'application/soap+xml, text/xml;q=0.9, */*;q=0.1';
+const PROBE_MAX_BYTES = 64 * 1024;
 
 // The two helpers below write their objects out in full rather than as `{ ...a, b }`, which is slow on
 // Node 20 (src/lib/extend.ts).
@@ -189,7 +190,6 @@ function withLatency<T>(result: Interpreted<T>, latencyMs: number): CallResult<T
     ? { ok: true, value, status, latencyMs }
     : { ok: true, value, status, deviations, latencyMs };
 }
-const PROBE_MAX_BYTES = 64 * 1024;
 
 export function createTransport(
   options: Partial<TransportOptions> = {},
