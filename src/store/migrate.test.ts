@@ -90,25 +90,31 @@ describeEachDialect(
       }
     });
 
-    it('looks again when a schema it was reading is dropped by someone else meanwhile', async () => {
-      // Kysely's look at the tables of every schema fails as PostgreSQL has it fail when another schema
-      // is dropped during it (3F000); the next look succeeds.
-      const { database, arm, vanished } = vanishingOnce(getDatabase());
-      arm();
-      expect(await pendingMigrations(database)).toEqual([]);
-      arm();
-      expect(await migrateToLatest(database)).toEqual([]);
-      expect(vanished()).toBe(2);
-    });
+    it.each([
+      ['a schema', '3F000', 'schema "test_gone" does not exist'],
+      ['a table', '42P01', 'relation "test_gone.webhook_attempts_away" does not exist'],
+    ])(
+      'looks again when %s it was reading is dropped or renamed by someone else meanwhile',
+      async (_, code, message) => {
+        // Kysely's look at the tables of every schema fails as PostgreSQL has it fail when another schema
+        // is dropped, or another schema's table renamed, during it; the next look succeeds.
+        const { database, arm, vanished } = vanishingOnce(getDatabase(), code, message);
+        arm();
+        expect(await pendingMigrations(database)).toEqual([]);
+        arm();
+        expect(await migrateToLatest(database)).toEqual([]);
+        expect(vanished()).toBe(2);
+      },
+    );
   },
   { only: 'postgres' },
 );
 
 /**
  * `database`, whose first look at the tables of every schema (Kysely's introspection, which the
- * migrator uses) after each `arm()` fails with 3F000.
+ * migrator uses) after each `arm()` fails with PostgreSQL's error `code` and `message`.
  */
-function vanishingOnce(database: Database) {
+function vanishingOnce(database: Database, code: string, message: string) {
   let armed = false;
   let vanished = 0;
   const real = database.db;
@@ -119,7 +125,7 @@ function vanishingOnce(database: Database) {
       if (!armed) return real.introspection.getTables(options);
       armed = false;
       vanished++;
-      return Promise.reject(Object.assign(new Error('schema "test_gone" does not exist'), { code: '3F000' }));
+      return Promise.reject(Object.assign(new Error(message), { code }));
     },
   };
   const db = new Proxy(real, {

@@ -16,13 +16,16 @@ async function migratorFor(database: Database): Promise<Migrator> {
 
 /**
  * Kysely's migrator reads the tables of every schema in the database (its introspection), so a schema
- * that someone else drops at that moment (another app on the same database, a parallel test) fails it
- * with 3F000 invalid_schema_name naming that schema. A second look no longer sees it: up to 3 tries.
+ * or table that someone else drops or renames at that moment (another app on the same database, a
+ * parallel test) fails it: 3F000 invalid_schema_name or 42P01 undefined_table, naming the other
+ * schema's object. A second look no longer sees it: up to 3 tries.
  */
 const TRIES = 3;
 
+const VANISHED = new Set(['3F000', '42P01']);
+
 function vanishedSchema(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '3F000';
+  return typeof error === 'object' && error !== null && VANISHED.has((error as { code?: string }).code ?? '');
 }
 
 /** Applies every pending migration (under Kysely's lock, so concurrent starts are safe); returns their names. */
