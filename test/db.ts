@@ -88,7 +88,16 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
     await dropSchema().catch(() => {});
     throw error;
   });
-  return whileHolding(url, 'shared', () => track(main, { url, schema }, dropSchema));
+  try {
+    return await whileHolding(url, 'shared', () =>
+      track(main, { url, schema }, dropSchema, { cleanUpOnFailure: false }),
+    );
+  } catch (error) {
+    // Dropped once the shared lock is released: taking the exclusive lock while this process still
+    // holds the shared one would wait for itself forever.
+    await dropSchema().catch(() => {});
+    throw error;
+  }
 }
 
 /**
@@ -139,12 +148,13 @@ async function track(
   main: Database,
   where: { url: string; schema?: string },
   cleanUp: () => unknown,
+  options = { cleanUpOnFailure: true },
 ): Promise<TestDatabase> {
   try {
     await migrateToLatest(main);
   } catch (error) {
     await main.close();
-    await cleanUp();
+    if (options.cleanUpOnFailure) await cleanUp();
     throw error;
   }
   const handles: Database[] = [main];
