@@ -98,7 +98,7 @@ export function toSubstitution(substitution: Msv3Substitution | undefined): Subs
   if (substitution === undefined) return null;
   return {
     reason: SUBSTITUTION_REASONS[substitution.reason],
-    defect_reason: DEFECT_REASONS[substitution.defectReason],
+    defect_reason: defectReasonOf.get(substitution.defectReason) ?? null,
     pzn: substitution.deliveredPzn,
   };
 }

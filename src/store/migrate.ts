@@ -24,7 +24,7 @@ const TRIES = 3;
 
 const VANISHED = new Set(['3F000', '42P01']);
 
-function vanishedSchema(error: unknown): boolean {
+function vanishedMeanwhile(error: unknown): boolean {
   return typeof error === 'object' && error !== null && VANISHED.has((error as { code?: string }).code ?? '');
 }
 
@@ -33,7 +33,7 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
   let outcome: MigrationResultSet;
   for (let attempt = 1; ; attempt++) {
     outcome = await (await migratorFor(database)).migrateToLatest();
-    if (attempt === TRIES || !vanishedSchema(outcome.error)) break;
+    if (attempt === TRIES || !vanishedMeanwhile(outcome.error)) break;
   }
   const { error, results } = outcome;
   if (error !== undefined) {
@@ -51,7 +51,7 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
       const all = await (await migratorFor(database)).getMigrations();
       return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
     } catch (error) {
-      if (attempt === TRIES || !vanishedSchema(error)) throw error;
+      if (attempt === TRIES || !vanishedMeanwhile(error)) throw error;
     }
   }
 }
