@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { type TSchema, Type } from 'typebox';
+import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
 import { AvailabilityBody } from './routes/availability.js';
-import { compileDefaults } from './schema-defaults.js';
+import { compileDefaults, requiredOnceFilled } from './schema-defaults.js';
+import { AvailabilityItemsSchema } from './schemas/availability.js';
 import { HistoryQuerySchema } from './schemas/deliveries.js';
 import { OrderQuerySchema, orderBodySchema } from './schemas/orders.js';
 
@@ -49,7 +51,7 @@ function paths(value: unknown, prefix: (string | number)[] = []): (string | numb
   return out;
 }
 
-type Mutation = { at: number; op: 'delete' | 'replace'; with: unknown };
+type Mutation = { at: number; op: 'delete' | 'replace' | 'add'; with: unknown };
 
 /** A schema-shaped value with some fields deleted or replaced by arbitrary JSON. */
 function mutate(base: unknown, mutations: Mutation[]): unknown {
@@ -64,7 +66,11 @@ function mutate(base: unknown, mutations: Mutation[]): unknown {
     let parent = value as Record<string | number, unknown>;
     for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
     const last = path.at(-1)!;
-    if (m.op === 'delete' && !Array.isArray(parent)) delete parent[last];
+    if (m.op === 'add') {
+      const target = parent[last];
+      if (typeof target === 'object' && target !== null && !Array.isArray(target))
+        (target as Record<string, unknown>)[`unknown_${m.at % 3}`] = structuredClone(m.with);
+    } else if (m.op === 'delete' && !Array.isArray(parent)) delete parent[last];
     else parent[last] = structuredClone(m.with);
   }
   return value;
@@ -81,35 +87,40 @@ function created(schema: TSchema): unknown[] {
 
 const mutation: fc.Arbitrary<Mutation> = fc.record({
   at: fc.nat(),
-  op: fc.constantFrom('delete', 'replace'),
+  op: fc.constantFrom('delete', 'replace', 'add'),
   with: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined)),
 });
+
+/** Values to mutate: the schema's own and examples, and values shaped like the schemas above. */
+function basesFor(schema: TSchema): unknown[] {
+  return [
+    ...created(schema),
+    ...((schema as { examples?: unknown[] }).examples ?? []),
+    {
+      wholesaler: 'w',
+      items: [
+        { pzn: '1', quantity: 1 },
+        { pzn: '2', quantity: 2, demand_type: 'x' },
+      ],
+    },
+    {
+      a: 'q',
+      c: { e: 'z' },
+      list: [{ id: '1' }, { id: '2', kind: 'k2' }],
+      union: { tag: 'u2' },
+      record: { one: {}, two: { r: 2 } },
+      extra: { known: 'k', more: {}, other: { q: 1 } },
+      plain: { untouched: 'p' },
+    },
+  ];
+}
 
 describe('compileDefaults', () => {
   for (const [name, schema] of SCHEMAS) {
     it(`fills exactly what Value.Default fills: ${name}`, () => {
       const fill = compileDefaults(schema)!;
       expect(fill).toBeDefined();
-      const bases = [
-        ...created(schema),
-        ...((schema as { examples?: unknown[] }).examples ?? []),
-        {
-          wholesaler: 'w',
-          items: [
-            { pzn: '1', quantity: 1 },
-            { pzn: '2', quantity: 2, demand_type: 'x' },
-          ],
-        },
-        {
-          a: 'q',
-          c: { e: 'z' },
-          list: [{ id: '1' }, { id: '2', kind: 'k2' }],
-          union: { tag: 'u2' },
-          record: { one: {}, two: { r: 2 } },
-          extra: { known: 'k', more: {}, other: { q: 1 } },
-          plain: { untouched: 'p' },
-        },
-      ];
+      const bases = basesFor(schema);
       fc.assert(
         fc.property(fc.constantFrom(...bases), fc.array(mutation, { maxLength: 4 }), (base, mutations) => {
           const input = mutate(base, mutations);
@@ -134,5 +145,54 @@ describe('compileDefaults', () => {
 
   it('is undefined for a schema without defaults', () => {
     expect(compileDefaults(Type.Object({ a: Type.String() }))).toBeUndefined();
+  });
+});
+
+describe('requiredOnceFilled', () => {
+  /** What a check reports, without TypeBox's message texts. */
+  const verdict = (check: ReturnType<typeof Compile>, value: unknown) => ({
+    valid: check.Check(value),
+    errors: [...check.Errors(value)].map(({ keyword, instancePath, schemaPath }) => ({
+      keyword,
+      instancePath,
+      schemaPath,
+    })),
+  });
+
+  for (const [name, schema] of SCHEMAS) {
+    it(`checks a filled value as the schema itself does: ${name}`, () => {
+      const fill = compileDefaults(schema)!;
+      const plain = Compile(schema);
+      const counted = Compile(requiredOnceFilled(schema));
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...basesFor(schema)),
+          fc.array(mutation, { maxLength: 4 }),
+          (base, mutations) => {
+            const filled = fill(mutate(base, mutations));
+            expect(verdict(counted, filled)).toEqual(verdict(plain, filled));
+          },
+        ),
+        { numRuns: 400 },
+      );
+    });
+  }
+
+  it('lets an availability item be checked by counting its keys, not by a pattern per key', () => {
+    const keyPattern = /getOwnPropertyNames\([^)]*\)\.every/;
+    expect(Compile(AvailabilityItemsSchema).Code()).toMatch(keyPattern);
+    const code = Compile(requiredOnceFilled(AvailabilityItemsSchema)).Code();
+    expect(code).not.toMatch(keyPattern);
+    expect(code).toContain('getOwnPropertyNames(');
+  });
+
+  it('leaves optional a property whose default is a factory or absent', () => {
+    const schema = Type.Object({
+      made: Type.Optional(Type.String({ default: () => 'x' })),
+      none: Type.Optional(Type.String()),
+      given: Type.Optional(Type.String({ default: 'g' })),
+    });
+    expect((requiredOnceFilled(schema) as { required?: string[] }).required).toEqual(['given']);
+    expect(requiredOnceFilled(Type.Object({ a: Type.String() }))).toEqual(Type.Object({ a: Type.String() }));
   });
 });

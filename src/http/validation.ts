@@ -3,7 +3,7 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { nulInValues } from './nul-characters.js';
-import { compileDefaults } from './schema-defaults.js';
+import { compileDefaults, requiredOnceFilled } from './schema-defaults.js';
 import { nulError, type SchemaError } from './validation-messages.js';
 
 export {
@@ -19,11 +19,12 @@ export {
  * only from plain decimal text (see `numberTextCheck`). `default`s in a schema are filled in.
  */
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
-  const check = Compile(schema);
+  const fillDefaults = compileDefaults(schema); // Value.Default, specialised to this schema
+  // Values are checked after filling, so what the filler always writes counts as required.
+  const check = Compile(fillDefaults === undefined ? schema : requiredOnceFilled(schema));
   const convert = httpPart !== 'body';
   const alreadyConverted = convert ? stringsOnlyCheck(schema) : undefined;
   const numberText = convert ? numberTextCheck(schema) : undefined;
-  const fillDefaults = compileDefaults(schema); // Value.Default, specialised to this schema
   return (input: unknown) => {
     const nul = convert ? nulInValues(input) : undefined;
     if (nul !== undefined) return { error: [nulError(nul)] as never };
