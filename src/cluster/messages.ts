@@ -1,9 +1,10 @@
+import type { RateLimitAnswers, RateLimitBatch } from '../ratelimit/cluster.js';
 import type { StatusFeed } from '../wholesalers/status/announcer.js';
 import type { MonitoredEndpoint } from '../wholesalers/status/monitor.js';
 
 /**
- * What the primary and its workers tell each other over node:cluster's IPC channel (the rate limiter's
- * own messages are rate-limiter-flexible's, on its channel). Every message is plain JSON.
+ * What the primary and its workers tell each other over node:cluster's IPC channel. Every message is
+ * plain JSON.
  */
 export const CHANNEL: 'msv3-gateway' = 'msv3-gateway';
 
@@ -16,26 +17,30 @@ export type StatusMessage =
   | { channel: typeof CHANNEL; type: 'endpoints-in-use'; endpoints: MonitoredEndpoint[] };
 
 /**
- * Worker → primary: it listens; a status message; a scrape of `GET /metrics` to answer (`metrics-request`);
+ * Worker → primary: it listens; a status message; a turn's rate-limit asks (src/ratelimit/cluster.ts);
+ * a scrape of `GET /metrics` to answer (`metrics-request`);
  * its own series for a round of the primary's (`metrics-part`, prom-client's `getMetricsAsJSON`); the
  * same for the status page's wholesaler view (`wholesalers-request`, `wholesalers-part`).
  */
 export type WorkerMessage =
   | { channel: typeof CHANNEL; type: 'listening'; url: string }
   | StatusMessage
+  | (RateLimitBatch & { channel: typeof CHANNEL })
   | { channel: typeof CHANNEL; type: 'metrics-request'; id: number }
   | { channel: typeof CHANNEL; type: 'metrics-part'; id: number; metrics: unknown[] }
   | { channel: typeof CHANNEL; type: 'wholesalers-request'; id: number }
   | { channel: typeof CHANNEL; type: 'wholesalers-part'; id: number; status: unknown };
 
 /**
- * Primary → worker: stop gracefully; another worker's status message (`from`: its slot); send your series
+ * Primary → worker: stop gracefully; another worker's status message (`from`: its slot); the decisions
+ * for a batch of rate-limit asks; send your series
  * (`metrics-collect`); the whole cluster's metrics text for a `metrics-request` (`metrics`); send your
  * wholesaler view (`wholesalers-collect`); every worker's view for a `wholesalers-request` (`wholesalers`).
  */
 export type PrimaryMessage =
   | { channel: typeof CHANNEL; type: 'shutdown' }
   | (StatusMessage & { from: number })
+  | (RateLimitAnswers & { channel: typeof CHANNEL })
   | { channel: typeof CHANNEL; type: 'metrics-collect'; id: number }
   | { channel: typeof CHANNEL; type: 'metrics'; id: number; text?: string; error?: string }
   | { channel: typeof CHANNEL; type: 'wholesalers-collect'; id: number }

@@ -3,9 +3,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { systemClock } from '../lib/clock.js';
 import { serveClusterRateLimits } from '../ratelimit/cluster.js';
-import { resolveRateLimitStore } from '../ratelimit/create.js';
+import { budgetsFrom, resolveRateLimitStore } from '../ratelimit/create.js';
 import { reportStartup } from '../startup-summary.js';
 import { openGatewayDatabase, prepareDatabase, startSandbox } from '../wiring.js';
+import { CHANNEL } from './messages.js';
 import { createMetricsGatherer } from './metrics-relay.js';
 import { WORKER_SLOT_ENV } from './role.js';
 import { ANNOUNCER_SLOT } from './status-relay.js';
@@ -47,7 +48,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     await database.close().catch(() => {});
     throw error;
   }
-  if (resolveRateLimitStore(config, { dialect: database.dialect }) === 'memory') serveClusterRateLimits();
+  const rateLimits =
+    resolveRateLimitStore(config, { dialect: database.dialect }) === 'memory'
+      ? serveClusterRateLimits(budgetsFrom(config))
+      : undefined;
   const sandboxUrl = sandbox.url;
   const workerEnv = { ...options.env, SANDBOX_URL: sandboxUrl, CREATE_FIRST_KEY: 'false' };
 
@@ -67,6 +71,19 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
         case 'status-change':
         case 'endpoints-in-use':
           if (slot !== ANNOUNCER_SLOT) supervisor.send(ANNOUNCER_SLOT, { ...message, from: slot });
+          return;
+        case 'rate-limit':
+          // Unanswered, the worker counts the batch itself after its timeout.
+          rateLimits?.answer(message).then(
+            (decisions) =>
+              supervisor.send(slot, {
+                channel: CHANNEL,
+                type: 'rate-limit-answers',
+                batch: message.batch,
+                decisions,
+              }),
+            (err: unknown) => logger.warn({ err }, 'rate-limit batch not counted'),
+          );
           return;
         case 'metrics-request':
           metrics.request(slot, message.id);

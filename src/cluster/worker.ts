@@ -44,6 +44,11 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
     undefined,
     () => metrics.wholesalers.status(),
   );
+  const dialect = config.database.url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const rateLimiter =
+    resolveRateLimitStore(config, { dialect }) === 'memory'
+      ? createClusterRateLimiter(budgetsFrom(config), (batch) => primary.send({ channel: CHANNEL, ...batch }))
+      : undefined;
   let stop: ((reason: string) => void) | undefined;
   let stopAsked = false;
   primary.onMessage((message) => {
@@ -57,16 +62,17 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
       case 'endpoints-in-use':
         relay.receive(message);
         return;
+      case 'rate-limit-answers':
+        rateLimiter?.receive(message);
+        return;
       default:
         clusterMetrics.receive(message);
     }
   });
-  const dialect = config.database.url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
-  const memoryLimits = resolveRateLimitStore(config, { dialect }) === 'memory';
   return {
     logger,
     startOptions: {
-      ...(memoryLimits ? { rateLimiter: createClusterRateLimiter(budgetsFrom(config)) } : {}),
+      ...(rateLimiter === undefined ? {} : { rateLimiter }),
       watchStatus: relay.watchStatus,
       metrics: {
         ...metrics,
