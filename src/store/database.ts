@@ -15,6 +15,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Tables } from './schema.js';
+import { withStatementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -72,7 +73,9 @@ function openSqlite(url: string): Database {
   sqlite.pragma('foreign_keys = ON');
   // The CLI and a running server may write at the same time; wait instead of failing with SQLITE_BUSY.
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Tables>({ dialect: new ImmediateTransactionsDialect({ database: sqlite }) });
+  const db = new Kysely<Tables>({
+    dialect: new ImmediateTransactionsDialect({ database: withStatementCache(sqlite) }),
+  });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
