@@ -28,7 +28,7 @@ export function compileDefaults(schema: TSchema): Filler | undefined {
  */
 export function requiredOnceFilled(schema: TSchema): TSchema {
   if (!hasDefaultBelow(schema)) return schema;
-  if (IsObject(schema) && !hasAdditionalPropertiesSchema(schema)) {
+  if (walksProperties(schema)) {
     const properties: Record<string, TSchema> = { ...schema.properties };
     const required = new Set<string>((schema as { required?: string[] }).required ?? []);
     for (const [key, property] of Object.entries(schema.properties)) {
@@ -38,8 +38,7 @@ export function requiredOnceFilled(schema: TSchema): TSchema {
     }
     return { ...schema, properties, required: [...required] } as TSchema;
   }
-  if (IsArray(schema) && isSchema(schema.items))
-    return { ...schema, items: requiredOnceFilled(schema.items) } as TSchema;
+  if (walksItems(schema)) return { ...schema, items: requiredOnceFilled(schema.items) } as TSchema;
   return schema; // filled by Value.Default, if at all: left as it is
 }
 
@@ -71,10 +70,22 @@ function fillerFor(schema: TSchema): Filler {
     : (value) => inner(value === undefined ? fresh() : value);
 }
 
+/**
+ * The nodes the compiled filler walks itself (`innerFiller`), and so the nodes where `requiredOnceFilled`
+ * knows what is filled: objects without an additionalProperties schema, and arrays of one item schema.
+ */
+function walksProperties(schema: TSchema): schema is TSchema & { properties: Record<string, TSchema> } {
+  return IsObject(schema) && !hasAdditionalPropertiesSchema(schema);
+}
+
+function walksItems(schema: TSchema): schema is TSchema & { items: TSchema } {
+  return IsArray(schema) && isSchema(schema.items);
+}
+
 /** What `Value.Default` does below a node's own default. */
 function innerFiller(schema: TSchema): Filler {
-  if (IsObject(schema) && !hasAdditionalPropertiesSchema(schema)) return objectFiller(schema);
-  if (IsArray(schema) && isSchema(schema.items)) return arrayFiller(schema.items);
+  if (walksProperties(schema)) return objectFiller(schema);
+  if (walksItems(schema)) return arrayFiller(schema.items);
   // The general interpreter for this subtree; the node's own default is already applied (value defined).
   return (value) => Value.Default(schema, value);
 }

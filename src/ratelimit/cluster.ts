@@ -41,13 +41,13 @@ export interface ClusterRateLimits {
 export function serveClusterRateLimits(budgets: Budgets): ClusterRateLimits {
   const limiter = createMemoryRateLimiter(budgets);
   return {
-    answer: ({ asks }) =>
-      Promise.all(
-        asks.map(({ op, key, budget }) =>
-          op === 'consume' ? limiter.consume(key, budget) : limiter.peek(key, budget),
-        ),
-      ),
+    answer: ({ asks }) => Promise.all(asks.map((ask) => decide(limiter, ask))),
   };
+}
+
+/** One ask, put to a limiter (the primary's, or a worker's own when the primary is silent). */
+function decide(limiter: RateLimiter, { op, key, budget }: RateLimitAsk): Promise<RateLimitDecision> {
+  return op === 'consume' ? limiter.consume(key, budget) : limiter.peek(key, budget);
 }
 
 /** A worker's limiter: `receive` takes the primary's answers (src/cluster/worker.ts routes them here). */
@@ -79,10 +79,7 @@ export function createClusterRateLimiter(
   let lastBatch = 0;
 
   function countHere(waiting: readonly Waiting[]): void {
-    for (const { ask, resolve, reject } of waiting) {
-      const decided = ask.op === 'consume' ? own.consume(ask.key, ask.budget) : own.peek(ask.key, ask.budget);
-      decided.then(resolve, reject);
-    }
+    for (const { ask, resolve, reject } of waiting) decide(own, ask).then(resolve, reject);
   }
 
   function flush(): void {
