@@ -24,7 +24,7 @@ import { databaseStartError } from './store/database-start-error.js';
 import { createFirstKeyOnce } from './store/first-key.js';
 import { migrateToLatest } from './store/migrate.js';
 import { pingDatabase } from './store/ping.js';
-import { sandboxTenantDocuments } from './store/sandbox-state.js';
+import { sandboxTenantStore } from './store/sandbox-state.js';
 import { eventRecorder } from './webhooks/events/record.js';
 import { createWebhooks } from './webhooks/service.js';
 import { createAnswerDeviations } from './wholesalers/answer-deviations.js';
@@ -318,7 +318,7 @@ export async function startSandbox(
     host: '127.0.0.1',
     port: 0,
     clock: deps.clock,
-    world: persistentWorld(sandboxTenantDocuments(deps.database.db, deps.clock)),
+    world: persistentWorld(sandboxTenantStore(deps.database.db, deps.clock)),
   });
   return { url: mock.url, close: () => mock.close() };
 }

@@ -7,7 +7,7 @@ import { lieferavisAbfrageNeu } from '../msv3/operations/lieferavis-abfrage-neu.
 import { verfuegbarkeitAnfragen } from '../msv3/operations/verfuegbarkeit-anfragen.js';
 import { type ControlRequest, controlUrlOf, sendControl } from './control-client.js';
 import { SCENARIO_PZNS } from './scenarios.js';
-import { decodeTenant, encodeTenant } from './state-codec.js';
+import { decodeTenant, encodeHead } from './state-codec.js';
 import {
   availabilityRequest,
   CLIENT_ID,
@@ -18,7 +18,8 @@ import {
   startSandbox,
   subOrder,
 } from './test-support/sandbox.js';
-import { memoryWorld, persistentWorld, type TenantDocuments } from './world-store.js';
+import { tenantStoreInMemory, wholeStateDocument } from './test-support/tenant-store.js';
+import { memoryWorld, persistentWorld } from './world-store.js';
 
 const NIGHT = SCENARIO_PZNS.NIGHT_MODE.pzn;
 
@@ -178,26 +179,10 @@ describe('the control surface', () => {
 });
 
 describe('control actions on a persistent world', () => {
-  function documentsInMemory(): TenantDocuments {
-    const rows = new Map<string, { version: number; document: string }>();
-    return {
-      async read(tenant, knownVersion) {
-        const row = rows.get(tenant);
-        if (row === undefined) return undefined;
-        return row.version === knownVersion ? { version: row.version } : { ...row };
-      },
-      async write(tenant, document, expectedVersion) {
-        if ((rows.get(tenant)?.version ?? 0) !== expectedVersion) return undefined;
-        rows.set(tenant, { version: expectedVersion + 1, document });
-        return expectedVersion + 1;
-      },
-    };
-  }
-
   it('keeps the down state with the tenant: another instance on the same store sees it', async () => {
-    const documents = documentsInMemory();
-    const first = await startSandbox({ world: persistentWorld(documents) });
-    const second = await startSandbox({ world: persistentWorld(documents) });
+    const store = tenantStoreInMemory();
+    const first = await startSandbox({ world: persistentWorld(store) });
+    const second = await startSandbox({ world: persistentWorld(store) });
     try {
       const down = await sendControl(first.mock.baseUrl({ tenant: 'shared' }), CUSTOMER, {
         action: 'status',
@@ -223,10 +208,11 @@ describe('control actions on a persistent world', () => {
       })
       .then(() => {
         const tenant = world.findTenant('t')!;
-        expect(decodeTenant('t', encodeTenant(tenant)).down).toBe(true);
-        const old = JSON.parse(encodeTenant({ ...tenant, down: false })) as Record<string, unknown>;
+        expect(decodeTenant('t', encodeHead(tenant), []).tenant.down).toBe(true);
+        expect('down' in JSON.parse(encodeHead({ ...tenant, down: false }))).toBe(false);
+        const old = JSON.parse(wholeStateDocument({ ...tenant, down: false })) as Record<string, unknown>;
         expect('down' in old).toBe(false);
-        expect(decodeTenant('t', JSON.stringify(old)).down).toBe(false);
+        expect(decodeTenant('t', JSON.stringify(old), []).tenant.down).toBe(false);
       });
   });
 });

@@ -189,7 +189,7 @@ export function confirmDeliveryNotices(
       'Unbekannte Lieferscheinnummer; es wurde nichts bestätigt.',
     );
   }
-  for (const n of request.deliveryNoteNumbers) notices.get(n)!.confirmed = true;
+  for (const n of request.deliveryNoteNumbers) notices.set(n, { ...notices.get(n)!, confirmed: true });
   return {};
 }
 

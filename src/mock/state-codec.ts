@@ -1,3 +1,4 @@
+import type { RecordChange, RecordJournal, RecordKind, RecordMap } from './record-map.js';
 import type {
   BookedReturns,
   CustomerState,
@@ -8,76 +9,175 @@ import type {
   StoredTakeBackOffer,
   TenantState,
 } from './state.js';
-import { newCustomerState } from './state.js';
+import { customerOf, newTenantState } from './state.js';
 
 /**
- * A tenant's state as JSON text, for worlds kept in a database (`world-store.ts`). Maps become arrays of
- * entries (their order is kept: it is creation order, which pruning and `lieferavisAbfrageNeu` rely on),
- * Sets arrays. Left out, because they follow from what is kept: each customer's contract (from the user
- * name) and the rendered PDFs (rendering is deterministic, so a PDF rendered again is byte for byte
- * the same).
+ * A tenant's state as JSON text, for worlds kept in a database (`world-store.ts`): a small head (the
+ * counters, the up/down switch, and per customer the orders placed and the pending night orders) and one
+ * record per order, notice, document, announcement, booked return and take-back offer, so that an
+ * operation writes the head and the records it changed, not the tenant's whole history. Records come
+ * back in the order they were first stored, which is each Map's creation order (pruning and
+ * `lieferavisAbfrageNeu` rely on it). Left out, because they follow from what is kept: each customer's
+ * contract (from the user name) and the rendered PDFs (rendering is deterministic, so a PDF rendered
+ * again is byte for byte the same).
+ *
+ * Format 1 kept everything in the head; such a head is read, and written as format 2 with records on
+ * the tenant's next save (`TenantWrite.replaceAll`).
  */
 
-const FORMAT = 1;
+const FORMAT = 2;
+const WHOLE_STATE_FORMAT = 1;
 
-interface TenantDocument {
+interface HeadDocument {
   format: typeof FORMAT;
   counters: TenantState['counters'];
-  /** Absent in documents written before the control surface: up. */
+  /** Absent when up. */
   down?: boolean;
-  customers: CustomerDocument[];
+  customers: { customerId: string; ordersPlaced: number; pendingOrders: string[] }[];
 }
 
-interface CustomerDocument {
+interface WholeStateDocument {
+  format: typeof WHOLE_STATE_FORMAT;
+  counters: TenantState['counters'];
+  down?: boolean;
+  customers: {
+    customerId: string;
+    ordersPlaced: number;
+    orders: [string, StoredOrder][];
+    pendingOrders: string[];
+    notices: [string, StoredNotice][];
+    documents: [string, DocumentSource][];
+    announcements: [string, StoredAnnouncement][];
+    returnedUnits: [string, BookedReturns][];
+    takeBackOffers: [string, StoredTakeBackOffer][];
+  }[];
+}
+
+/** A stored record: one entry of one of a customer's record maps (`kind`: a `RecordKind`). */
+export interface TenantRecord {
   customerId: string;
-  ordersPlaced: number;
-  orders: [string, StoredOrder][];
-  pendingOrders: string[];
-  notices: [string, StoredNotice][];
-  documents: [string, DocumentSource][];
-  announcements: [string, StoredAnnouncement][];
-  returnedUnits: [string, BookedReturns][];
-  takeBackOffers: [string, StoredTakeBackOffer][];
+  kind: string;
+  key: string;
+  document: string;
 }
 
-export function encodeTenant(tenant: TenantState): string {
-  const document: TenantDocument = {
+/** A record to write: `document` unless deleted. */
+export interface RecordWrite {
+  customerId: string;
+  kind: RecordKind;
+  key: string;
+  change: RecordChange;
+  document?: string;
+}
+
+/** What a save writes: the head, the changed records, and whether to drop every other stored record. */
+export interface TenantWrite {
+  head: string;
+  records: RecordWrite[];
+  /** The records are the whole state (a format 1 head converted): any other stored record goes. */
+  replaceAll: boolean;
+}
+
+export function encodeHead(tenant: TenantState): string {
+  const head: HeadDocument = {
     format: FORMAT,
     counters: tenant.counters,
     ...(tenant.down ? { down: true } : {}),
     customers: [...tenant.customers.values()].map((c) => ({
       customerId: c.customerId,
       ordersPlaced: c.ordersPlaced,
-      orders: [...c.orders],
       pendingOrders: [...c.pendingOrders],
-      notices: [...c.notices],
-      documents: [...c.documents],
-      announcements: [...c.announcements],
-      returnedUnits: [...c.returnedUnits],
-      takeBackOffers: [...c.takeBackOffers],
     })),
   };
-  return JSON.stringify(document);
+  return JSON.stringify(head);
 }
 
-export function decodeTenant(name: string, text: string): TenantState {
-  const document = JSON.parse(text) as TenantDocument;
-  if (document.format !== FORMAT) {
-    throw new Error(`sandbox state of tenant "${name}" has format ${document.format}, expected ${FORMAT}`);
+/** The records the journal names, as they are now. */
+export function encodeChanges(journal: RecordJournal): RecordWrite[] {
+  const writes: RecordWrite[] = [];
+  for (const { map, key, change } of journal.entries()) {
+    const base = { customerId: map.customerId, kind: map.kind, key, change };
+    writes.push(change === 'deleted' ? base : { ...base, document: JSON.stringify(map.get(key)) });
   }
-  const customers = new Map<string, CustomerState>();
-  for (const c of document.customers) {
-    customers.set(c.customerId, {
-      ...newCustomerState(c.customerId),
-      ordersPlaced: c.ordersPlaced,
-      orders: new Map(c.orders),
-      pendingOrders: new Set(c.pendingOrders),
-      notices: new Map(c.notices),
-      documents: new Map(c.documents),
-      announcements: new Map(c.announcements),
-      returnedUnits: new Map(c.returnedUnits),
-      takeBackOffers: new Map(c.takeBackOffers),
-    });
+  return writes;
+}
+
+/**
+ * The tenant from its head and records (in the order stored). With a journal, the state notes its
+ * changes there. `wholeState`: the head was format 1; its records are all noted in the journal, and the
+ * next save must replace every stored record.
+ */
+export function decodeTenant(
+  name: string,
+  headText: string,
+  records: Iterable<TenantRecord>,
+  journal?: RecordJournal,
+): { tenant: TenantState; wholeState: boolean } {
+  const head = JSON.parse(headText) as HeadDocument | WholeStateDocument;
+  if (head.format === WHOLE_STATE_FORMAT) {
+    return { tenant: decodeWholeState(name, head, journal), wholeState: true };
   }
-  return { name, customers, counters: { ...document.counters }, down: document.down === true };
+  if (head.format !== FORMAT) {
+    throw new Error(
+      `sandbox state of tenant "${name}" has format ${String((head as { format: unknown }).format)}, expected ${FORMAT}`,
+    );
+  }
+  const tenant = headOnly(name, head, journal);
+  for (const record of records) {
+    const customer = customerOf(tenant, record.customerId);
+    const map = recordsOf(customer, record.kind);
+    if (map === undefined)
+      throw new Error(`sandbox tenant "${name}" has a record of unknown kind "${record.kind}"`);
+    map.restore([[record.key, JSON.parse(record.document)]]);
+  }
+  return { tenant, wholeState: false };
+}
+
+function headOnly(name: string, head: HeadDocument | WholeStateDocument, journal?: RecordJournal) {
+  const tenant = newTenantState(name, journal);
+  tenant.counters = { ...head.counters };
+  tenant.down = head.down === true;
+  for (const c of head.customers) {
+    const customer = customerOf(tenant, c.customerId);
+    customer.ordersPlaced = c.ordersPlaced;
+    customer.pendingOrders = new Set(c.pendingOrders);
+  }
+  return tenant;
+}
+
+function decodeWholeState(name: string, head: WholeStateDocument, journal?: RecordJournal): TenantState {
+  const tenant = headOnly(name, head, journal);
+  for (const c of head.customers) {
+    const customer = customerOf(tenant, c.customerId);
+    // Set, not restored: noted in the journal, so that the next save writes them as records.
+    const fill = <V>(map: RecordMap<V>, entries: [string, V][]) => {
+      for (const [key, value] of entries) map.set(key, value);
+    };
+    fill(customer.orders, c.orders);
+    fill(customer.notices, c.notices);
+    fill(customer.documents, c.documents);
+    fill(customer.announcements, c.announcements);
+    fill(customer.returnedUnits, c.returnedUnits);
+    fill(customer.takeBackOffers, c.takeBackOffers);
+  }
+  return tenant;
+}
+
+function recordsOf(customer: CustomerState, kind: string): RecordMap<unknown> | undefined {
+  switch (kind as RecordKind) {
+    case 'order':
+      return customer.orders;
+    case 'notice':
+      return customer.notices;
+    case 'document':
+      return customer.documents;
+    case 'announcement':
+      return customer.announcements;
+    case 'returned':
+      return customer.returnedUnits;
+    case 'take-back':
+      return customer.takeBackOffers;
+    default:
+      return undefined;
+  }
 }

@@ -5,12 +5,14 @@ import type { DeliveryNotice } from '../msv3/operations/lieferavis.js';
 import type { ReturnAnnouncementResponse } from '../msv3/operations/retourenavis-ankuendigen.js';
 import type { TakeBackOfferResponse } from '../msv3/operations/ruecknahmeangebot-anfordern.js';
 import { type Contract, contractFor } from './contract.js';
+import { type RecordJournal, RecordMap } from './record-map.js';
 
 /**
  * Everything the mock remembers: tenants (named by the URL path before `/msv3`), inside them customers
  * (the Basic-auth user name), inside them orders, delivery notices, documents, return announcements and
  * take-back offers. Where it is kept, in memory or in the gateway's database, is `world-store.ts`'s
- * business; the handlers change a `TenantState` in place.
+ * business; the handlers change a `TenantState` in place, and set a record again when they changed it
+ * (`record-map.ts`: that is how a persistent world knows what to write).
  */
 
 export interface StoredOrder {
@@ -61,21 +63,21 @@ export interface BookedReturns {
 export interface CustomerState {
   customerId: string;
   contract: Contract;
-  orders: Map<string, StoredOrder>;
+  orders: RecordMap<StoredOrder>;
   /** Orders placed so far (repeats of a known Id not counted; never decreases). */
   ordersPlaced: number;
   /** Ids of night-mode orders not processed yet. */
   pendingOrders: Set<string>;
   /** By `Lieferscheinnummer`, in creation order. */
-  notices: Map<string, StoredNotice>;
-  documents: Map<string, DocumentSource>;
+  notices: RecordMap<StoredNotice>;
+  documents: RecordMap<DocumentSource>;
   /** Rendered PDFs by document id (rendering is deterministic, so the first rendering is kept). */
   renderedDocuments: Map<string, Buffer>;
   /** Binding return announcements by `@ID` (a repeated announcement gets the first answer). */
-  announcements: Map<string, StoredAnnouncement>;
+  announcements: RecordMap<StoredAnnouncement>;
   /** Units accepted for return so far, by `Lieferscheinnummer` + PZN (see `BookedReturns`). */
-  returnedUnits: Map<string, BookedReturns>;
-  takeBackOffers: Map<string, StoredTakeBackOffer>;
+  returnedUnits: RecordMap<BookedReturns>;
+  takeBackOffers: RecordMap<StoredTakeBackOffer>;
 }
 
 export interface TenantState {
@@ -85,6 +87,8 @@ export interface TenantState {
   counters: { deliveryNote: number; returnReference: number; takeBack: number; parcel: number };
   /** Taken down through the control surface (`control.ts`): every SOAP request answers HTTP 503. */
   down: boolean;
+  /** The records changed since the last save, in a persistent world; none in a memory world. */
+  journal?: RecordJournal;
 }
 
 /**
@@ -99,29 +103,30 @@ export interface World {
   findTenant(name: string): TenantState | undefined;
 }
 
-export function newTenantState(name: string): TenantState {
+export function newTenantState(name: string, journal?: RecordJournal): TenantState {
   return {
     name,
     customers: new Map(),
     counters: { deliveryNote: 0, returnReference: 0, takeBack: 0, parcel: 0 },
     down: false,
+    ...(journal === undefined ? {} : { journal }),
   };
 }
 
 /** A customer with nothing stored yet (its contract follows from the user name). */
-export function newCustomerState(customerId: string): CustomerState {
+function newCustomerState(customerId: string, journal?: RecordJournal): CustomerState {
   return {
     customerId,
     contract: contractFor(customerId),
-    orders: new Map(),
+    orders: new RecordMap(customerId, 'order', journal),
     ordersPlaced: 0,
     pendingOrders: new Set(),
-    notices: new Map(),
-    documents: new Map(),
+    notices: new RecordMap(customerId, 'notice', journal),
+    documents: new RecordMap(customerId, 'document', journal),
     renderedDocuments: new Map(),
-    announcements: new Map(),
-    returnedUnits: new Map(),
-    takeBackOffers: new Map(),
+    announcements: new RecordMap(customerId, 'announcement', journal),
+    returnedUnits: new RecordMap(customerId, 'returned', journal),
+    takeBackOffers: new RecordMap(customerId, 'take-back', journal),
   };
 }
 
@@ -129,7 +134,7 @@ export function newCustomerState(customerId: string): CustomerState {
 export function customerOf(tenant: TenantState, customerId: string): CustomerState {
   let customer = tenant.customers.get(customerId);
   if (customer === undefined) {
-    customer = newCustomerState(customerId);
+    customer = newCustomerState(customerId, tenant.journal);
     tenant.customers.set(customerId, customer);
   }
   return customer;

@@ -12,10 +12,10 @@ import { lieferavisBestaetigen } from '../msv3/operations/lieferavis-bestaetigen
 import { retourenavisAnkuendigen } from '../msv3/operations/retourenavis-ankuendigen.js';
 import { ruecknahmeangebotAnfordern } from '../msv3/operations/ruecknahmeangebot-anfordern.js';
 import type { Database } from '../store/database.js';
-import { sandboxTenantDocuments } from '../store/sandbox-state.js';
+import { sandboxTenantStore } from '../store/sandbox-state.js';
 import { RECORD_RETENTION_MS } from './retention.js';
 import { SCENARIO_PZNS } from './scenarios.js';
-import { decodeTenant, encodeTenant } from './state-codec.js';
+import { decodeTenant } from './state-codec.js';
 import {
   CLIENT_ID,
   orderRequest,
@@ -24,7 +24,8 @@ import {
   subOrder,
   uuid,
 } from './test-support/sandbox.js';
-import { persistentWorld, type TenantDocuments } from './world-store.js';
+import { snapshotOf, tenantStoreInMemory, wholeStateDocument } from './test-support/tenant-store.js';
+import { memoryWorld, persistentWorld, type TenantStore } from './world-store.js';
 
 /**
  * The mock with its tenants in a real database (SQLite here; the gateway's processes test PostgreSQL in
@@ -42,22 +43,33 @@ afterAll(async () => {
 
 const clock = manualClock(Date.UTC(2026, 10, 24, 8, 0, 0)); // a Tuesday, 09:00 in Berlin
 const onDatabase = (db: Database) =>
-  startSandbox({ clock, world: persistentWorld(sandboxTenantDocuments(db.db, clock)) });
+  startSandbox({ clock, world: persistentWorld(sandboxTenantStore(db.db, clock)) });
 
 /**
  * SQLite in one process answers at once, so two servers' requests would never overlap: reads that take a
  * few milliseconds let another server write between one request's read and its write, as on PostgreSQL.
  */
-function withSlowReads(documents: TenantDocuments): TenantDocuments {
+function withSlowReads(store: TenantStore): TenantStore {
   return {
     read: async (tenant, knownVersion) => {
-      const stored = await documents.read(tenant, knownVersion);
+      const stored = await store.read(tenant, knownVersion);
       await delay(Math.random() * 5); // a network database's latency, not a wait for anything
-
       return stored;
     },
-    write: (tenant, document, expectedVersion) => documents.write(tenant, document, expectedVersion),
+    write: (tenant, change, expectedVersion) => store.write(tenant, change, expectedVersion),
   };
+}
+
+/** The tenant as a world that has never seen it loads it from the database now. */
+async function loadedFresh(db: Database, tenant: string) {
+  const world = persistentWorld(sandboxTenantStore(db.db, clock));
+  return world.update(tenant, 'read', async (state) => ({ changed: false, snapshot: snapshotOf(state) }));
+}
+
+/** Everything stored for the tenant, head and records, as one text. */
+async function storedText(tenant: string): Promise<string> {
+  const stored = await sandboxTenantStore(database.db, clock).read(tenant);
+  return [stored?.head, ...(stored?.records ?? []).map((r) => r.document)].join('\n');
 }
 
 const neu = (sandbox: Sandbox, username?: string) =>
@@ -65,8 +77,6 @@ const neu = (sandbox: Sandbox, username?: string) =>
 const pdf = async (sandbox: Sandbox, documentId: string, username?: string) =>
   (await sandbox.ok(dokumentAbfragen, { clientSoftwareId: CLIENT_ID, documentId }, { username })).document!
     .data;
-const storedDocument = async (tenant: string) =>
-  (await sandboxTenantDocuments(database.db, clock).read(tenant))?.document;
 
 function noteSequence(notice: DeliveryNotice): number {
   return Number(notice.deliveryNoteNumber.slice(-6));
@@ -75,7 +85,8 @@ function noteSequence(notice: DeliveryNotice): number {
 describe('a second server on the same database', () => {
   it('finds orders, notices, returns and take-back offers, renders the same PDFs and counts on', async () => {
     const username = 'apoRestart';
-    const first = await onDatabase(database);
+    const firstWorld = persistentWorld(sandboxTenantStore(database.db, clock));
+    const first = await startSandbox({ clock, world: firstWorld });
     const order = orderRequest(
       subOrder([
         ['04114918', 3],
@@ -116,6 +127,10 @@ describe('a second server on the same database', () => {
       bestellstatusAbfragen,
       { clientSoftwareId: CLIENT_ID, orderId: order.id },
       { username },
+    );
+    // Every record the requests changed was saved: a world that never saw the tenant loads the same state.
+    expect((await loadedFresh(database, 'test')).snapshot).toEqual(
+      snapshotOf(firstWorld.findTenant('test')!),
     );
     await first.close();
 
@@ -159,8 +174,10 @@ describe('a second server on the same database', () => {
 describe('two servers on one database at once', () => {
   it('give out every delivery-note number once, and each sees the orders of the other', async () => {
     const username = 'apoTwoServers';
-    const started = [database, await database.openAnother()].map((db) =>
-      startSandbox({ clock, world: persistentWorld(withSlowReads(sandboxTenantDocuments(db.db, clock))) }),
+    // Two worlds with caches of their own on one connection: SQLite has one per process (a second one in
+    // this process would wait for the first's transaction while blocking the thread that must end it).
+    const started = [database, database].map((db) =>
+      startSandbox({ clock, world: persistentWorld(withSlowReads(sandboxTenantStore(db.db, clock))) }),
     );
     const [first, second] = await Promise.all(started);
     if (first === undefined || second === undefined) throw new Error('not started');
@@ -195,10 +212,11 @@ describe('two servers on one database at once', () => {
   });
 });
 
-describe('the stored document', () => {
-  it('decodes to the state it was made from (Maps, Sets, order of entries), pending night orders included', async () => {
+describe('the stored head and records', () => {
+  it('decode to the state they were made from (Maps, Sets, order of entries), pending night orders and confirmations included', async () => {
     const username = 'apoCodec';
-    const sandbox = await onDatabase(database);
+    const world = persistentWorld(sandboxTenantStore(database.db, clock));
+    const sandbox = await startSandbox({ clock, world });
     try {
       await sandbox.ok(
         bestellen,
@@ -216,23 +234,116 @@ describe('the stored document', () => {
         orderRequest(subOrder([['01234567', 5]]), subOrder([[SCENARIO_PZNS.ORDER_REJECTED.pzn, 1]])),
         { username },
       );
-      const text = (await storedDocument('test'))!;
-      const decoded = decodeTenant('test', text);
-      expect(encodeTenant(decoded)).toBe(text);
+      const [confirmed] = (await neu(sandbox, username)).notices;
+      await sandbox.ok(
+        lieferavisBestaetigen,
+        { clientSoftwareId: CLIENT_ID, deliveryNoteNumbers: [confirmed!.deliveryNoteNumber] },
+        { username },
+      );
+      const stored = await sandboxTenantStore(database.db, clock).read('test');
+      const decoded = decodeTenant('test', stored!.head!, stored!.records!).tenant;
+      expect(snapshotOf(decoded)).toEqual(snapshotOf(world.findTenant('test')!));
       const customer = decoded.customers.get(username)!;
       expect(customer.orders).toBeInstanceOf(Map);
       expect(customer.pendingOrders).toBeInstanceOf(Set);
       expect(customer.pendingOrders.size).toBe(1);
       expect(customer.ordersPlaced).toBe(3);
       expect(customer.contract.customerId).toBe(username);
-      expect([...customer.notices.keys()]).toEqual(
-        (await neu(sandbox, username)).notices.map((n) => n.deliveryNoteNumber),
-      );
+      expect(customer.notices.get(confirmed!.deliveryNoteNumber)!.confirmed).toBe(true);
+      // In creation order: the confirmed one first, then those `lieferavisAbfrageNeu` still lists.
+      expect([...customer.notices.keys()]).toEqual([
+        confirmed!.deliveryNoteNumber,
+        ...(await neu(sandbox, username)).notices.map((n) => n.deliveryNoteNumber),
+      ]);
       // Rendered PDFs are not kept: they are rendered again, byte for byte the same.
-      expect(text).not.toContain('%PDF');
+      await pdf(sandbox, confirmed!.documentId!, username);
+      expect(await storedText('test')).not.toContain('%PDF');
     } finally {
       await sandbox.close();
     }
+  });
+
+  it('hold a night order once processed later, though the order changed in place', async () => {
+    const username = 'apoNight';
+    const ownClock = manualClock(Date.UTC(2026, 10, 24, 8, 0, 0));
+    const world = persistentWorld(sandboxTenantStore(database.db, ownClock));
+    const sandbox = await startSandbox({ clock: ownClock, world });
+    try {
+      const order = orderRequest(subOrder([[SCENARIO_PZNS.NIGHT_MODE.pzn, 1]]));
+      await sandbox.ok(bestellen, order, { username, tenant: 'night' });
+      ownClock.advance(86_400_000);
+      const status = await sandbox.ok(
+        bestellstatusAbfragen,
+        { clientSoftwareId: CLIENT_ID, orderId: order.id },
+        { username, tenant: 'night' },
+      );
+      expect(status.status).toBe('BestellantwortVerfuegbar');
+      const fresh = await loadedFresh(database, 'night');
+      expect(fresh.snapshot).toEqual(snapshotOf(world.findTenant('night')!));
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('grow by what a request changed: the hundredth order writes what the second did', async () => {
+    const writes: { head: number; records: number; bytes: number }[] = [];
+    const inMemory = tenantStoreInMemory();
+    const store: TenantStore = {
+      read: (tenant, knownVersion) => inMemory.read(tenant, knownVersion),
+      write: (tenant, change, expectedVersion) => {
+        const bytes = change.records.reduce((n, r) => n + (r.document?.length ?? 0), 0);
+        writes.push({ head: change.head.length, records: change.records.length, bytes });
+        return inMemory.write(tenant, change, expectedVersion);
+      },
+    };
+    const sandbox = await startSandbox({ clock, world: persistentWorld(store) });
+    try {
+      for (let i = 0; i < 100; i++) {
+        await sandbox.ok(bestellen, orderRequest(subOrder([['04114918', 2]])), { username: 'apoGrowth' });
+      }
+    } finally {
+      await sandbox.close();
+    }
+    const [second, last] = [writes[1]!, writes.at(-1)!];
+    expect(writes).toHaveLength(100);
+    expect(last.records).toBe(second.records);
+    expect(last.bytes).toBeLessThan(second.bytes * 1.1);
+    expect(last.head - second.head).toBeLessThanOrEqual(10); // its counters have more digits
+  });
+
+  it('read a tenant an earlier version stored whole, and store it as records on its next save', async () => {
+    const username = 'apoFormatOne';
+    const tenant = 'format-one';
+    const earlier = memoryWorld();
+    const before = await startSandbox({ clock, world: earlier });
+    let notices: DeliveryNotice[];
+    try {
+      await before.ok(bestellen, orderRequest(subOrder([['04114918', 2]])), { username, tenant });
+      await before.ok(bestellen, orderRequest(subOrder([['01234567', 1]])), { username, tenant });
+      notices = (await before.ok(lieferavisAbfrageNeu, { clientSoftwareId: CLIENT_ID }, { username, tenant }))
+        .notices;
+    } finally {
+      await before.close();
+    }
+    const store = sandboxTenantStore(database.db, clock);
+    const whole = wholeStateDocument(earlier.findTenant(tenant)!);
+    await store.write(tenant, { head: whole, records: [], replaceAll: false }, 0);
+
+    const world = persistentWorld(store);
+    const sandbox = await startSandbox({ clock, world });
+    try {
+      const listed = (
+        await sandbox.ok(lieferavisAbfrageNeu, { clientSoftwareId: CLIENT_ID }, { username, tenant })
+      ).notices;
+      expect(listed).toEqual(notices);
+      await sandbox.ok(bestellen, orderRequest(subOrder([['04114918', 1]])), { username, tenant });
+    } finally {
+      await sandbox.close();
+    }
+    const stored = await store.read(tenant);
+    expect(JSON.parse(stored!.head!)).toMatchObject({ format: 2 });
+    expect(stored!.records!.filter((r) => r.kind === 'order')).toHaveLength(3);
+    expect((await loadedFresh(database, tenant)).snapshot).toEqual(snapshotOf(world.findTenant(tenant)!));
   });
 
   it('forgets notices, returns and take-back offers after 30 days, so it stays bounded', async () => {
@@ -240,7 +351,7 @@ describe('the stored document', () => {
     const ownClock = manualClock(Date.UTC(2026, 10, 24, 8, 0, 0));
     const sandbox = await startSandbox({
       clock: ownClock,
-      world: persistentWorld(sandboxTenantDocuments(database.db, ownClock)),
+      world: persistentWorld(sandboxTenantStore(database.db, ownClock)),
     });
     try {
       await sandbox.ok(bestellen, orderRequest(subOrder([['04114918', 2]])), {
@@ -254,7 +365,7 @@ describe('the stored document', () => {
           { username, tenant: 'retention' },
         )
       ).notices;
-      expect(await storedDocument('retention')).toContain(notice!.deliveryNoteNumber);
+      expect(await storedText('retention')).toContain(notice!.deliveryNoteNumber);
       ownClock.advance(RECORD_RETENTION_MS + 60_000);
       const error = await sandbox.fails(
         lieferavisAbfrageHist,
@@ -262,7 +373,7 @@ describe('the stored document', () => {
         { username, tenant: 'retention' },
       );
       expect(JSON.stringify(error)).toContain('L001');
-      const text = (await storedDocument('retention'))!;
+      const text = await storedText('retention');
       expect(text).not.toContain(notice!.deliveryNoteNumber);
       expect(text).not.toContain(notice!.documentId!);
     } finally {
@@ -275,23 +386,20 @@ describe('a store that is away', () => {
   it('answers whether a tenant is down from what it saw last (up when never seen), instead of failing', async () => {
     let away = false;
     let reads = 0;
-    const stored = new Map<string, { version: number; document: string }>();
-    const documents: TenantDocuments = {
-      async read(tenant) {
+    const inMemory = tenantStoreInMemory();
+    const store: TenantStore = {
+      async read(tenant, knownVersion) {
         reads++;
         if (away) throw new Error('connection refused');
-        return stored.get(tenant);
+        return inMemory.read(tenant, knownVersion);
       },
-      async write(tenant, document, expectedVersion) {
+      async write(tenant, change, expectedVersion) {
         if (away) throw new Error('connection refused');
-        const version = (stored.get(tenant)?.version ?? 0) + 1;
-        if (expectedVersion !== version - 1) return undefined;
-        stored.set(tenant, { version, document });
-        return version;
+        return inMemory.write(tenant, change, expectedVersion);
       },
     };
     let elapsed = 0;
-    const world = persistentWorld(documents, { retryDelayMs: 1, elapsedMs: () => elapsed });
+    const world = persistentWorld(store, { retryDelayMs: 1, elapsedMs: () => elapsed });
     away = true;
     await expect(world.isDown('sandbox/never-seen')).resolves.toBe(false);
     away = false;

@@ -1,16 +1,25 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { RecordJournal } from './record-map.js';
 import { newTenantState, type StateUse, type TenantState, type World } from './state.js';
-import { decodeTenant, encodeTenant } from './state-codec.js';
+import {
+  decodeTenant,
+  encodeChanges,
+  encodeHead,
+  type TenantRecord,
+  type TenantWrite,
+} from './state-codec.js';
 
 /**
  * Where the mock keeps its tenants. `memoryWorld`: in this process only (the standalone `msv3-gateway
- * mock`, tests). `persistentWorld`: in a store of JSON documents, one per tenant with a version
- * (the gateway's database: `store/sandbox-state.ts`), so the sandbox survives restarts and every
- * gateway instance on one database sees the same one.
+ * mock`, tests). `persistentWorld`: in a store of JSON texts, per tenant a head with a version and one
+ * record per order, notice, document, … (`state-codec.ts`; the gateway's database:
+ * `store/sandbox-state.ts`), so the sandbox survives restarts and every gateway instance on one
+ * database sees the same one.
  *
  * A persistent request loads the tenant (decoding only when another writer changed it), runs the
- * operation on it in memory, and, if that changed the state, saves it if the stored version is still
- * the one it loaded (compare and set). If another instance saved in between, the operation runs again on
+ * operation on it in memory, and, if that changed the state, saves the head and the records it changed
+ * (`record-map.ts`) if the stored version is still the one it loaded (compare and set): a save costs
+ * what the operation touched, however long the tenant's history. If another instance saved in between, the operation runs again on
  * the new state, and the answer sent is the one of the run that was saved, so numbers are never given out
  * twice. Requests for one tenant take turns within the process.
  */
@@ -28,18 +37,25 @@ export interface WorldStore extends World {
   isDown(tenant: string): boolean | Promise<boolean>;
 }
 
-/** Tenant documents kept elsewhere, with a version each (implemented by `store/sandbox-state.ts`). */
-export interface TenantDocuments {
+/** Tenants kept elsewhere, with a version each (implemented by `store/sandbox-state.ts`). */
+export interface TenantStore {
   /**
-   * The tenant's stored version, and its document unless that version is `knownVersion` (the caller has
-   * it already); undefined when nothing is stored.
+   * The tenant's stored version, and its head and records (in the order first stored) unless that
+   * version is `knownVersion` (the caller has it already); undefined when nothing is stored.
    */
-  read(tenant: string, knownVersion?: number): Promise<{ version: number; document?: string } | undefined>;
+  read(tenant: string, knownVersion?: number): Promise<StoredTenant | undefined>;
   /**
-   * Stores the document if the stored version is still `expectedVersion` (0: nothing stored yet);
-   * resolves to the new version, or undefined when another writer came first.
+   * Stores the head and applies the record writes, all or nothing, if the stored version is still
+   * `expectedVersion` (0: nothing stored yet); resolves to the new version, or undefined when another
+   * writer came first.
    */
-  write(tenant: string, document: string, expectedVersion: number): Promise<number | undefined>;
+  write(tenant: string, change: TenantWrite, expectedVersion: number): Promise<number | undefined>;
+}
+
+interface StoredTenant {
+  version: number;
+  head?: string;
+  records?: TenantRecord[];
 }
 
 export function memoryWorld(): WorldStore {
@@ -68,7 +84,15 @@ const DOWN_CHECK_MS = 1_000;
 
 interface Loaded {
   state: TenantState;
+  journal: RecordJournal;
   version: number;
+  /** The stored head was format 1 (everything in it): the next save replaces every stored record. */
+  replaceAll: boolean;
+}
+
+function fresh(name: string): Loaded {
+  const journal = new RecordJournal();
+  return { state: newTenantState(name, journal), journal, version: 0, replaceAll: false };
 }
 
 export interface PersistentWorldOptions {
@@ -81,10 +105,7 @@ export interface PersistentWorldOptions {
   elapsedMs?: () => number;
 }
 
-export function persistentWorld(
-  documents: TenantDocuments,
-  options: PersistentWorldOptions = {},
-): WorldStore {
+export function persistentWorld(store: TenantStore, options: PersistentWorldOptions = {}): WorldStore {
   const retryDelayMs = options.retryDelayMs ?? 100;
   const elapsedMs = options.elapsedMs ?? (() => performance.now());
   /** The tenants as last loaded or saved here; a tenant whose save failed or lost is dropped. */
@@ -95,14 +116,16 @@ export function persistentWorld(
 
   async function load(name: string): Promise<Loaded> {
     const cached = cache.get(name);
-    const stored = await documents.read(name, cached?.version);
+    const stored = await store.read(name, cached?.version);
     let loaded: Loaded;
     if (stored === undefined) {
-      loaded = cached?.version === 0 ? cached : { state: newTenantState(name), version: 0 };
+      loaded = cached?.version === 0 ? cached : fresh(name);
     } else if (cached !== undefined && stored.version === cached.version) {
       loaded = cached;
     } else {
-      loaded = { state: decodeTenant(name, stored.document ?? ''), version: stored.version };
+      const journal = new RecordJournal();
+      const { tenant, wholeState } = decodeTenant(name, stored.head ?? '', stored.records ?? [], journal);
+      loaded = { state: tenant, journal, version: stored.version, replaceAll: wholeState };
     }
     cache.set(name, loaded);
     return loaded;
@@ -115,9 +138,16 @@ export function persistentWorld(
     const loaded = await load(name);
     const result = await answer(loaded.state);
     if (!result.changed) return result;
-    const version = await documents.write(name, encodeTenant(loaded.state), loaded.version);
+    const change: TenantWrite = {
+      head: encodeHead(loaded.state),
+      records: encodeChanges(loaded.journal),
+      replaceAll: loaded.replaceAll,
+    };
+    const version = await store.write(name, change, loaded.version);
     if (version === undefined) return undefined;
     loaded.version = version;
+    loaded.replaceAll = false;
+    loaded.journal.clear();
     return result;
   }
 

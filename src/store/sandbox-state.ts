@@ -1,56 +1,146 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../lib/clock.js';
 import type { Tables } from './schema.js';
 
 /**
- * The sandbox wholesaler's state in the gateway's database: one JSON document per tenant with a
- * version. The mock (`mock/world-store.ts`, `persistentWorld`) reads it before a request and writes it
- * after one that changed it, only if nobody else wrote in between, so every gateway on this database
- * sees one sandbox and no number is given out twice. What the document holds is the mock's business.
+ * The sandbox wholesaler's state in the gateway's database: per tenant a head (a small JSON document
+ * with a version, `sandbox_tenants`) and its records (`sandbox_records`: one row per order, notice,
+ * document, …). The mock (`mock/world-store.ts`, `persistentWorld`) reads a tenant before a request and
+ * after one that changed it writes the head and the changed records in one transaction, only if nobody
+ * else wrote in between, so every gateway on this database sees one sandbox and no number is given out
+ * twice. What the texts hold is the mock's business (`mock/state-codec.ts`).
  */
-export function sandboxTenantDocuments(db: Kysely<Tables>, clock: Clock) {
+
+export interface SandboxRecord {
+  customerId: string;
+  kind: string;
+  key: string;
+  document: string;
+}
+
+/** A record write: `set` stores `document`, `deleted` removes, `moved` removes and stores it anew (last). */
+export interface SandboxRecordWrite {
+  customerId: string;
+  kind: string;
+  key: string;
+  change: 'set' | 'deleted' | 'moved';
+  document?: string;
+}
+
+/** Reads that saw another writer's save between the head and the records, at most, before failing. */
+const MAX_TORN_READS = 5;
+
+export function sandboxTenantStore(db: Kysely<Tables>, clock: Clock) {
+  const versionOf = async (tenant: string) =>
+    (await db.selectFrom('sandbox_tenants').select('version').where('tenant', '=', tenant).executeTakeFirst())
+      ?.version;
+
   return {
-    /** The stored version, and the document unless the caller already has that version. */
+    /** The stored version, and the head and records unless the caller already has that version. */
     async read(
       tenant: string,
       knownVersion?: number,
-    ): Promise<{ version: number; document?: string } | undefined> {
-      if (knownVersion !== undefined) {
-        const row = await db
+    ): Promise<{ version: number; head?: string; records?: SandboxRecord[] } | undefined> {
+      let version = await versionOf(tenant);
+      for (let attempt = 1; ; attempt++) {
+        if (version === undefined) return undefined;
+        if (version === knownVersion) return { version };
+        // A save writes head and records in one transaction and raises the version: records read between
+        // two reads of the same version belong to it.
+        const records = await db
+          .selectFrom('sandbox_records')
+          .select(['customer_id', 'kind', 'key', 'document'])
+          .where('tenant', '=', tenant)
+          .orderBy('seq')
+          .execute();
+        const head = await db
           .selectFrom('sandbox_tenants')
-          .select('version')
+          .select(['version', 'document'])
           .where('tenant', '=', tenant)
           .executeTakeFirst();
-        if (row === undefined) return undefined;
-        if (row.version === knownVersion) return { version: row.version };
+        if (head?.version === version) {
+          return {
+            version,
+            head: head.document,
+            records: records.map((r) => ({
+              customerId: r.customer_id,
+              kind: r.kind,
+              key: r.key,
+              document: r.document,
+            })),
+          };
+        }
+        if (attempt >= MAX_TORN_READS) throw new Error(`the sandbox state of "${tenant}" kept changing`);
+        version = head?.version;
       }
-      // With the document, and the version that goes with it (it may have moved on since the first read).
-      return db
-        .selectFrom('sandbox_tenants')
-        .select(['version', 'document'])
-        .where('tenant', '=', tenant)
-        .executeTakeFirst();
     },
 
-    /** Writes if the stored version is `expectedVersion` (0: no row yet); the new version, or undefined. */
-    async write(tenant: string, document: string, expectedVersion: number): Promise<number | undefined> {
-      const version = expectedVersion + 1;
-      const updatedAt = clock.now();
-      if (expectedVersion === 0) {
-        const inserted = await db
-          .insertInto('sandbox_tenants')
-          .values({ tenant, version, document, updated_at: updatedAt })
-          .onConflict((oc) => oc.column('tenant').doNothing())
-          .executeTakeFirst();
-        return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1 ? version : undefined;
-      }
-      const updated = await db
-        .updateTable('sandbox_tenants')
-        .set({ version, document, updated_at: updatedAt })
-        .where('tenant', '=', tenant)
-        .where('version', '=', expectedVersion)
-        .executeTakeFirst();
-      return Number(updated.numUpdatedRows) === 1 ? version : undefined;
+    /**
+     * Writes the head and the records if the stored version is `expectedVersion` (0: no row yet), all in
+     * one transaction; `replaceAll` drops the tenant's other records first. The new version, or undefined.
+     */
+    write(
+      tenant: string,
+      change: { head: string; records: readonly SandboxRecordWrite[]; replaceAll: boolean },
+      expectedVersion: number,
+    ): Promise<number | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const version = await writeHead(trx, tenant, change.head, expectedVersion, clock.now());
+        if (version === undefined) return undefined;
+        if (change.replaceAll) await trx.deleteFrom('sandbox_records').where('tenant', '=', tenant).execute();
+        for (const record of change.records) await writeRecord(trx, tenant, record);
+        return version;
+      });
     },
   };
+}
+
+async function writeHead(
+  trx: Transaction<Tables>,
+  tenant: string,
+  document: string,
+  expectedVersion: number,
+  updatedAt: number,
+): Promise<number | undefined> {
+  const version = expectedVersion + 1;
+  if (expectedVersion === 0) {
+    const inserted = await trx
+      .insertInto('sandbox_tenants')
+      .values({ tenant, version, document, updated_at: updatedAt })
+      .onConflict((oc) => oc.column('tenant').doNothing())
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1 ? version : undefined;
+  }
+  // On PostgreSQL this locks the row: a second writer from the same version waits, then matches nothing.
+  const updated = await trx
+    .updateTable('sandbox_tenants')
+    .set({ version, document, updated_at: updatedAt })
+    .where('tenant', '=', tenant)
+    .where('version', '=', expectedVersion)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1 ? version : undefined;
+}
+
+async function writeRecord(trx: Transaction<Tables>, tenant: string, record: SandboxRecordWrite) {
+  const { customerId, kind, key, change, document } = record;
+  if (change !== 'set') {
+    await trx
+      .deleteFrom('sandbox_records')
+      .where('tenant', '=', tenant)
+      .where('customer_id', '=', customerId)
+      .where('kind', '=', kind)
+      .where('key', '=', key)
+      .execute();
+  }
+  if (change === 'deleted') return;
+  if (document === undefined) throw new Error(`the sandbox record "${kind}" "${key}" has no document`);
+  await trx
+    .insertInto('sandbox_records')
+    .values({ tenant, customer_id: customerId, kind, key, document })
+    .onConflict((oc) =>
+      oc.columns(['tenant', 'customer_id', 'kind', 'key']).doUpdateSet((eb) => ({
+        document: eb.ref('excluded.document'),
+      })),
+    )
+    .execute();
 }

@@ -3,7 +3,7 @@ import type { DeliveryNoticesTable } from './delivery-notices-table.js';
 import type { IdempotencyKeysTable } from './idempotency-table.js';
 import type { OrderSplitsTable } from './order-splits-table.js';
 import type { OrderFillsTable, OrderHistoryTable, OrderLinesTable, OrdersTable } from './orders-table.js';
-import type { SandboxTenantsTable } from './sandbox-tenants-table.js';
+import type { SandboxRecordsTable, SandboxTenantsTable } from './sandbox-tenants-table.js';
 import type {
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
@@ -32,6 +32,7 @@ export interface Tables {
   order_history: OrderHistoryTable;
   order_splits: OrderSplitsTable;
   sandbox_tenants: SandboxTenantsTable;
+  sandbox_records: SandboxRecordsTable;
 }
 
 export interface AccountsTable {

@@ -10,6 +10,7 @@ import * as sandboxTenants from './008_sandbox_tenants.js';
 import * as rateLimits from './009_rate_limits.js';
 import * as orderRecords from './010_order_records.js';
 import * as orderSplits from './011_order_splits.js';
+import * as sandboxRecords from './012_sandbox_records.js';
 
 /**
  * Every migration, in order. Listed in code (not read from a folder) so they run the same from
@@ -29,4 +30,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '009_rate_limits': rateLimits,
   '010_order_records': orderRecords,
   '011_order_splits': orderSplits,
+  '012_sandbox_records': sandboxRecords,
 };
