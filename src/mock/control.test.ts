@@ -111,6 +111,33 @@ describe('the control surface', () => {
     expect(listed).toEqual(
       expect.arrayContaining([notice!.deliveryNoteNumber, full.notices[0]!.deliveryNoteNumber]),
     );
+    // The order's notices are all three, in the order they were made.
+    const all = await control({ action: 'order-notices', orderId: request.id });
+    expect(all.ok && all.notices.map((n) => n.deliveryNoteNumber)).toEqual([
+      ...numbers,
+      full.notices[0]!.deliveryNoteNumber,
+    ]);
+  });
+
+  it("finds the notices of an order stored before orders kept their notices' numbers", async () => {
+    const world = memoryWorld();
+    const own = await startSandbox({ clock, world });
+    try {
+      const request = orderRequest(subOrder([['04114918', 4]]), subOrder([['01234567', 1]]));
+      await own.ok(bestellen, request);
+      const ask = () =>
+        sendControl(own.mock.baseUrl({ tenant: 'test' }), CUSTOMER, {
+          action: 'order-notices',
+          orderId: request.id,
+        });
+      const kept = await ask();
+      expect(kept.ok && kept.notices.length).toBeGreaterThan(0);
+      const stored = world.findTenant('test')!.customers.get(CUSTOMER)!.orders.get(request.id)!;
+      delete stored.noticeNumbers;
+      expect(await ask()).toEqual(kept);
+    } finally {
+      await own.close();
+    }
   });
 
   it('refuses to deliver an order that is not processed, and orders of another customer or tenant are unknown', async () => {

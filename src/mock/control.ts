@@ -44,8 +44,12 @@ function field<T>(input: unknown, name: string, type: 'string' | 'boolean'): T |
   return typeof value === type ? (value as T) : undefined;
 }
 
-/** The notices whose lines belong to one of the order's sub-orders, in creation order. */
+/** The order's notices still kept (each is forgotten 30 days after it was made), in creation order. */
 function noticesOf(customer: CustomerState, order: StoredOrder): DeliveryNotice[] {
+  if (order.noticeNumbers !== undefined) {
+    return order.noticeNumbers.flatMap((number) => customer.notices.get(number)?.notice ?? []);
+  }
+  // An order stored before it kept its notices' numbers: the notices whose lines name its sub-orders.
   const subOrders = new Set(order.request.subOrders.map((s) => s.id));
   return [...customer.notices.values()]
     .map((stored) => stored.notice)
@@ -119,6 +123,10 @@ export function runControl(
       );
       if (notices.length === 0) {
         return refused(409, 'nothing_to_deliver', `Order ${orderId} has no line to deliver.`, settled);
+      }
+      if (order.noticeNumbers !== undefined) {
+        const issued = notices.map((n) => n.deliveryNoteNumber);
+        customer.orders.set(order.id, { ...order, noticeNumbers: [...order.noticeNumbers, ...issued] });
       }
       return { status: 200, body: { order_id: orderId, notices }, changed: true };
     }

@@ -89,6 +89,7 @@ export function processOrder(
   const answers = order.request.subOrders.map((sub) => answerSubOrder(sub, terms));
   const notices = issueDeliveryNotices(env, tenant, customer, order.request, answers, at);
   order.processed = answers;
+  order.noticeNumbers = notices.map((n) => n.deliveryNoteNumber);
   customer.orders.set(order.id, order); // changed in place: set again to be saved (record-map.ts)
   customer.pendingOrders.delete(order.id);
   return { answers, notices };

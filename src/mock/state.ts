@@ -27,6 +27,11 @@ export interface StoredOrder {
   readyAt: number;
   /** The sub-order answers once processed (what `bestellstatusAbfragen` returns). */
   processed?: SubOrderAnswer[];
+  /**
+   * The `Lieferscheinnummer`s of the notices issued for this order, in creation order, so that finding
+   * them does not read every notice of the customer. Absent in orders stored before it was kept.
+   */
+  noticeNumbers?: string[];
 }
 
 export interface StoredNotice {
