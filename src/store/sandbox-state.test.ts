@@ -114,4 +114,35 @@ describeEachDialect('sandbox tenants: heads and records', (getDatabase) => {
     expect(await keysOf(reopened, tenantA)).toEqual(['order:same=A']);
     expect(await keysOf(reopened, tenantB)).toEqual(['order:same=B']);
   });
+
+  it('reads a head and the records written with it, while another connection keeps writing', async () => {
+    const database = getDatabase();
+    const writer = sandboxTenantStore(
+      database.dialect === 'postgres' ? (await database.openAnother()).db : database.db,
+      clock,
+    );
+    const reader = sandboxTenantStore(database.db, clock);
+    const tenant = newTenant();
+    const generation = (n: number) =>
+      write(
+        JSON.stringify({ n }),
+        [set('a', String(n)), set('b', String(n)), set(`only-${n}`, String(n))],
+        true,
+      );
+    await writer.write(tenant, generation(1), 0);
+    let stop = false;
+    const writing = (async () => {
+      for (let n = 2; !stop && n < 400; n++) await writer.write(tenant, generation(n), n - 1);
+    })();
+    try {
+      for (let i = 0; i < 100; i++) {
+        const stored = await reader.read(tenant);
+        const { n } = JSON.parse(stored!.head!) as { n: number };
+        expect(stored!.records!.map((r) => r.document)).toEqual([String(n), String(n), String(n)]);
+      }
+    } finally {
+      stop = true;
+      await writing;
+    }
+  });
 });

@@ -27,40 +27,42 @@ export interface SandboxRecordWrite {
   document?: string;
 }
 
-/** Reads that saw another writer's save between the head and the records, at most, before failing. */
-const MAX_TORN_READS = 5;
-
 export function sandboxTenantStore(db: Kysely<Tables>, clock: Clock) {
-  const versionOf = async (tenant: string) =>
-    (await db.selectFrom('sandbox_tenants').select('version').where('tenant', '=', tenant).executeTakeFirst())
-      ?.version;
-
   return {
     /** The stored version, and the head and records unless the caller already has that version. */
     async read(
       tenant: string,
       knownVersion?: number,
     ): Promise<{ version: number; head?: string; records?: SandboxRecord[] } | undefined> {
-      let version = await versionOf(tenant);
-      for (let attempt = 1; ; attempt++) {
-        if (version === undefined) return undefined;
-        if (version === knownVersion) return { version };
-        // A save writes head and records in one transaction and raises the version: records read between
-        // two reads of the same version belong to it.
-        const records = await db
-          .selectFrom('sandbox_records')
-          .select(['customer_id', 'kind', 'key', 'document'])
-          .where('tenant', '=', tenant)
-          .orderBy('seq')
-          .execute();
-        const head = await db
+      if (knownVersion !== undefined) {
+        const row = await db
           .selectFrom('sandbox_tenants')
-          .select(['version', 'document'])
+          .select('version')
           .where('tenant', '=', tenant)
           .executeTakeFirst();
-        if (head?.version === version) {
+        if (row === undefined) return undefined;
+        if (row.version === knownVersion) return { version: row.version };
+      }
+      // Head and records from one snapshot, as a save writes them in one transaction (on PostgreSQL each
+      // statement of a read-committed transaction would see the saves committed before it).
+      return db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const head = await trx
+            .selectFrom('sandbox_tenants')
+            .select(['version', 'document'])
+            .where('tenant', '=', tenant)
+            .executeTakeFirst();
+          if (head === undefined) return undefined;
+          const records = await trx
+            .selectFrom('sandbox_records')
+            .select(['customer_id', 'kind', 'key', 'document'])
+            .where('tenant', '=', tenant)
+            .orderBy('seq')
+            .execute();
           return {
-            version,
+            version: head.version,
             head: head.document,
             records: records.map((r) => ({
               customerId: r.customer_id,
@@ -69,10 +71,7 @@ export function sandboxTenantStore(db: Kysely<Tables>, clock: Clock) {
               document: r.document,
             })),
           };
-        }
-        if (attempt >= MAX_TORN_READS) throw new Error(`the sandbox state of "${tenant}" kept changing`);
-        version = head?.version;
-      }
+        });
     },
 
     /**
