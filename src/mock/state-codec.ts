@@ -28,6 +28,16 @@ import { customerOf, newTenantState } from './state.js';
 const FORMAT = 2;
 const WHOLE_STATE_FORMAT = 1;
 
+/** Each record kind's map in a customer's state (and its field in a format 1 document). */
+const RECORD_MAPS = {
+  order: 'orders',
+  notice: 'notices',
+  document: 'documents',
+  announcement: 'announcements',
+  returned: 'returnedUnits',
+  'take-back': 'takeBackOffers',
+} as const satisfies Record<RecordKind, keyof CustomerState>;
+
 interface HeadDocument {
   format: typeof FORMAT;
   counters: TenantState['counters'];
@@ -150,34 +160,14 @@ function decodeWholeState(name: string, head: WholeStateDocument, journal?: Reco
   for (const c of head.customers) {
     const customer = customerOf(tenant, c.customerId);
     // Set, not restored: noted in the journal, so that the next save writes them as records.
-    const fill = <V>(map: RecordMap<V>, entries: [string, V][]) => {
-      for (const [key, value] of entries) map.set(key, value);
-    };
-    fill(customer.orders, c.orders);
-    fill(customer.notices, c.notices);
-    fill(customer.documents, c.documents);
-    fill(customer.announcements, c.announcements);
-    fill(customer.returnedUnits, c.returnedUnits);
-    fill(customer.takeBackOffers, c.takeBackOffers);
+    for (const field of Object.values(RECORD_MAPS)) {
+      const map = customer[field] as RecordMap<unknown>;
+      for (const [key, value] of c[field]) map.set(key, value);
+    }
   }
   return tenant;
 }
 
 function recordsOf(customer: CustomerState, kind: string): RecordMap<unknown> | undefined {
-  switch (kind as RecordKind) {
-    case 'order':
-      return customer.orders;
-    case 'notice':
-      return customer.notices;
-    case 'document':
-      return customer.documents;
-    case 'announcement':
-      return customer.announcements;
-    case 'returned':
-      return customer.returnedUnits;
-    case 'take-back':
-      return customer.takeBackOffers;
-    default:
-      return undefined;
-  }
+  return Object.hasOwn(RECORD_MAPS, kind) ? customer[RECORD_MAPS[kind as RecordKind]] : undefined;
 }
