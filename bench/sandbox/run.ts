@@ -10,7 +10,9 @@
  * order; at the end, the bytes the tenant takes in the database. BENCH_RUNS rounds (default 3) of all
  * stores in turn; medians per block. The ratios that matter: the last block's CPU per order against the
  * first block's in the same store (does a long history cost more?), and against the memory world's last
- * block (what persisting costs). Writes bench/results/sandbox.json.
+ * block (what persisting costs). Then the same orders through the gateway as an integrator places them
+ * (`through-gateway.ts`: `POST /v1/orders` with a test key, the gateway on SQLite), the gateway
+ * process's CPU per order per block. Writes bench/results/sandbox.json.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -24,6 +26,8 @@ import { bestellen } from '../../src/msv3/operations/bestellen.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { sandboxTenantStore } from '../../src/store/sandbox-state.js';
+import { stopAll } from '../common/processes.js';
+import { ordersThroughGateway } from './through-gateway.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(HERE, '..', 'results', 'sandbox.json');
@@ -154,6 +158,7 @@ async function oneRun(): Promise<Record<string, StoreRun>> {
   }
   const postgres = process.env.TEST_DATABASE_URL;
   if (postgres !== undefined && postgres !== '') runs.postgres = await onPostgres(postgres);
+  runs.gateway = { blocks: await ordersThroughGateway(ORDERS, BLOCK) };
   return runs;
 }
 
@@ -173,14 +178,28 @@ async function main(): Promise<void> {
     setup: { orders: ORDERS, block: BLOCK, articles_per_order: 2, one_customer: true, runs: RUNS },
     summary: Object.fromEntries(
       stores
-        .filter((name) => name !== 'memory')
+        .filter((name) => name !== 'memory' && name !== 'gateway')
         .map((name) => [name, summary(medians[name]!, medians.memory!, runs[0]![name]!.stored_bytes)]),
     ),
+    through_gateway: {
+      first_block_cpu_us_per_order: medians.gateway![0]!.cpu_us_per_order,
+      last_block_cpu_us_per_order: medians.gateway!.at(-1)!.cpu_us_per_order,
+      last_over_first: round(
+        medians.gateway!.at(-1)!.cpu_us_per_order / medians.gateway![0]!.cpu_us_per_order,
+        2,
+      ),
+    },
     median_blocks: medians,
     runs,
   };
   writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(results.summary, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ...results.summary, gateway: results.through_gateway }, null, 2)}\n`,
+  );
 }
 
-await main();
+try {
+  await main();
+} finally {
+  stopAll();
+}

@@ -19,9 +19,9 @@ import {
  * A persistent request loads the tenant (decoding only when another writer changed it), runs the
  * operation on it in memory, and, if that changed the state, saves the head and the records it changed
  * (`record-map.ts`) if the stored version is still the one it loaded (compare and set): a save costs
- * what the operation touched, however long the tenant's history. If another instance saved in between, the operation runs again on
- * the new state, and the answer sent is the one of the run that was saved, so numbers are never given out
- * twice. Requests for one tenant take turns within the process.
+ * what the operation touched, however long the tenant's history. If another instance saved in between,
+ * the operation runs again on the new state, and the answer sent is the one of the run that was saved,
+ * so numbers are never given out twice. Requests for one tenant take turns within the process.
  */
 export interface WorldStore extends World {
   /** Runs `answer` on the tenant's current state and keeps what it changed (`changed`). */
