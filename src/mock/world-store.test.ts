@@ -66,10 +66,10 @@ async function loadedFresh(db: Database, tenant: string) {
   return world.update(tenant, 'read', async (state) => ({ changed: false, snapshot: snapshotOf(state) }));
 }
 
-/** Everything stored for the tenant, head and records, as one text. */
+/** Everything stored for the tenant, head and records with their keys, as one text. */
 async function storedText(tenant: string): Promise<string> {
   const stored = await sandboxTenantStore(database.db, clock).read(tenant);
-  return [stored?.head, ...(stored?.records ?? []).map((r) => r.document)].join('\n');
+  return [stored?.head, ...(stored?.records ?? []).map((r) => `${r.key} ${r.document}`)].join('\n');
 }
 
 const neu = (sandbox: Sandbox, username?: string) =>
@@ -365,17 +365,62 @@ describe('the stored head and records', () => {
           { username, tenant: 'retention' },
         )
       ).notices;
-      expect(await storedText('retention')).toContain(notice!.deliveryNoteNumber);
-      ownClock.advance(RECORD_RETENTION_MS + 60_000);
+      const on = { username, tenant: 'retention' };
+      const offer = await sandbox.ok(
+        ruecknahmeangebotAnfordern,
+        { clientSoftwareId: CLIENT_ID, id: uuid(), articles: [{ pzn: '04114918', quantity: 1 }] },
+        on,
+      );
+      const announced = await sandbox.ok(
+        retourenavisAnkuendigen,
+        {
+          clientSoftwareId: CLIENT_ID,
+          announcement: {
+            id: uuid(),
+            supportId: 7,
+            positions: [
+              {
+                positionRef: 1,
+                deliveryNoteNumber: notice!.deliveryNoteNumber,
+                pzn: '04114918',
+                quantity: 1,
+                reason: 'Beschaedigt',
+              },
+            ],
+          },
+        },
+        on,
+      );
+      const slipId = announced.answer!.portions[0]!.documentId!;
+      const before = await storedText('retention');
+      const booked = `${notice!.deliveryNoteNumber}|04114918`; // the units accepted for return
+      for (const kept of [notice!.documentId!, slipId, offer.referenceId!, booked]) {
+        expect(before).toContain(kept);
+      }
+      // A day before the first records are due, an order that stays after they go.
+      ownClock.advance(RECORD_RETENTION_MS - 86_400_000);
+      await sandbox.ok(bestellen, orderRequest(subOrder([['01234567', 1]])), on);
+      const later = (await sandbox.ok(lieferavisAbfrageNeu, { clientSoftwareId: CLIENT_ID }, on)).notices.at(
+        -1,
+      );
+      ownClock.advance(86_400_000 + 60_000);
       const error = await sandbox.fails(
         lieferavisAbfrageHist,
         { clientSoftwareId: CLIENT_ID, deliveryNoteNumber: notice!.deliveryNoteNumber },
-        { username, tenant: 'retention' },
+        on,
       );
       expect(JSON.stringify(error)).toContain('L001');
       const text = await storedText('retention');
-      expect(text).not.toContain(notice!.deliveryNoteNumber);
-      expect(text).not.toContain(notice!.documentId!);
+      for (const gone of [notice!.deliveryNoteNumber, notice!.documentId!, slipId, offer.referenceId!]) {
+        expect(text).not.toContain(gone);
+      }
+      expect(text).toContain(later!.documentId!);
+      const pdfOfLater = await sandbox.ok(
+        dokumentAbfragen,
+        { clientSoftwareId: CLIENT_ID, documentId: later!.documentId! },
+        on,
+      );
+      expect(pdfOfLater.document?.data.subarray(0, 5).toString()).toBe('%PDF-');
     } finally {
       await sandbox.close();
     }
