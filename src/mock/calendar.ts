@@ -25,50 +25,55 @@ export interface Calendar {
   addDays(date: string, days: number): string;
 }
 
-const WEEKDAYS: Record<string, VertragsdatenTag> = {
-  Mon: 'Mo',
-  Tue: 'Di',
-  Wed: 'Mi',
-  Thu: 'Do',
-  Fri: 'Fr',
-  Sat: 'Sa',
-  Sun: 'So',
-};
+/** `VertragsdatenTag` by `Date.getUTCDay()` (0 = Sunday). */
+const WEEKDAYS: readonly VertragsdatenTag[] = ['So', 'Mo', 'Di', 'Mi', 'Do', 'Fr', 'Sa'];
+
+const QUARTER_HOUR_MS = 900_000;
+/** Offsets kept per calendar (some 100 days of quarter hours); then the cache starts again. */
+const KEPT_OFFSETS = 10_000;
 
 export function createCalendar(timeZone: string): Calendar {
   // Throws a RangeError for an unknown zone, at start-up rather than on the first request.
-  const format = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    weekday: 'short',
-    timeZoneName: 'longOffset',
-  });
+  const offsetFormat = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
+  const offsets = new Map<number, number>();
 
-  function parts(epochMs: number) {
-    const p: Record<string, string> = {};
-    for (const part of format.formatToParts(new Date(epochMs))) p[part.type] = part.value;
-    // `longOffset` yields `GMT+01:00`, or plain `GMT` for a zero offset.
-    const offset = p.timeZoneName === 'GMT' ? '+00:00' : (p.timeZoneName ?? 'GMT+00:00').slice(3);
-    return {
-      date: `${p.year}-${p.month}-${p.day}`,
-      hour: Number(p.hour),
-      minute: Number(p.minute),
-      second: Number(p.second),
-      weekday: WEEKDAYS[p.weekday ?? ''] ?? 'Mo',
-      offset,
-    };
+  /**
+   * The zone's offset from UTC in minutes. Intl is asked once per quarter hour (UTC) and the answer
+   * kept: since 1980 every zone has changed its offset only at quarter hours of UTC (its changes come
+   * at full or half local hours, and offsets are whole quarter hours), and the sandbox asks about the
+   * same few days again and again, where Intl takes some microseconds per question.
+   */
+  function offsetMinutes(epochMs: number): number {
+    const quarter = Math.floor(epochMs / QUARTER_HOUR_MS);
+    let offset = offsets.get(quarter);
+    if (offset === undefined) {
+      const name = offsetFormat
+        .formatToParts(new Date(quarter * QUARTER_HOUR_MS))
+        .find((part) => part.type === 'timeZoneName')?.value;
+      // `longOffset` writes `GMT+01:00`, or plain `GMT` for a zero offset.
+      const match = /^GMT([+-])(\d\d):(\d\d)/.exec(name ?? '');
+      offset = match === null ? 0 : (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3]));
+      if (offsets.size >= KEPT_OFFSETS) offsets.clear();
+      offsets.set(quarter, offset);
+    }
+    return offset;
   }
 
-  function offsetMinutes(epochMs: number): number {
-    const offset = parts(epochMs).offset;
-    const sign = offset.startsWith('-') ? -1 : 1;
-    return sign * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6)));
+  /** The local wall time: the instant moved by the zone's offset, read as if it were UTC. */
+  function parts(epochMs: number) {
+    const offset = offsetMinutes(epochMs);
+    const local = new Date(epochMs + offset * 60_000);
+    const sign = offset < 0 ? '-' : '+';
+    const hh = String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0');
+    const mm = String(Math.abs(offset) % 60).padStart(2, '0');
+    return {
+      date: local.toISOString().slice(0, 10),
+      hour: local.getUTCHours(),
+      minute: local.getUTCMinutes(),
+      second: local.getUTCSeconds(),
+      weekday: WEEKDAYS[local.getUTCDay()]!,
+      offset: `${sign}${hh}:${mm}`,
+    };
   }
 
   return {
