@@ -2,28 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createCalendar } from './calendar.js';
 
-/** The calendar's answers as Intl gives them for one instant: the reference. */
+/** The calendar's answers as Intl gives them for one instant, field by field: the reference. */
 function viaIntl(timeZone: string, epochMs: number) {
-  const format = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    weekday: 'short',
-    timeZoneName: 'longOffset',
-  });
-  const p: Record<string, string> = {};
-  for (const part of format.formatToParts(new Date(epochMs))) p[part.type] = part.value;
-  const offset = p.timeZoneName === 'GMT' ? '+00:00' : p.timeZoneName!.slice(3);
-  const weekday = { Mon: 'Mo', Tue: 'Di', Wed: 'Mi', Thu: 'Do', Fri: 'Fr', Sat: 'Sa', Sun: 'So' }[p.weekday!];
-  const date = `${p.year}-${p.month}-${p.day}`;
+  const instant = new Date(epochMs);
+  // Swedish writes `2026-01-05 14:00:00`, ISO's order.
+  const [date = '', time = ''] = instant.toLocaleString('sv-SE', { timeZone, hourCycle: 'h23' }).split(' ');
+  const zone = instant.toLocaleString('en-US', { timeZone, timeZoneName: 'longOffset' }).split(' GMT')[1];
+  const weekday = instant.toLocaleDateString('de-DE', { timeZone, weekday: 'short' }).slice(0, 2);
+  const [hour = '', minute = ''] = time.split(':');
   return {
-    at: { date, hour: Number(p.hour), minute: Number(p.minute), weekday },
-    dateTime: `${date}T${p.hour}:${p.minute}:${p.second}${offset}`,
+    at: { date, hour: Number(hour), minute: Number(minute), weekday },
+    dateTime: `${date}T${time}${zone === '' || zone === undefined ? '+00:00' : zone}`,
   };
 }
 

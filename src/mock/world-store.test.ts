@@ -74,6 +74,32 @@ async function storedText(tenant: string): Promise<string> {
 
 const neu = (sandbox: Sandbox, username?: string) =>
   sandbox.ok(lieferavisAbfrageNeu, { clientSoftwareId: CLIENT_ID }, { username });
+/** One unit of `04114918` from `notice` announced for return (damaged); the answer. */
+const returnOne = (
+  sandbox: Sandbox,
+  notice: DeliveryNotice,
+  options: { username: string; tenant?: string },
+) =>
+  sandbox.ok(
+    retourenavisAnkuendigen,
+    {
+      clientSoftwareId: CLIENT_ID,
+      announcement: {
+        id: uuid(),
+        supportId: 7,
+        positions: [
+          {
+            positionRef: 1,
+            deliveryNoteNumber: notice.deliveryNoteNumber,
+            pzn: '04114918',
+            quantity: 1,
+            reason: 'Beschaedigt',
+          },
+        ],
+      },
+    },
+    options,
+  );
 const pdf = async (sandbox: Sandbox, documentId: string, username?: string) =>
   (await sandbox.ok(dokumentAbfragen, { clientSoftwareId: CLIENT_ID, documentId }, { username })).document!
     .data;
@@ -100,26 +126,7 @@ describe('a second server on the same database', () => {
       { clientSoftwareId: CLIENT_ID, id: uuid(), articles: [{ pzn: '04114918', quantity: 1 }] },
       { username },
     );
-    const announcement = await first.ok(
-      retourenavisAnkuendigen,
-      {
-        clientSoftwareId: CLIENT_ID,
-        announcement: {
-          id: uuid(),
-          supportId: 7,
-          positions: [
-            {
-              positionRef: 1,
-              deliveryNoteNumber: notice!.deliveryNoteNumber,
-              pzn: '04114918',
-              quantity: 1,
-              reason: 'Beschaedigt',
-            },
-          ],
-        },
-      },
-      { username },
-    );
+    const announcement = await returnOne(first, notice!, { username });
     const slipId = announcement.answer!.portions[0]!.documentId!;
     const notePdf = await pdf(first, notice!.documentId!, username);
     const slipPdf = await pdf(first, slipId, username);
@@ -371,26 +378,7 @@ describe('the stored head and records', () => {
         { clientSoftwareId: CLIENT_ID, id: uuid(), articles: [{ pzn: '04114918', quantity: 1 }] },
         on,
       );
-      const announced = await sandbox.ok(
-        retourenavisAnkuendigen,
-        {
-          clientSoftwareId: CLIENT_ID,
-          announcement: {
-            id: uuid(),
-            supportId: 7,
-            positions: [
-              {
-                positionRef: 1,
-                deliveryNoteNumber: notice!.deliveryNoteNumber,
-                pzn: '04114918',
-                quantity: 1,
-                reason: 'Beschaedigt',
-              },
-            ],
-          },
-        },
-        on,
-      );
+      const announced = await returnOne(sandbox, notice!, on);
       const slipId = announced.answer!.portions[0]!.documentId!;
       const before = await storedText('retention');
       const booked = `${notice!.deliveryNoteNumber}|04114918`; // the units accepted for return
