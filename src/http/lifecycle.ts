@@ -11,6 +11,13 @@ import type { GatewayApp } from './types.js';
  * of holding the shutdown open. `drain()` resolves once the requests in flight when it began have been
  * answered; the server then closes its listener.
  */
+/** The drain's answer to a request: 503, retry in a second (at another instance, or this one restarted). */
+export function shuttingDown(): ApiError {
+  return new ApiError('service_unavailable', 'The gateway is shutting down; retry the request.', {
+    retryAfter: 1,
+  });
+}
+
 export function installLifecycle(app: GatewayApp): void {
   let closing = false;
   // Responses still being worked on, counted on the raw server so that every request is seen.
@@ -20,6 +27,7 @@ export function installLifecycle(app: GatewayApp): void {
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
   });
+  app.decorate('isDraining', () => closing);
   app.decorate('drain', async () => {
     closing = true;
     await Promise.all(
@@ -39,11 +47,7 @@ export function installLifecycle(app: GatewayApp): void {
         param: 'Host',
       });
     }
-    if (closing) {
-      throw new ApiError('service_unavailable', 'The gateway is shutting down; retry the request.', {
-        retryAfter: 1,
-      });
-    }
+    if (closing) throw shuttingDown();
     done();
   });
   app.addHook('onSend', (_request, reply, payload, done) => {

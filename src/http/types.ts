@@ -30,6 +30,8 @@ declare module 'fastify' {
      * listener stays open; resolves once the requests in flight at the start have been answered.
      */
     drain(): Promise<void>;
+    /** Whether the drain (or `close`) has begun: a request answered now gets the drain's 503. */
+    isDraining(): boolean;
   }
   interface FastifySchema {
     /** What a success answer holds, in a sentence or two: its description in the OpenAPI document. */

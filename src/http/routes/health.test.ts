@@ -42,6 +42,26 @@ describe('health: liveness and readiness', () => {
     });
   });
 
+  it('answers a probe the drain began under as the drain answers, not as a stopped webhook worker', async () => {
+    deps.webhooks.worker.start();
+    // SIGTERM arrives while the probe checks: the drain begins and the webhook worker stops with it.
+    Object.defineProperty(deps.webhooks.worker, 'running', {
+      configurable: true,
+      get: () => {
+        void app.drain();
+        return false;
+      },
+    });
+    const answer = await ready();
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers['retry-after']).toBe('1');
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.json()).toMatchObject({
+      error: 'service_unavailable',
+      message: 'The gateway is shutting down; retry the request.',
+    });
+  });
+
   it('names a migration that is not applied', async () => {
     deps.webhooks.worker.start();
     const { rows } = await sql<{

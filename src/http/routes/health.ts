@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ApiError } from '../../core/errors.js';
 import { VERSION } from '../../core/version.js';
 import type { AppDeps } from '../app-deps.js';
+import { shuttingDown } from '../lifecycle.js';
 import { checkReadiness, READINESS_RETRY_AFTER_S } from '../readiness.js';
 import { routeErrors } from '../route-errors.js';
 import type { GatewayApp } from '../types.js';
@@ -79,6 +80,8 @@ export function registerHealthRoutes(app: GatewayApp, deps: AppDeps): void {
     },
     async () => {
       const { problems, webhookWorker } = await checkReadiness(deps);
+      // A probe the drain began under (the worker stops with it) says so, as a probe after it would.
+      if (app.isDraining()) throw shuttingDown();
       if (problems.length > 0) {
         throw new ApiError('service_unavailable', `Not ready: ${problems.join('; ')}.`, {
           retryAfter: READINESS_RETRY_AFTER_S,
