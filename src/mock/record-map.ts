@@ -8,13 +8,15 @@
  * journal, and their maps note nothing.
  */
 
+import type { SandboxRecordWrite } from '../store/sandbox-state.js';
+
 export type RecordKind = 'order' | 'notice' | 'document' | 'announcement' | 'returned' | 'take-back';
 
 /**
- * What became of a key since the last save: `set` (new or changed; a new one goes after the ones
- * stored), `deleted`, or `moved` (deleted and set again: it goes after the ones stored, as in the Map).
+ * What became of a key since the last save: `set` (new or changed), `deleted`, or `moved` (deleted and
+ * set again: it goes after the ones stored, as in the Map).
  */
-export type RecordChange = 'set' | 'deleted' | 'moved';
+type RecordChange = SandboxRecordWrite['change'];
 
 /** The changed keys of a tenant's record maps, per map, in the order they first changed. */
 export class RecordJournal {

@@ -1,4 +1,5 @@
-import type { RecordChange, RecordJournal, RecordKind, RecordMap } from './record-map.js';
+import type { SandboxRecord, SandboxRecordWrite } from '../store/sandbox-state.js';
+import type { RecordJournal, RecordKind, RecordMap } from './record-map.js';
 import type {
   BookedReturns,
   CustomerState,
@@ -22,7 +23,7 @@ import { customerOf, newTenantState } from './state.js';
  * again is byte for byte the same).
  *
  * Format 1 kept everything in the head; such a head is read, and written as format 2 with records on
- * the tenant's next save (`TenantWrite.replaceAll`).
+ * the tenant's next save (`SandboxWrite.replaceAll`, `store/sandbox-state.ts`).
  */
 
 const FORMAT = 2;
@@ -63,31 +64,6 @@ interface WholeStateDocument {
   }[];
 }
 
-/** A stored record: one entry of one of a customer's record maps (`kind`: a `RecordKind`). */
-export interface TenantRecord {
-  customerId: string;
-  kind: string;
-  key: string;
-  document: string;
-}
-
-/** A record to write: `document` unless deleted. */
-export interface RecordWrite {
-  customerId: string;
-  kind: RecordKind;
-  key: string;
-  change: RecordChange;
-  document?: string;
-}
-
-/** What a save writes: the head, the changed records, and whether to drop every other stored record. */
-export interface TenantWrite {
-  head: string;
-  records: RecordWrite[];
-  /** The records are the whole state (a format 1 head converted): any other stored record goes. */
-  replaceAll: boolean;
-}
-
 export function encodeHead(tenant: TenantState): string {
   const head: HeadDocument = {
     format: FORMAT,
@@ -103,8 +79,8 @@ export function encodeHead(tenant: TenantState): string {
 }
 
 /** The records the journal names, as they are now. */
-export function encodeChanges(journal: RecordJournal): RecordWrite[] {
-  const writes: RecordWrite[] = [];
+export function encodeChanges(journal: RecordJournal): SandboxRecordWrite[] {
+  const writes: SandboxRecordWrite[] = [];
   for (const { map, key, change } of journal.entries()) {
     const base = { customerId: map.customerId, kind: map.kind, key, change };
     writes.push(change === 'deleted' ? base : { ...base, document: JSON.stringify(map.get(key)) });
@@ -120,7 +96,7 @@ export function encodeChanges(journal: RecordJournal): RecordWrite[] {
 export function decodeTenant(
   name: string,
   headText: string,
-  records: Iterable<TenantRecord>,
+  records: Iterable<SandboxRecord>,
   journal?: RecordJournal,
 ): { tenant: TenantState; wholeState: boolean } {
   const head = JSON.parse(headText) as HeadDocument | WholeStateDocument;

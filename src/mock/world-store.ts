@@ -1,13 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { SandboxWrite, StoredSandboxTenant } from '../store/sandbox-state.js';
 import { RecordJournal } from './record-map.js';
 import { newTenantState, type StateUse, type TenantState, type World } from './state.js';
-import {
-  decodeTenant,
-  encodeChanges,
-  encodeHead,
-  type TenantRecord,
-  type TenantWrite,
-} from './state-codec.js';
+import { decodeTenant, encodeChanges, encodeHead } from './state-codec.js';
 
 /**
  * Where the mock keeps its tenants. `memoryWorld`: in this process only (the standalone `msv3-gateway
@@ -43,19 +38,13 @@ export interface TenantStore {
    * The tenant's stored version, and its head and records (in the order first stored) unless that
    * version is `knownVersion` (the caller has it already); undefined when nothing is stored.
    */
-  read(tenant: string, knownVersion?: number): Promise<StoredTenant | undefined>;
+  read(tenant: string, knownVersion?: number): Promise<StoredSandboxTenant | undefined>;
   /**
    * Stores the head and applies the record writes, all or nothing, if the stored version is still
    * `expectedVersion` (0: nothing stored yet); resolves to the new version, or undefined when another
    * writer came first.
    */
-  write(tenant: string, change: TenantWrite, expectedVersion: number): Promise<number | undefined>;
-}
-
-interface StoredTenant {
-  version: number;
-  head?: string;
-  records?: TenantRecord[];
+  write(tenant: string, change: SandboxWrite, expectedVersion: number): Promise<number | undefined>;
 }
 
 export function memoryWorld(): WorldStore {
@@ -138,7 +127,7 @@ export function persistentWorld(store: TenantStore, options: PersistentWorldOpti
     const loaded = await load(name);
     const result = await answer(loaded.state);
     if (!result.changed) return result;
-    const change: TenantWrite = {
+    const change: SandboxWrite = {
       head: encodeHead(loaded.state),
       records: encodeChanges(loaded.journal),
       replaceAll: loaded.replaceAll,

@@ -11,6 +11,7 @@ import type { Tables } from './schema.js';
  * twice. What the texts hold is the mock's business (`mock/state-codec.ts`).
  */
 
+/** A stored record: one entry of one of a customer's record maps (`kind`: which map). */
 export interface SandboxRecord {
   customerId: string;
   kind: string;
@@ -18,7 +19,10 @@ export interface SandboxRecord {
   document: string;
 }
 
-/** A record write: `set` stores `document`, `deleted` removes, `moved` removes and stores it anew (last). */
+/**
+ * A record write: `set` stores `document` (a new record after the ones stored), `deleted` removes,
+ * `moved` removes and stores it anew, after the ones stored.
+ */
 export interface SandboxRecordWrite {
   customerId: string;
   kind: string;
@@ -27,13 +31,25 @@ export interface SandboxRecordWrite {
   document?: string;
 }
 
+/** What a save writes: the head, the changed records, and whether to drop every other stored record. */
+export interface SandboxWrite {
+  head: string;
+  records: readonly SandboxRecordWrite[];
+  /** The records are the whole state (a head of the mock's format 1 converted): any other record goes. */
+  replaceAll: boolean;
+}
+
+/** A tenant as read: its version, and its head and records unless the reader had that version. */
+export interface StoredSandboxTenant {
+  version: number;
+  head?: string;
+  records?: SandboxRecord[];
+}
+
 export function sandboxTenantStore(db: Kysely<Tables>, clock: Clock) {
   return {
     /** The stored version, and the head and records unless the caller already has that version. */
-    async read(
-      tenant: string,
-      knownVersion?: number,
-    ): Promise<{ version: number; head?: string; records?: SandboxRecord[] } | undefined> {
+    async read(tenant: string, knownVersion?: number): Promise<StoredSandboxTenant | undefined> {
       if (knownVersion !== undefined) {
         const row = await db
           .selectFrom('sandbox_tenants')
@@ -78,11 +94,7 @@ export function sandboxTenantStore(db: Kysely<Tables>, clock: Clock) {
      * Writes the head and the records if the stored version is `expectedVersion` (0: no row yet), all in
      * one transaction; `replaceAll` drops the tenant's other records first. The new version, or undefined.
      */
-    write(
-      tenant: string,
-      change: { head: string; records: readonly SandboxRecordWrite[]; replaceAll: boolean },
-      expectedVersion: number,
-    ): Promise<number | undefined> {
+    write(tenant: string, change: SandboxWrite, expectedVersion: number): Promise<number | undefined> {
       return db.transaction().execute(async (trx) => {
         const version = await writeHead(trx, tenant, change.head, expectedVersion, clock.now());
         if (version === undefined) return undefined;

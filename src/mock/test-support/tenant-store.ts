@@ -1,5 +1,5 @@
+import type { SandboxRecord } from '../../store/sandbox-state.js';
 import type { TenantState } from '../state.js';
-import type { TenantRecord } from '../state-codec.js';
 import type { TenantStore } from '../world-store.js';
 
 /**
@@ -7,7 +7,7 @@ import type { TenantStore } from '../world-store.js';
  * order first stored, `moved` and `replaceAll`), for tests of worlds that share a store.
  */
 export function tenantStoreInMemory(): TenantStore {
-  interface Row extends TenantRecord {
+  interface Row extends SandboxRecord {
     seq: number;
   }
   const tenants = new Map<string, { version: number; head: string; records: Map<string, Row> }>();
