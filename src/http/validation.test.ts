@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
@@ -163,6 +164,38 @@ describe('skipping Value.Convert for string-only header schemas', () => {
   });
 });
 
+describe('handing the request part back', () => {
+  it('leaves a part that passed as it came to Fastify, so request.headers stays the raw object', async () => {
+    const app = Fastify();
+    app.setValidatorCompiler(validatorCompiler);
+    app.get(
+      '/x',
+      { schema: { headers: Type.Object({ 'x-msv3-username': Type.Optional(Type.String()) }) } },
+      async (request) => ({ same: request.headers === request.raw.headers }),
+    );
+    const answer = await app.inject({ url: '/x', headers: { 'x-msv3-username': 'u' } });
+    await app.close();
+    expect(answer.json()).toEqual({ same: true });
+  });
+
+  it('hands back a value only when it is another object than the one passed in', () => {
+    const validateHeaders = validatorCompiler({
+      schema: Type.Object({ 'x-msv3-username': Type.Optional(Type.String()) }),
+      httpPart: 'headers',
+      method: 'GET',
+      url: '/x',
+    }) as (input: unknown) => object;
+    expect('value' in validateHeaders({ 'x-msv3-username': 'u', host: 'h' })).toBe(false);
+    const validateBodyDefault = validatorCompiler({
+      schema: Type.String({ default: 'filled' }),
+      httpPart: 'body',
+      method: 'POST',
+      url: '/x',
+    }) as (input: unknown) => object;
+    expect(validateBodyDefault(undefined)).toEqual({ value: 'filled' });
+  });
+});
+
 describe('reading numbers from query text', () => {
   const Query = Type.Object(
     {
@@ -183,12 +216,21 @@ describe('reading numbers from query text', () => {
     return error === undefined ? undefined : describeSchemaErrors(error, 'querystring');
   };
 
+  /** What the request holds once the validator passed it: the value handed back, or its own object. */
+  const passed = (input: Record<string, unknown>) => {
+    const result = validate(input);
+    expect(result.error).toBeUndefined();
+    return 'value' in result ? result.value : input;
+  };
+
   it('converts plain decimal text and fills defaults', () => {
-    expect(validate({ wholesaler: 'p', limit: '7' })).toEqual({ value: { wholesaler: 'p', limit: 7 } });
-    expect(validate({ wholesaler: 'p', limit: '007', ratio: '-0.25' })).toEqual({
-      value: { wholesaler: 'p', limit: 7, ratio: -0.25 },
+    expect(passed({ wholesaler: 'p', limit: '7' })).toEqual({ wholesaler: 'p', limit: 7 });
+    expect(passed({ wholesaler: 'p', limit: '007', ratio: '-0.25' })).toEqual({
+      wholesaler: 'p',
+      limit: 7,
+      ratio: -0.25,
     });
-    expect(validate({ wholesaler: 'p' })).toEqual({ value: { wholesaler: 'p', limit: 20 } });
+    expect(passed({ wholesaler: 'p' })).toEqual({ wholesaler: 'p', limit: 20 });
   });
 
   it('refuses text Number() would read but that is not a plain decimal, naming the parameter', () => {

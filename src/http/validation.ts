@@ -32,11 +32,19 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
     if (notNumbers !== undefined) return { error: notNumbers as never };
     let value = convert && alreadyConverted?.(input) !== true ? Value.Convert(schema, input) : input;
     if (fillDefaults !== undefined) value = fillDefaults(value);
-    return check.Check(value)
-      ? { value }
-      : { error: withKnownProperties(schema, check.Errors(value) as Iterable<SchemaError>) as never };
+    if (!check.Check(value))
+      return { error: withKnownProperties(schema, check.Errors(value) as Iterable<SchemaError>) as never };
+    return value === input ? UNCHANGED : { value };
   };
 };
+
+/**
+ * The answer for a value that passed as the request part it came in (defaults, if any, filled in place):
+ * with no `value` in it, Fastify keeps the part it has. Handing headers back, even the same object,
+ * would make every later `request.headers` a fresh merged copy (Fastify's getter), and the availability
+ * route reads them several times per request (docs/performance.md "Smaller steps").
+ */
+const UNCHANGED = Object.freeze({});
 
 /**
  * For an object schema whose properties are all plain strings (the header schemas), a test for inputs
