@@ -39,24 +39,25 @@ export function installObservation(app: GatewayApp, deps: { metrics: Metrics }):
     };
     deps.metrics.httpRequests.inc(labels);
     deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
-    // `auth` is null on public routes and on requests refused before the key was checked.
+    // `auth` is null on public routes and on requests refused before the key was checked. Fields are
+    // added one by one rather than spread in: a spread into a literal goes through V8's runtime on Node 20.
+    const line: Record<string, unknown> = {
+      req: request,
+      res: reply,
+      duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+    };
     const auth = request.auth;
+    if (auth !== null) {
+      line.account_id = auth.accountId;
+      line.key_id = auth.keyId;
+      line.mode = auth.mode;
+    }
     const notes = request.notes;
-    request.log.info(
-      {
-        req: request,
-        res: reply,
-        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
-        ...(auth === null ? {} : { account_id: auth.accountId, key_id: auth.keyId, mode: auth.mode }),
-        ...(notes === null
-          ? {}
-          : {
-              ...(notes.errorKind === undefined ? {} : { error_kind: notes.errorKind }),
-              ...callLogFields(notes.calls),
-            }),
-      },
-      'request completed',
-    );
+    if (notes !== null) {
+      if (notes.errorKind !== undefined) line.error_kind = notes.errorKind;
+      Object.assign(line, callLogFields(notes.calls));
+    }
+    request.log.info(line, 'request completed');
     done();
   });
 }

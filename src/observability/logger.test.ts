@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, createTestKey } from '../../test/app.js';
 import { createTestDatabase, type TestDatabase } from '../../test/db.js';
 import { registerProbeRoutes } from '../../test/probe-routes.js';
 import type { GatewayApp } from '../http/types.js';
-import { createLogger, REDACT_PATHS, redactQuery, redactSecrets } from './logger.js';
+import { createLogger, isoTimeField, REDACT_PATHS, redactQuery, redactSecrets } from './logger.js';
 
 const MAX_DEPTH_FOR_TEST = 4;
 
@@ -145,5 +146,31 @@ describe('log redaction', () => {
       expect(output).not.toContain('pk_test_in_a_query');
       expect(output).toContain('/v1/health?password=[REDACTED]&api%5Fkey=[REDACTED]&wholesaler=phoenix');
     });
+  });
+});
+
+describe('the time of a log line', () => {
+  const asPinoWritesIt = (ms: number) => `,"time":"${new Date(ms).toISOString()}"`;
+  const anyTime = fc.integer({ min: -8.64e15, max: 8.64e15 });
+
+  it('is what pino isoTime writes, for any time a Date holds', () => {
+    fc.assert(
+      fc.property(anyTime, (ms) => {
+        expect(isoTimeField(() => ms)()).toBe(asPinoWritesIt(ms));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('stays right over a run of lines, within a second and across seconds', () => {
+    const around = fc.integer({ min: 1_700_000_000_000, max: 1_700_000_010_000 });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(around, anyTime), { minLength: 1, maxLength: 40 }), (times) => {
+        let at = 0;
+        const field = isoTimeField(() => times[at]!);
+        for (at = 0; at < times.length; at++) expect(field()).toBe(asPinoWritesIt(times[at]!));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -187,7 +187,7 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     {
       level: options.level,
       base: { service: 'msv3-gateway', ...options.base },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTimeField(),
       serializers,
       // Every logged object: serialized and redacted to REDACT_PATHS depth in one walk.
       formatters: { log: formatLogObject },
@@ -197,4 +197,27 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     },
     options.destination,
   );
+}
+
+/**
+ * pino's `isoTime` (`,"time":"2026-11-29T17:05:12.345Z"`), the date and time formatted once per second:
+ * `Date#toISOString` on every line took a seventh of the log line's instructions (docs/performance.md
+ * "Smaller steps").
+ */
+export function isoTimeField(now: () => number = Date.now): () => string {
+  let second = Number.NaN;
+  let head = '';
+  return () => {
+    const ms = Math.floor(now());
+    const s = Math.floor(ms / 1000);
+    if (s !== second) {
+      second = s;
+      const iso = new Date(s * 1000).toISOString();
+      // Years before 0 or after 9999 are written with a sign and six digits: formatted whole below.
+      head = iso.length === 24 ? `,"time":"${iso.slice(0, 20)}` : '';
+    }
+    if (head === '') return `,"time":"${new Date(ms).toISOString()}"`;
+    const milli = ms - s * 1000;
+    return `${head}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z"`;
+  };
 }
