@@ -132,7 +132,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   // Every test account's sandbox calls go to one origin: its targets (one per account, each capped at
   // UPSTREAM_MAX_CONCURRENCY) share no pool limit, so one account's slow scenario calls cannot hold the
   // connections another account's calls wait for.
-  const sandboxOrigin = () => originOf(options.sandboxUrl());
+  const sandboxOrigin = lastOriginOf(options.sandboxUrl);
   const trusted = createTransport(
     {
       ...transportOptionsFrom(config),
@@ -240,6 +240,23 @@ function originOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The origin of the URL `url()` gives now, parsed again only when that URL changes: the transport asks
+ * for it on every call (a `new URL` per request otherwise).
+ */
+function lastOriginOf(url: () => string): () => string | undefined {
+  let lastUrl: string | undefined;
+  let origin: string | undefined;
+  return () => {
+    const now = url();
+    if (now !== lastUrl) {
+      lastUrl = now;
+      origin = originOf(now);
+    }
+    return origin;
+  };
 }
 
 type CallObserver = (target: Target, operation: string, result: CallResult<unknown> | 'aborted') => void;
