@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validPzns } from '../../../test/pzns.js';
+import { ApiError } from '../../core/errors.js';
 import type { Msv3Client } from '../../msv3/client.js';
 import type {
   AvailabilityArticle,
@@ -7,7 +9,7 @@ import type {
 } from '../../msv3/operations/verfuegbarkeit-anfragen.js';
 import type { UpstreamDeps } from '../../wholesalers/call.js';
 import type { ResolvedWholesaler } from '../../wholesalers/registry.js';
-import { availabilityAt } from './single.js';
+import { availabilityAt, uniquePzns } from './single.js';
 
 const WHOLESALER: ResolvedWholesaler = {
   id: 'own-order',
@@ -90,5 +92,35 @@ describe('availabilityAt', () => {
       kind: 'wholesaler_bad_response',
       message: expect.stringContaining(`items[1].pzn ${PZNS[1]}`),
     });
+  });
+});
+
+describe('PZNs asked once', () => {
+  const pznText = fc.oneof(
+    fc.stringMatching(/^[0-9]{1,8}$/),
+    fc.constantFrom('123', '00000123', '0000123', '04114918', '4114918', '1e3', '00001000', ' 12', '12'),
+    fc.stringMatching(/^[0-9]{9,20}$/),
+  );
+
+  it('refuses exactly the lists in which two padded PZNs are the same text, naming the first repeat', () => {
+    fc.assert(
+      fc.property(fc.array(pznText, { maxLength: 60 }), (raw) => {
+        const padded = raw.map((text) => text.padStart(8, '0'));
+        const repeatAt = padded.findIndex((pzn, i) => padded.indexOf(pzn) < i);
+        let refused: ApiError | undefined;
+        try {
+          expect(uniquePzns(raw, 'items', '.pzn', 'w')).toEqual(padded);
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          refused = error;
+        }
+        if (repeatAt === -1) expect(refused).toBeUndefined();
+        else {
+          const earlier = padded.indexOf(padded[repeatAt]!);
+          expect(refused?.message).toContain(`items[${repeatAt}].pzn repeats items[${earlier}].pzn`);
+        }
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
