@@ -82,38 +82,11 @@ function plainWithOffset(value: string): LocalDateTime | undefined {
   const s0 = value.charCodeAt(17) - 48;
   const s1 = value.charCodeAt(18) - 48;
   // Negative when a character is no digit: its value below 0, or above 9 so that 9 minus it is below 0.
-  if (
-    (y0 |
-      y1 |
-      y2 |
-      y3 |
-      mo0 |
-      mo1 |
-      d0 |
-      d1 |
-      h0 |
-      h1 |
-      mi0 |
-      mi1 |
-      s0 |
-      s1 |
-      (9 - y0) |
-      (9 - y1) |
-      (9 - y2) |
-      (9 - y3) |
-      (9 - mo0) |
-      (9 - mo1) |
-      (9 - d0) |
-      (9 - d1) |
-      (9 - h0) |
-      (9 - h1) |
-      (9 - mi0) |
-      (9 - mi1) |
-      (9 - s0) |
-      (9 - s1)) <
-    0
-  )
-    return undefined;
+  // biome-ignore format: the fourteen digits and their complements, side by side
+  const digits = y0 | y1 | y2 | y3 | mo0 | mo1 | d0 | d1 | h0 | h1 | mi0 | mi1 | s0 | s1 |
+    (9 - y0) | (9 - y1) | (9 - y2) | (9 - y3) | (9 - mo0) | (9 - mo1) | (9 - d0) | (9 - d1) |
+    (9 - h0) | (9 - h1) | (9 - mi0) | (9 - mi1) | (9 - s0) | (9 - s1);
+  if (digits < 0) return undefined;
   const year = y0 * 1000 + y1 * 100 + y2 * 10 + y3;
   const month = mo0 * 10 + mo1;
   const day = d0 * 10 + d1;

@@ -36,9 +36,17 @@ export function normalisePzn(input: string): Pzn {
  * An old 7-digit PZN keeps its check digit when padded with a leading zero (its weights were 2 to 7).
  */
 export function pznCheckDigit(pzn: Pzn): number | null {
-  let sum = 0;
   // Char codes, not `Number(pzn[i])`: a Pzn is digits only, and this runs for every item of a request.
-  for (let i = 0; i < 7; i++) sum += (pzn.charCodeAt(i) - 48) * (i + 1);
+  // The seven weights written out rather than looped over (docs/performance.md "Smaller steps").
+  const sum =
+    pzn.charCodeAt(0) +
+    pzn.charCodeAt(1) * 2 +
+    pzn.charCodeAt(2) * 3 +
+    pzn.charCodeAt(3) * 4 +
+    pzn.charCodeAt(4) * 5 +
+    pzn.charCodeAt(5) * 6 +
+    pzn.charCodeAt(6) * 7 -
+    48 * 28;
   const digit = sum % 11;
   return digit === 10 ? null : digit;
 }

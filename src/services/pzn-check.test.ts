@@ -59,3 +59,13 @@ describe('PZN check digits', () => {
     );
   });
 });
+
+describe('the check digit', () => {
+  test.prop([stem])(
+    'is the sum of the first seven digits weighted 1 to 7, modulo 11 (none for 10)',
+    (start) => {
+      const sum = [...start].reduce((total, d, i) => total + Number(d) * (i + 1), 0);
+      expect(pznCheckDigit(`${start}0`)).toBe(sum % 11 === 10 ? null : sum % 11);
+    },
+  );
+});
