@@ -181,7 +181,9 @@ export async function measureInstructions(): Promise<void> {
     console.log(`[bench] wrote ${RESULTS}`);
   } finally {
     stopAll();
-    rmSync(folder, { recursive: true, force: true });
+    // The servers just stopped may still be writing their last files (valgrind's dumps, SQLite's): a
+    // folder that is not empty yet is tried again (seen as ENOTEMPTY on Node 24).
+    rmSync(folder, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
 
