@@ -39,15 +39,17 @@ export function benchGatewayEnv(options: {
   };
 }
 
-/** A live key named `name`, created with the gateway's CLI (`cli`) on the database of `env`. */
-export function createLiveKey(env: NodeJS.ProcessEnv, name: string, cli = CLI): string {
+/** A key of `mode` named `name`, created with the gateway's CLI (`cli`) on the database of `env`. */
+export function createKey(env: NodeJS.ProcessEnv, name: string, mode: 'live' | 'test', cli = CLI): string {
   const created = execFileSync(
     process.execPath,
-    [cli, 'keys', 'create', '--name', name, '--mode', 'live', '--json'],
-    {
-      env,
-      encoding: 'utf8',
-    },
+    [cli, 'keys', 'create', '--name', name, '--mode', mode, '--json'],
+    { env, encoding: 'utf8' },
   );
   return (JSON.parse(created) as { key: string }).key;
+}
+
+/** A live key named `name` (`createKey`). */
+export function createLiveKey(env: NodeJS.ProcessEnv, name: string, cli = CLI): string {
+  return createKey(env, name, 'live', cli);
 }

@@ -6,11 +6,12 @@
  * Per block: the gateway process's CPU time per order (/proc) and the wall time per order; `orders`
  * counts the tenant's orders including the warm-up. Everything stays on 127.0.0.1.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { createKey } from '../common/gateway.js';
 import {
   CLI,
   processCpuUs,
@@ -46,12 +47,7 @@ export async function ordersThroughGateway(orders: number, block: number): Promi
     RATE_LIMIT_TEST_POINTS: '1000000',
   };
   try {
-    const created = execFileSync(
-      process.execPath,
-      [CLI, 'keys', 'create', '--name', 'bench', '--mode', 'test', '--json'],
-      { env, encoding: 'utf8' },
-    );
-    const key = (JSON.parse(created) as { key: string }).key;
+    const key = createKey(env, 'bench', 'test');
     const child = track(
       spawn(process.execPath, [...startScriptNodeFlags(), CLI, 'serve'], {
         env,

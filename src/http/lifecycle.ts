@@ -2,6 +2,13 @@ import type { ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors.js';
 import type { GatewayApp } from './types.js';
 
+/** The drain's answer to a request: 503, retry in a second (at another instance, or this one restarted). */
+export function shuttingDown(): ApiError {
+  return new ApiError('service_unavailable', 'The gateway is shutting down; retry the request.', {
+    retryAfter: 1,
+  });
+}
+
 /**
  * X-Request-Id on every response; HTTP/1.1 requests without a Host header refused in the uniform shape
  * (Node's own refusal, turned off in app.ts, answers with an empty body); and graceful draining
@@ -11,13 +18,6 @@ import type { GatewayApp } from './types.js';
  * of holding the shutdown open. `drain()` resolves once the requests in flight when it began have been
  * answered; the server then closes its listener.
  */
-/** The drain's answer to a request: 503, retry in a second (at another instance, or this one restarted). */
-export function shuttingDown(): ApiError {
-  return new ApiError('service_unavailable', 'The gateway is shutting down; retry the request.', {
-    retryAfter: 1,
-  });
-}
-
 export function installLifecycle(app: GatewayApp): void {
   let closing = false;
   // Responses still being worked on, counted on the raw server so that every request is seen.
