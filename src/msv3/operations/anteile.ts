@@ -9,7 +9,14 @@ import {
   type VerfuegbarkeitTyp,
 } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
-import { PlainShape, type PlainTags, tagIndex } from '../xml/plain.js';
+import {
+  compilePattern,
+  type PlainPattern,
+  PlainShape,
+  type PlainTags,
+  plainPattern,
+  tagIndex,
+} from '../xml/plain.js';
 import { escapeText } from '../xml/write.js';
 import {
   booleanAt,
@@ -187,47 +194,86 @@ const SUBSTITUTION = tagIndex(PLAIN_PART_NAMES, 'Substitution');
 const SUBSTITUTIONSGRUND = tagIndex(PLAIN_PART_NAMES, 'Substitutionsgrund');
 const LIEFER_PZN = tagIndex(PLAIN_PART_NAMES, 'LieferPzn');
 
-function readPlainPart(shape: PlainShape, t: PlainTags, ctx: WireContext, forOrders: boolean): OrderPart {
-  const src = shape.src;
-  const quantity = shape.nillableLeaf(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!)
-    ? intAt(src, shape.textStart, shape.textEnd, 'Menge', 1, ctx.maxQuantity)
-    : null;
-  shape.leaf(t[TYP]!, t[TYP + 1]!);
+/** The patterns of one `PlainTags` table: a part's for each answer kind and version, a substitution's. */
+interface PartPatterns {
+  /** Availability v1, v2, then order answers v1, v2. */
+  parts: PlainPattern[];
+  substitution: PlainPattern;
+}
+
+const patternsOf = new WeakMap<PlainTags, PartPatterns>();
+
+function partPatterns(t: PlainTags): PartPatterns {
+  let known = patternsOf.get(t);
+  if (known === undefined) {
+    const { leaf, nillable, optional, tag } = plainPattern;
+    const part = (forOrders: boolean, version: number) =>
+      compilePattern(
+        [
+          nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
+          leaf(t[TYP]!, t[TYP + 1]!),
+          nillable(t[LIEFERZEITPUNKT]!, t[LIEFERZEITPUNKT + 1]!, t[LIEFERZEITPUNKT + 2]!),
+          optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
+          leaf(t[GRUND]!, t[GRUND + 1]!),
+          forOrders ? optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!)) : '',
+          version === 2 ? leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!) : '',
+          tag(t[ANTEILE + 1]!),
+        ],
+        15,
+      );
+    known = {
+      parts: [part(false, 1), part(false, 2), part(true, 1), part(true, 2)],
+      substitution: compilePattern(
+        [
+          leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!),
+          leaf(t[GRUND]!, t[GRUND + 1]!),
+          leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!),
+          tag(t[SUBSTITUTION + 1]!),
+        ],
+        7,
+      ),
+    };
+    patternsOf.set(t, known);
+  }
+  return known;
+}
+
+/** A part after its start tag, read with `pattern` (`partPatterns`, for `forOrders` and the version). */
+function readPlainPart(
+  shape: PlainShape,
+  pattern: PlainPattern,
+  ctx: WireContext,
+  forOrders: boolean,
+): OrderPart {
+  const m = shape.match(pattern);
+  // Captures: Menge (text, other empty form), Typ, Lieferzeitpunkt (the same two), Tour, Grund, then
+  // TourId in order answers and Tourabweichung in version 2.
+  const mengeNil = m[2];
+  if (mengeNil !== undefined) shape.checkNilText(mengeNil);
+  const menge = m[1];
+  const quantity = menge === undefined ? null : intAt(menge, 0, menge.length, 'Menge', 1, ctx.maxQuantity);
+  const typ = m[3]!;
   const type = enumAt<BestellungTyp>(
-    src,
-    shape.textStart,
-    shape.textEnd,
+    typ,
+    0,
+    typ.length,
     forOrders ? BESTELLUNG_TYPEN : VERFUEGBARKEIT_TYPEN,
     'Typ',
   );
-  const deliveryTime = shape.nillableLeaf(
-    t[LIEFERZEITPUNKT]!,
-    t[LIEFERZEITPUNKT + 1]!,
-    t[LIEFERZEITPUNKT + 2]!,
-  )
-    ? dateTimeAt(src, shape.textStart, shape.textEnd, 'Lieferzeitpunkt')
-    : null;
-  let tour: string | undefined;
-  if (shape.at(t[TOUR]!)) {
-    shape.leafRest(t[TOUR + 1]!);
-    tour = src.slice(shape.textStart, shape.textEnd);
-    checkLength(tour, 'Tour', 1, 80);
-  }
-  shape.leaf(t[GRUND]!, t[GRUND + 1]!);
+  const timeNil = m[5];
+  if (timeNil !== undefined) shape.checkNilText(timeNil);
+  const time = m[4];
+  const deliveryTime = time === undefined ? null : dateTimeAt(time, 0, time.length, 'Lieferzeitpunkt');
+  const tour = m[6];
+  if (tour !== undefined) checkLength(tour, 'Tour', 1, 80);
+  const grund = m[7]!;
   const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
-  const defectReason = enumAt(src, shape.textStart, shape.textEnd, reasons, 'Grund');
-  let tourId: string | undefined;
-  if (forOrders && shape.at(t[TOUR_ID]!)) {
-    shape.leafRest(t[TOUR_ID + 1]!);
-    tourId = src.slice(shape.textStart, shape.textEnd);
-    if (!isDruckbareKennung(tourId)) PlainShape.giveUp();
-  }
-  let tourDeviation: boolean | undefined;
-  if (ctx.version === 2) {
-    shape.leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!);
-    tourDeviation = booleanAt(src, shape.textStart, shape.textEnd, 'Tourabweichung');
-  }
-  shape.expect(t[ANTEILE + 1]!);
+  const defectReason = enumAt(grund, 0, grund.length, reasons, 'Grund');
+  const tourId = forOrders ? m[8] : undefined;
+  if (tourId !== undefined && !isDruckbareKennung(tourId)) PlainShape.giveUp();
+  const deviation = ctx.version === 2 ? m[forOrders ? 9 : 8]! : undefined;
+  const tourDeviation =
+    deviation === undefined ? undefined : booleanAt(deviation, 0, deviation.length, 'Tourabweichung');
   return forOrders
     ? { quantity, type, deliveryTime, tour, defectReason, tourId, tourDeviation }
     : { quantity, type, deliveryTime, tour, defectReason, tourDeviation };
@@ -241,10 +287,11 @@ export function readPlainParts(
   forOrders: boolean,
   max: number,
 ): OrderPart[] {
+  const pattern = partPatterns(t).parts[(forOrders ? 2 : 0) + ctx.version - 1]!;
   const parts: OrderPart[] = [];
   while (shape.at(t[ANTEILE]!)) {
     if (parts.length === max) PlainShape.giveUp();
-    parts.push(readPlainPart(shape, t, ctx, forOrders));
+    parts.push(readPlainPart(shape, pattern, ctx, forOrders));
   }
   if (parts.length === 0) PlainShape.giveUp();
   return parts;
@@ -257,15 +304,14 @@ export function readPlainSubstitution(
   ctx: WireContext,
   forOrders: boolean,
 ): Substitution {
-  const src = shape.src;
-  shape.leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!);
-  const reason = enumAt(src, shape.textStart, shape.textEnd, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
-  shape.leaf(t[GRUND]!, t[GRUND + 1]!);
+  const m = shape.match(partPatterns(t).substitution);
+  const reasonText = m[1]!;
+  const defectText = m[2]!;
+  const pznText = m[3]!;
+  const reason = enumAt(reasonText, 0, reasonText.length, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
   const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
-  const defectReason = enumAt(src, shape.textStart, shape.textEnd, reasons, 'Grund');
-  shape.leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!);
-  const deliveredPzn = pznAt(src, shape.textStart, shape.textEnd, 'LieferPzn');
-  shape.expect(t[SUBSTITUTION + 1]!);
+  const defectReason = enumAt(defectText, 0, defectText.length, reasons, 'Grund');
+  const deliveredPzn = pznAt(pznText, 0, pznText.length, 'LieferPzn');
   return { reason, defectReason, deliveredPzn };
 }
 

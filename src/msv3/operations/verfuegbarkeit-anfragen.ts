@@ -1,7 +1,17 @@
 import { closePlainEnvelope, type Msv3Version, openPlainEnvelope, wrapEnvelope } from '../envelope.js';
 import type { Pzn } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
-import { PlainShape, type PlainTags, plainProlog, plainTags, tagIndex, tryPlain } from '../xml/plain.js';
+import {
+  compilePattern,
+  type PlainPattern,
+  PlainShape,
+  type PlainTags,
+  plainPattern,
+  plainProlog,
+  plainTags,
+  tagIndex,
+  tryPlain,
+} from '../xml/plain.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   type AvailabilityPart,
@@ -214,12 +224,33 @@ const ANFRAGE_MENGE = tagIndex(PLAIN_NAMES, 'AnfrageMenge');
 const ANFRAGE_PZN = tagIndex(PLAIN_NAMES, 'AnfragePzn');
 const SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
 
-function readPlainArticle(shape: PlainShape, t: PlainTags, ctx: WireContext): AvailabilityArticle {
-  const src = shape.src;
-  shape.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!);
-  const requestedQuantity = intAt(src, shape.textStart, shape.textEnd, 'AnfrageMenge', 1, ctx.maxQuantity);
-  shape.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!);
-  const requestedPzn = pznAt(src, shape.textStart, shape.textEnd, 'AnfragePzn');
+const headPatterns = new WeakMap<PlainTags, PlainPattern>();
+
+/** An article's two leaves before its substitution and parts, as one pattern (xml/plain.ts). */
+function headPattern(t: PlainTags): PlainPattern {
+  let pattern = headPatterns.get(t);
+  if (pattern === undefined) {
+    const { leaf } = plainPattern;
+    pattern = compilePattern(
+      [leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!), leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!)],
+      4,
+    );
+    headPatterns.set(t, pattern);
+  }
+  return pattern;
+}
+
+function readPlainArticle(
+  shape: PlainShape,
+  t: PlainTags,
+  head: PlainPattern,
+  ctx: WireContext,
+): AvailabilityArticle {
+  const m = shape.match(head);
+  const quantityText = m[1]!;
+  const pznText = m[2]!;
+  const requestedQuantity = intAt(quantityText, 0, quantityText.length, 'AnfrageMenge', 1, ctx.maxQuantity);
+  const requestedPzn = pznAt(pznText, 0, pznText.length, 'AnfragePzn');
   const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, false) : undefined;
   const parts = readPlainParts(shape, t, ctx, false, 5) as AvailabilityPart[];
   shape.expect(t[ARTIKEL + 1]!);
@@ -241,10 +272,11 @@ function readPlainResponse(xml: string, expectedVersion: Msv3Version | undefined
   if (a[idAt - 1] !== 'Id' || a[typeAt - 1] !== 'RTyp' || !isUuid(a[idAt]!)) PlainShape.giveUp();
   const id = a[idAt]!;
   const responseType = enumValue(a[typeAt]!, ANTWORT_TYPEN, '@RTyp');
+  const articleHead = headPattern(t);
   const articles: AvailabilityArticle[] = [];
   while (shape.at(t[ARTIKEL]!)) {
     if (articles.length === MAX_ARTICLES) PlainShape.giveUp();
-    articles.push(readPlainArticle(shape, t, ctx));
+    articles.push(readPlainArticle(shape, t, articleHead, ctx));
   }
   if (articles.length === 0) PlainShape.giveUp();
   shape.expect('</return>');
