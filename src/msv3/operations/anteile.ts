@@ -14,6 +14,7 @@ import {
   type PlainPattern,
   PlainShape,
   type PlainTags,
+  patternsPerTable,
   plainPattern,
   tagIndex,
 } from '../xml/plain.js';
@@ -201,42 +202,35 @@ interface PartPatterns {
   substitution: PlainPattern;
 }
 
-const patternsOf = new WeakMap<PlainTags, PartPatterns>();
-
-function partPatterns(t: PlainTags): PartPatterns {
-  let known = patternsOf.get(t);
-  if (known === undefined) {
-    const { leaf, nillable, optional, tag } = plainPattern;
-    const part = (forOrders: boolean, version: number) =>
-      compilePattern(
-        [
-          nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
-          leaf(t[TYP]!, t[TYP + 1]!),
-          nillable(t[LIEFERZEITPUNKT]!, t[LIEFERZEITPUNKT + 1]!, t[LIEFERZEITPUNKT + 2]!),
-          optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
-          leaf(t[GRUND]!, t[GRUND + 1]!),
-          forOrders ? optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!)) : '',
-          version === 2 ? leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!) : '',
-          tag(t[ANTEILE + 1]!),
-        ],
-        15,
-      );
-    known = {
-      parts: [part(false, 1), part(false, 2), part(true, 1), part(true, 2)],
-      substitution: compilePattern(
-        [
-          leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!),
-          leaf(t[GRUND]!, t[GRUND + 1]!),
-          leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!),
-          tag(t[SUBSTITUTION + 1]!),
-        ],
-        7,
-      ),
-    };
-    patternsOf.set(t, known);
-  }
-  return known;
-}
+const partPatterns = patternsPerTable((t): PartPatterns => {
+  const { leaf, nillable, optional, tag } = plainPattern;
+  const part = (forOrders: boolean, version: number) =>
+    compilePattern(
+      [
+        nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
+        leaf(t[TYP]!, t[TYP + 1]!),
+        nillable(t[LIEFERZEITPUNKT]!, t[LIEFERZEITPUNKT + 1]!, t[LIEFERZEITPUNKT + 2]!),
+        optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
+        leaf(t[GRUND]!, t[GRUND + 1]!),
+        forOrders ? optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!)) : '',
+        version === 2 ? leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!) : '',
+        tag(t[ANTEILE + 1]!),
+      ],
+      15,
+    );
+  return {
+    parts: [part(false, 1), part(false, 2), part(true, 1), part(true, 2)],
+    substitution: compilePattern(
+      [
+        leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!),
+        leaf(t[GRUND]!, t[GRUND + 1]!),
+        leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!),
+        tag(t[SUBSTITUTION + 1]!),
+      ],
+      7,
+    ),
+  };
+});
 
 /** A part after its start tag, read with `pattern` (`partPatterns`, for `forOrders` and the version). */
 function readPlainPart(

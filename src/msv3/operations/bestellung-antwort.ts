@@ -7,7 +7,14 @@ import {
   type Pzn,
 } from '../model.js';
 import type { ParsedTag, XmlElement } from '../xml/parse.js';
-import { PlainShape, type PlainTags, tagIndex } from '../xml/plain.js';
+import {
+  compilePattern,
+  PlainShape,
+  type PlainTags,
+  patternsPerTable,
+  plainPattern,
+  tagIndex,
+} from '../xml/plain.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   type OrderPart,
@@ -267,17 +274,29 @@ function readPlainSubOrderHeader(tag: ParsedTag): SubOrderHeader {
   };
 }
 
+/** A position's three leaves before its substitution and parts, as one pattern (xml/plain.ts). */
+const positionHead = patternsPerTable((t) =>
+  compilePattern(
+    [
+      plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
+      plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
+      plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
+    ],
+    6,
+  ),
+);
+
 function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): PositionAnswer {
-  const src = shape.src;
-  shape.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!);
-  const pzn = pznAt(src, shape.textStart, shape.textEnd, 'BestellPzn');
-  shape.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!);
-  const quantity = intAt(src, shape.textStart, shape.textEnd, 'BestellMenge', 1, ctx.maxQuantity);
-  shape.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!);
+  const m = shape.match(positionHead(t));
+  const pznText = m[1]!;
+  const quantityText = m[2]!;
+  const instructionText = m[3]!;
+  const pzn = pznAt(pznText, 0, pznText.length, 'BestellPzn');
+  const quantity = intAt(quantityText, 0, quantityText.length, 'BestellMenge', 1, ctx.maxQuantity);
   const deliveryInstruction = enumAt(
-    src,
-    shape.textStart,
-    shape.textEnd,
+    instructionText,
+    0,
+    instructionText.length,
     LIEFERVORGABEN,
     'BestellLiefervorgabe',
   );

@@ -3,9 +3,9 @@ import type { Pzn } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
 import {
   compilePattern,
-  type PlainPattern,
   PlainShape,
   type PlainTags,
+  patternsPerTable,
   plainPattern,
   plainProlog,
   plainTags,
@@ -224,29 +224,19 @@ const ANFRAGE_MENGE = tagIndex(PLAIN_NAMES, 'AnfrageMenge');
 const ANFRAGE_PZN = tagIndex(PLAIN_NAMES, 'AnfragePzn');
 const SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
 
-const headPatterns = new WeakMap<PlainTags, PlainPattern>();
-
 /** An article's two leaves before its substitution and parts, as one pattern (xml/plain.ts). */
-function headPattern(t: PlainTags): PlainPattern {
-  let pattern = headPatterns.get(t);
-  if (pattern === undefined) {
-    const { leaf } = plainPattern;
-    pattern = compilePattern(
-      [leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!), leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!)],
-      4,
-    );
-    headPatterns.set(t, pattern);
-  }
-  return pattern;
-}
+const headPattern = patternsPerTable((t) =>
+  compilePattern(
+    [
+      plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
+      plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
+    ],
+    4,
+  ),
+);
 
-function readPlainArticle(
-  shape: PlainShape,
-  t: PlainTags,
-  head: PlainPattern,
-  ctx: WireContext,
-): AvailabilityArticle {
-  const m = shape.match(head);
+function readPlainArticle(shape: PlainShape, t: PlainTags, ctx: WireContext): AvailabilityArticle {
+  const m = shape.match(headPattern(t));
   const quantityText = m[1]!;
   const pznText = m[2]!;
   const requestedQuantity = intAt(quantityText, 0, quantityText.length, 'AnfrageMenge', 1, ctx.maxQuantity);
@@ -272,11 +262,10 @@ function readPlainResponse(xml: string, expectedVersion: Msv3Version | undefined
   if (a[idAt - 1] !== 'Id' || a[typeAt - 1] !== 'RTyp' || !isUuid(a[idAt]!)) PlainShape.giveUp();
   const id = a[idAt]!;
   const responseType = enumValue(a[typeAt]!, ANTWORT_TYPEN, '@RTyp');
-  const articleHead = headPattern(t);
   const articles: AvailabilityArticle[] = [];
   while (shape.at(t[ARTIKEL]!)) {
     if (articles.length === MAX_ARTICLES) PlainShape.giveUp();
-    articles.push(readPlainArticle(shape, t, articleHead, ctx));
+    articles.push(readPlainArticle(shape, t, ctx));
   }
   if (articles.length === 0) PlainShape.giveUp();
   shape.expect('</return>');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verfuegbarkeitAnfragen } from '../operations/verfuegbarkeit-anfragen.js';
-import { compilePattern, PlainShape, plainPattern } from './plain.js';
+import { compilePattern, PlainShape, type PlainTags, patternsPerTable, plainPattern } from './plain.js';
 
 const { leaf, nillable, optional, tag } = plainPattern;
 
@@ -81,5 +81,20 @@ describe('elements read as one pattern', () => {
     const started = performance.now();
     expect(verfuegbarkeitAnfragen.decodeResponse(xml, 2).kind).toBe('invalid');
     expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('makes the patterns of a tags table once, and apart for each table', () => {
+    const built: PlainTags[] = [];
+    const patternOf = patternsPerTable((t) => {
+      built.push(t);
+      return compilePattern([tag(t[0]!)], 1);
+    });
+    const a: PlainTags = ['<m:A>'];
+    const b: PlainTags = ['<n:A>'];
+    const first = patternOf(a);
+    expect(patternOf(b)).not.toBe(first);
+    expect(patternOf(a)).toBe(first);
+    expect(patternOf(a)).toBe(first);
+    expect(built).toEqual([a, b]);
   });
 });

@@ -264,6 +264,28 @@ export function compilePattern(pieces: string[], tags: number): PlainPattern {
   return { re: new RegExp(pieces.join(''), 'y'), tags };
 }
 
+/**
+ * `build`'s patterns for a tags table, made the first time the table is seen. The last table and its
+ * patterns are kept beside the map: answer after answer comes with the same table, so a lookup is
+ * usually one comparison.
+ */
+export function patternsPerTable<P>(build: (t: PlainTags) => P): (t: PlainTags) => P {
+  const made = new WeakMap<PlainTags, P>();
+  let lastTable: PlainTags | undefined;
+  let last: P | undefined;
+  return (t) => {
+    if (t !== lastTable) {
+      last = made.get(t);
+      if (last === undefined) {
+        last = build(t);
+        made.set(t, last);
+      }
+      lastTable = t;
+    }
+    return last as P;
+  };
+}
+
 /** Runs a fast path; undefined when it gave up (or anything in it threw). */
 export function tryPlain<T>(read: () => T): T | undefined {
   try {
