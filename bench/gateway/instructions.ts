@@ -44,6 +44,8 @@ const CONCURRENCY = boundedSetting('INSTRUCTIONS_CONCURRENCY', 8, 1, 64);
 const IDLE_MS = boundedSetting('INSTRUCTIONS_IDLE_MS', 15_000, 1_000, 120_000);
 /** Where callgrind's files go, to read them with callgrind_annotate (a temporary folder by default). */
 const DUMPS = process.env.INSTRUCTIONS_DUMPS;
+/** The servers counted, in order: the gateway first, since the others answer with its answer. */
+const ALL_TARGETS = ['gateway', 'baseline', 'floor'] as const;
 /** Node flags for the three servers besides `npm start`'s (`--perf-basic-prof` names JIT code for callgrind's callers). */
 const NODE_FLAGS = (process.env.INSTRUCTIONS_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 /**
@@ -52,13 +54,13 @@ const NODE_FLAGS = (process.env.INSTRUCTIONS_NODE_FLAGS ?? '').split(' ').filter
  * them the sending of its 17 KB answer (about 65 K instructions per request): compare such counts only
  * with counts of the same kind of run.
  */
-const TARGETS = (process.env.INSTRUCTIONS_TARGETS ?? 'gateway,baseline,floor')
+const TARGETS = (process.env.INSTRUCTIONS_TARGETS ?? ALL_TARGETS.join(','))
   .split(',')
   .map((target) => target.trim())
-  .filter((target): target is Target => ['gateway', 'baseline', 'floor'].includes(target));
+  .filter((target): target is Target => (ALL_TARGETS as readonly string[]).includes(target));
 const runAsync = promisify(execFile);
 
-type Target = 'baseline' | 'floor' | 'gateway';
+type Target = (typeof ALL_TARGETS)[number];
 
 interface Counted {
   child: ChildProcess;
@@ -93,7 +95,7 @@ export async function measureInstructions(): Promise<void> {
     const windows: Partial<Record<Target, { counted_ms: number; idle_ms: number }>> = {};
     // The gateway first: the baselines answer with its answer, so all send the same bytes.
     let answer = '';
-    for (const target of (['gateway', 'baseline', 'floor'] as const).filter((t) => TARGETS.includes(t))) {
+    for (const target of ALL_TARGETS.filter((t) => TARGETS.includes(t))) {
       const server =
         target === 'gateway'
           ? await startCountedGateway(folder, upstreamBase, valgrind(target))
@@ -158,7 +160,7 @@ export async function measureInstructions(): Promise<void> {
       else server.child.kill();
     }
     upstream.child.send({ stop: true });
-    if (TARGETS.length < 3) return;
+    if (TARGETS.length < ALL_TARGETS.length) return;
     const ratio = (a: Target, b: Target, of = perRequest) => Math.round((of[a]! / of[b]!) * 100) / 100;
     const output = {
       benchmark:

@@ -20,7 +20,7 @@ import {
 } from '../xml/plain.js';
 import { escapeText } from '../xml/write.js';
 import {
-  booleanAt,
+  booleanValue,
   checkAttributes,
   checkCount,
   checkLength,
@@ -28,13 +28,14 @@ import {
   dateTimeAt,
   defektgrundForVersion,
   enumAt,
+  enumValue,
   expectAt,
   expectEnd,
-  intAt,
+  intValue,
   isAt,
   isDruckbareKennung,
-  pznAt,
   pznToWireText,
+  pznValue,
   readBoolean,
   readEnum,
   readKennung,
@@ -205,30 +206,24 @@ interface PartPatterns {
 const partPatterns = patternsPerTable((t): PartPatterns => {
   const { leaf, nillable, optional, tag } = plainPattern;
   const part = (forOrders: boolean, version: number) =>
-    compilePattern(
-      [
-        nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
-        leaf(t[TYP]!, t[TYP + 1]!),
-        nillable(t[LIEFERZEITPUNKT]!, t[LIEFERZEITPUNKT + 1]!, t[LIEFERZEITPUNKT + 2]!),
-        optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
-        leaf(t[GRUND]!, t[GRUND + 1]!),
-        forOrders ? optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!)) : '',
-        version === 2 ? leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!) : '',
-        tag(t[ANTEILE + 1]!),
-      ],
-      15,
-    );
+    compilePattern([
+      nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
+      leaf(t[TYP]!, t[TYP + 1]!),
+      nillable(t[LIEFERZEITPUNKT]!, t[LIEFERZEITPUNKT + 1]!, t[LIEFERZEITPUNKT + 2]!),
+      optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
+      leaf(t[GRUND]!, t[GRUND + 1]!),
+      ...(forOrders ? [optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!))] : []),
+      ...(version === 2 ? [leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!)] : []),
+      tag(t[ANTEILE + 1]!),
+    ]);
   return {
     parts: [part(false, 1), part(false, 2), part(true, 1), part(true, 2)],
-    substitution: compilePattern(
-      [
-        leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!),
-        leaf(t[GRUND]!, t[GRUND + 1]!),
-        leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!),
-        tag(t[SUBSTITUTION + 1]!),
-      ],
-      7,
-    ),
+    substitution: compilePattern([
+      leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!),
+      leaf(t[GRUND]!, t[GRUND + 1]!),
+      leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!),
+      tag(t[SUBSTITUTION + 1]!),
+    ]),
   };
 });
 
@@ -245,7 +240,7 @@ function readPlainPart(
   const mengeNil = m[2];
   if (mengeNil !== undefined) shape.checkNilText(mengeNil);
   const menge = m[1];
-  const quantity = menge === undefined ? null : intAt(menge, 0, menge.length, 'Menge', 1, ctx.maxQuantity);
+  const quantity = menge === undefined ? null : intValue(menge, 'Menge', 1, ctx.maxQuantity);
   const typ = m[3]!;
   const type = enumAt<BestellungTyp>(
     typ,
@@ -262,12 +257,11 @@ function readPlainPart(
   if (tour !== undefined) checkLength(tour, 'Tour', 1, 80);
   const grund = m[7]!;
   const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
-  const defectReason = enumAt(grund, 0, grund.length, reasons, 'Grund');
+  const defectReason = enumValue(grund, reasons, 'Grund');
   const tourId = forOrders ? m[8] : undefined;
   if (tourId !== undefined && !isDruckbareKennung(tourId)) PlainShape.giveUp();
   const deviation = ctx.version === 2 ? m[forOrders ? 9 : 8]! : undefined;
-  const tourDeviation =
-    deviation === undefined ? undefined : booleanAt(deviation, 0, deviation.length, 'Tourabweichung');
+  const tourDeviation = deviation === undefined ? undefined : booleanValue(deviation, 'Tourabweichung');
   return forOrders
     ? { quantity, type, deliveryTime, tour, defectReason, tourId, tourDeviation }
     : { quantity, type, deliveryTime, tour, defectReason, tourDeviation };
@@ -302,10 +296,10 @@ export function readPlainSubstitution(
   const reasonText = m[1]!;
   const defectText = m[2]!;
   const pznText = m[3]!;
-  const reason = enumAt(reasonText, 0, reasonText.length, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
+  const reason = enumValue(reasonText, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
   const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
-  const defectReason = enumAt(defectText, 0, defectText.length, reasons, 'Grund');
-  const deliveredPzn = pznAt(pznText, 0, pznText.length, 'LieferPzn');
+  const defectReason = enumValue(defectText, reasons, 'Grund');
+  const deliveredPzn = pznValue(pznText, 'LieferPzn');
   return { reason, defectReason, deliveredPzn };
 }
 

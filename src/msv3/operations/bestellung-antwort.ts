@@ -31,20 +31,18 @@ import {
   checkAttributes,
   checkCount,
   countRun,
-  enumAt,
   enumAttribute,
   enumValue,
   expectAt,
   expectEnd,
-  intAt,
   intAttribute,
   intValue,
   isAt,
   isDruckbareKennung,
   isUuid,
   kennungAttribute,
-  pznAt,
   pznToWireText,
+  pznValue,
   readEnum,
   readInt,
   readPzn,
@@ -276,14 +274,11 @@ function readPlainSubOrderHeader(tag: ParsedTag): SubOrderHeader {
 
 /** A position's three leaves before its substitution and parts, as one pattern (xml/plain.ts). */
 const positionHead = patternsPerTable((t) =>
-  compilePattern(
-    [
-      plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
-      plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
-      plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
-    ],
-    6,
-  ),
+  compilePattern([
+    plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
+    plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
+    plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
+  ]),
 );
 
 function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): PositionAnswer {
@@ -291,15 +286,9 @@ function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): P
   const pznText = m[1]!;
   const quantityText = m[2]!;
   const instructionText = m[3]!;
-  const pzn = pznAt(pznText, 0, pznText.length, 'BestellPzn');
-  const quantity = intAt(quantityText, 0, quantityText.length, 'BestellMenge', 1, ctx.maxQuantity);
-  const deliveryInstruction = enumAt(
-    instructionText,
-    0,
-    instructionText.length,
-    LIEFERVORGABEN,
-    'BestellLiefervorgabe',
-  );
+  const pzn = pznValue(pznText, 'BestellPzn');
+  const quantity = intValue(quantityText, 'BestellMenge', 1, ctx.maxQuantity);
+  const deliveryInstruction = enumValue(instructionText, LIEFERVORGABEN, 'BestellLiefervorgabe');
   const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, true) : undefined;
   const parts = readPlainParts(shape, t, ctx, true, 9);
   shape.expect(t[POSITIONEN + 1]!);

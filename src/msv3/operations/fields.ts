@@ -374,7 +374,7 @@ export function intValue(raw: string, path: string, min: number, max: number): n
   return intAt(raw, 0, raw.length, path, min, max);
 }
 
-export function booleanAt(s: string, start: number, end: number, path: string): boolean {
+function booleanAt(s: string, start: number, end: number, path: string): boolean {
   while (start < end && isSpace(s.charCodeAt(start))) start++;
   while (end > start && isSpace(s.charCodeAt(end - 1))) end--;
   const len = end - start;
@@ -429,7 +429,7 @@ export function enumValue<T extends string>(raw: string, allowed: readonly T[], 
 const ZERO_PADS = ['00000000', '0000000', '000000', '00000', '0000', '000', '00', '0'];
 
 /** Wire PZN (xs:long, no leading zeros needed) → 8-digit string; longer values (EANs) are kept. */
-export function pznAt(s: string, start: number, end: number, path: string): Pzn {
+function pznAt(s: string, start: number, end: number, path: string): Pzn {
   while (start < end && isSpace(s.charCodeAt(start))) start++;
   while (end > start && isSpace(s.charCodeAt(end - 1))) end--;
   const from = s.charCodeAt(start) === 43 ? start + 1 : start;

@@ -34,11 +34,11 @@ import {
   enumValue,
   expectAt,
   expectEnd,
-  intAt,
+  intValue,
   isAt,
   isUuid,
-  pznAt,
   pznToWireText,
+  pznValue,
   readInt,
   readPzn,
   requestParts,
@@ -226,21 +226,18 @@ const SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
 
 /** An article's two leaves before its substitution and parts, as one pattern (xml/plain.ts). */
 const headPattern = patternsPerTable((t) =>
-  compilePattern(
-    [
-      plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
-      plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
-    ],
-    4,
-  ),
+  compilePattern([
+    plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
+    plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
+  ]),
 );
 
 function readPlainArticle(shape: PlainShape, t: PlainTags, ctx: WireContext): AvailabilityArticle {
   const m = shape.match(headPattern(t));
   const quantityText = m[1]!;
   const pznText = m[2]!;
-  const requestedQuantity = intAt(quantityText, 0, quantityText.length, 'AnfrageMenge', 1, ctx.maxQuantity);
-  const requestedPzn = pznAt(pznText, 0, pznText.length, 'AnfragePzn');
+  const requestedQuantity = intValue(quantityText, 'AnfrageMenge', 1, ctx.maxQuantity);
+  const requestedPzn = pznValue(pznText, 'AnfragePzn');
   const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, false) : undefined;
   const parts = readPlainParts(shape, t, ctx, false, 5) as AvailabilityPart[];
   shape.expect(t[ARTIKEL + 1]!);

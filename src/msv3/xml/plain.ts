@@ -242,26 +242,43 @@ export interface PlainPattern {
 
 const escapeTag = (tag: string) => tag.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
+/** A part of a `PlainPattern`: its source and the most tags a match of it spans. */
+export interface PatternPiece {
+  readonly source: string;
+  readonly tags: number;
+}
+
 /** Pieces of a `PlainPattern`, from the tags of a `PlainTags` table; `leaf` and `nillable` capture. */
 export const plainPattern = {
   /** The tag `tag` next. */
-  tag: (tag: string) => `[^<]*${escapeTag(tag)}`,
+  tag: (tag: string): PatternPiece => ({ source: `[^<]*${escapeTag(tag)}`, tags: 1 }),
   /** The leaf `open` text `close` next; captures its text. */
-  leaf: (open: string, close: string) => `[^<]*${escapeTag(open)}([^<]*)${escapeTag(close)}`,
+  leaf: (open: string, close: string): PatternPiece => ({
+    source: `[^<]*${escapeTag(open)}([^<]*)${escapeTag(close)}`,
+    tags: 2,
+  }),
   /**
    * A nillable leaf: two captures, its text (undefined when nil), then, for an empty form other than
    * the usual `nil` (which captures nothing), its start tag up to the first '>', which
    * `PlainShape.checkNilText` must accept. `[^<>]*>` can end at one place only, so a failing match
    * does not try the text after it again for each shorter tag.
    */
-  nillable: (open: string, close: string, nil: string) =>
-    `[^<]*(?:${escapeTag(open)}([^<]*)${escapeTag(close)}${nil === '' ? '' : `|${escapeTag(nil)}`}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
-  optional: (piece: string) => `(?:${piece})?`,
+  nillable: (open: string, close: string, nil: string): PatternPiece => ({
+    source: `[^<]*(?:${escapeTag(open)}([^<]*)${escapeTag(close)}${nil === '' ? '' : `|${escapeTag(nil)}`}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
+    tags: 2,
+  }),
+  optional: (piece: PatternPiece): PatternPiece => ({ source: `(?:${piece.source})?`, tags: piece.tags }),
 };
 
-/** A `PlainPattern` of pieces (`plainPattern`), spanning at most `tags` tags. */
-export function compilePattern(pieces: string[], tags: number): PlainPattern {
-  return { re: new RegExp(pieces.join(''), 'y'), tags };
+/** A `PlainPattern` of pieces (`plainPattern`), in order. */
+export function compilePattern(pieces: readonly PatternPiece[]): PlainPattern {
+  let source = '';
+  let tags = 0;
+  for (const piece of pieces) {
+    source += piece.source;
+    tags += piece.tags;
+  }
+  return { re: new RegExp(source, 'y'), tags };
 }
 
 /**
