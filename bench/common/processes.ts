@@ -23,7 +23,7 @@ export function stopAll(): void {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
 }
 
-/** SIGTERM, then waits for the exit (at most 20 s: the gateway's drain is 10 s). */
+/** SIGTERM, then waits for the exit (at most 20 s: the gateway's drain is 10 s); any child process. */
 export async function stopGateway(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
