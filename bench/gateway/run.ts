@@ -42,6 +42,7 @@ import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { CLI, stopAll, stopGateway } from '../common/processes.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import { measureFastPaths } from './fast-paths.js';
+import { type GcPerRequest, gcPerRequest, gcTotals } from './gc-figures.js';
 import {
   availabilityBody,
   boundedSetting,
@@ -139,10 +140,12 @@ async function main(): Promise<void> {
     for (const target of TARGETS) await wrkFor(target, WARMUP_SECONDS);
 
     const runs: Record<Target, RunResult[]> = { gateway: [], baseline: [], floor: [] };
+    const gatewayGc: GcPerRequest[] = [];
     for (let run = 1; run <= RUNS; run++) {
       const order = run % 2 === 1 ? TARGETS : [...TARGETS].reverse();
       for (const target of order) {
         const url = `${baseUrls[target]}/v1/availability`;
+        const gcBefore = target === 'gateway' ? await gcTotals(baseUrls.gateway) : undefined;
         const row = await measure(
           `${target} run ${run}`,
           pids[target],
@@ -152,6 +155,7 @@ async function main(): Promise<void> {
           CONNECTIONS,
         );
         runs[target].push(row);
+        if (gcBefore !== undefined) gatewayGc.push(gcPerRequest(gcBefore, await gcTotals(baseUrls.gateway)));
         console.log(`[bench] run ${run} ${target.padEnd(8)} ${JSON.stringify(row)}`);
       }
     }
@@ -218,8 +222,13 @@ async function main(): Promise<void> {
       ratios,
       targets,
       runs,
+      /** The gateway's garbage-collection pauses per run, from its /metrics (bench/gateway/gc-figures.ts). */
+      gateway_gc: gatewayGc,
     };
     printTable(median, ratios, targets, runs);
+    console.log(
+      `gateway GC pauses per request (minor / major, µs) and major collections per run: ${gatewayGc.map((g) => `${g.minor_us_per_request} / ${g.major_us_per_request}, ${g.major_collections}`).join('; ')}`,
+    );
 
     // The profiles are written as the servers exit.
     const exited = (child: ChildProcess) =>
