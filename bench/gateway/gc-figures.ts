@@ -32,7 +32,8 @@ export async function gcTotals(baseUrl: string): Promise<GcTotals> {
       totals.requests += Number(value);
       continue;
     }
-    const entry = (totals.kinds[kind] ??= { seconds: 0, count: 0 });
+    const entry = totals.kinds[kind] ?? { seconds: 0, count: 0 };
+    totals.kinds[kind] = entry;
     if (field === 'sum') entry.seconds = Number(value);
     else entry.count = Number(value);
   }
