@@ -23,8 +23,8 @@ export function stopAll(): void {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
 }
 
-/** SIGTERM, then waits for the exit (at most 20 s: the gateway's drain is 10 s); any child process. */
-export async function stopGateway(child: ChildProcess): Promise<void> {
+/** SIGTERM, then waits for the exit (at most 20 s: the gateway's drain is 10 s). */
+export async function stopAndWait(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
-import { CLI, stopAll, stopGateway, track, untilListening } from '../common/processes.js';
+import { CLI, stopAll, stopAndWait, track, untilListening } from '../common/processes.js';
 import { boundedSetting, forkChild, LOG_LEVEL, median, START_NODE_FLAGS } from '../gateway/harness.js';
 
 const DELAY_MS = boundedSetting('BENCH_UPSTREAM_DELAY_MS', 50, 0, 10_000);
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
       hungMs.push(ms);
     }
     const loadAfter = loadavg()[0]!;
-    await stopGateway(child);
+    await stopAndWait(child);
 
     const p50 = { single: median(singleMs), compare: median(compareMs) };
     const output = {

@@ -21,7 +21,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { stopAll, stopGateway } from '../common/processes.js';
+import { stopAll, stopAndWait } from '../common/processes.js';
 import { writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import {
   availabilityBody,
@@ -184,7 +184,7 @@ export async function measureFastPaths(): Promise<void> {
     printSummary(output.median, speedUps, output.load_average, output.noise, rounds);
     console.log(`[bench] wrote ${RESULTS}`);
 
-    for (const { name } of VARIANTS) await stopGateway(gateways[name].child);
+    for (const { name } of VARIANTS) await stopAndWait(gateways[name].child);
     upstream.child.send({ stop: true });
   } finally {
     clearTimeout(watchdog);

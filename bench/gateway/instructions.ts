@@ -27,7 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Pool } from 'undici';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
-import { stopAll, stopGateway } from '../common/processes.js';
+import { stopAll, stopAndWait } from '../common/processes.js';
 import {
   availabilityBody,
   boundedSetting,
@@ -156,8 +156,8 @@ export async function measureInstructions(): Promise<void> {
         `[instructions] ${target.padEnd(8)} ${(perRequest[target]! / 1e6).toFixed(3)} M per request, main thread ${(mainThread[target]! / 1e6).toFixed(3)} M, of it per request ${(perRequestWork[target]! / 1e6).toFixed(3)} M and time-driven ${(timeDrivenPerRequest[target]! / 1e6).toFixed(3)} M (window ${(windowMs / 1000).toFixed(0)} s; ${((Date.now() - started) / 1000).toFixed(0)} s)`,
       );
       await pool.close();
-      // Waited for, each of them: valgrind writes its last files into the folder as the process exits.
-      await stopGateway(server.child);
+      // Waited for: valgrind writes its last files into the folder as the process exits.
+      await stopAndWait(server.child);
     }
     upstream.child.send({ stop: true });
     if (TARGETS.length < ALL_TARGETS.length) return;

@@ -39,7 +39,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
-import { CLI, stopAll, stopGateway } from '../common/processes.js';
+import { CLI, stopAll, stopAndWait } from '../common/processes.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import { measureFastPaths } from './fast-paths.js';
 import { type GcPerRequest, gcPerRequest, gcTotals } from './gc-figures.js';
@@ -235,7 +235,7 @@ async function main(): Promise<void> {
       child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : Promise.resolve();
     baseline.child.send({ stop: true });
     floor.child.send({ stop: true });
-    await Promise.all([stopGateway(gateway.child), exited(baseline.child), exited(floor.child)]);
+    await Promise.all([stopAndWait(gateway.child), exited(baseline.child), exited(floor.child)]);
     upstream.child.send({ stop: true });
     const stages =
       CPU_PROF_DIR === undefined

@@ -16,7 +16,7 @@ import {
   CLI,
   processCpuUs,
   startScriptNodeFlags,
-  stopGateway,
+  stopAndWait,
   track,
   untilListening,
 } from '../common/processes.js';
@@ -87,7 +87,7 @@ export async function ordersThroughGateway(orders: number, block: number): Promi
       }
       return blocks;
     } finally {
-      await stopGateway(child);
+      await stopAndWait(child);
     }
   } finally {
     rmSync(folder, { recursive: true, force: true });

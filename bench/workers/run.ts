@@ -33,7 +33,7 @@ import {
   processCpuUs,
   startScriptNodeFlags,
   stopAll,
-  stopGateway,
+  stopAndWait,
   track,
   untilListening,
 } from '../common/processes.js';
@@ -186,7 +186,7 @@ async function main(): Promise<void> {
     console.log(
       `[bench] WORKERS=2 / WORKERS=1: ${output.throughput_2_over_1} in throughput; ${output.cpu_scaling_2_over_1 ?? '-'} with a core per worker, from CPU per request; wrote ${RESULTS}`,
     );
-    for (const variant of VARIANTS) await stopGateway(gateways[variant].child);
+    for (const variant of VARIANTS) await stopAndWait(gateways[variant].child);
     upstream.child.send({ stop: true });
   } finally {
     clearTimeout(watchdog);
