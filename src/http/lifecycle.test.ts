@@ -34,6 +34,7 @@ describe('draining', () => {
   let held: (() => void)[] = [];
   afterEach(async () => {
     for (const release of held) release(); // a failed test must not leave requests holding close
+    held = [];
     await app?.close();
     app = undefined;
   });
