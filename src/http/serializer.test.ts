@@ -275,6 +275,41 @@ describe('response serializer', () => {
     expect(supported.length).toBeGreaterThan(10);
   });
 
+  it('writes a large availability answer as bytes', () => {
+    const { schema } = schemas.find((s) => `${s.route} ${s.status}` === 'POST /v1/availability 200')!;
+    const serialize = buildSerializer()({
+      schema,
+      method: 'POST',
+      url: '/v1/availability',
+      httpStatus: '200',
+    });
+    const delivery = {
+      type: 'normal',
+      quantity: 1,
+      tour: 'Mittagstour',
+      estimated_at: '2025-03-18T08:30:00',
+      estimated_at_offset: '+01:00',
+      reason: null,
+      tour_deviation: false,
+    };
+    const answer = {
+      wholesaler: 'phoenix',
+      response_type: 'standard',
+      items: Array.from({ length: 50 }, (_, i) => ({
+        pzn: String(1_000_000 + i).padStart(8, '0'),
+        quantity_requested: 1,
+        available: true,
+        deliveries: [delivery],
+        substitution: null,
+        invalid_pzn: null,
+      })),
+    };
+    const out = serialize(answer) as unknown;
+    // A schema change that puts an escape or a non-ASCII character into the constant text ends this.
+    expect(Buffer.isBuffer(out)).toBe(true);
+    expect(JSON.parse(String(out))).toEqual(answer);
+  });
+
   it('writes what fast-json-stringify writes, or fails as it fails, for any value of every route schema', () => {
     for (const { route, status, schema } of schemas) {
       const fjs = compileFjs({ schema, method: 'GET', url: route, httpStatus: status });
