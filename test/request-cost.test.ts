@@ -28,9 +28,7 @@ import { validPzns } from './pzns.js';
 /**
  * The budget per request, measured 2026-11-29 on Node 20.20 and 24.22 alike: the gateway created 35
  * promises, 9 ticks, 5 immediates, 2 timers and one parser resource per call (52 in all), 23 promises
- * more than the bare pass-through. Since 2026-11-30 one immediate more (53): a large answer leaves as
- * bytes, which `inject`'s response takes in two writes (headers, body), an immediate each, where a
- * socket takes one. A little room for dependency updates. Lower it when a change saves
+ * more than the bare pass-through. A little room for dependency updates. Lower it when a change saves
  * steps; raise it only with the reason in the commit and the ledger re-run (docs/performance.md).
  */
 const BUDGET = { total: 55, addedPromises: 24 } as const;
@@ -39,16 +37,14 @@ const MEASURED = 40;
 
 /**
  * The bytes one availability call of 50 items allocates on V8's heap beyond what the bare pass-through
- * allocates for the same wholesaler call (decoding the answer into the typed model, mapping it, the
- * JSON answer, the log line), measured 2026-11-30: 202–204 KB on Node 20.20, 191 KB on Node 24.22,
- * since large answers leave as bytes instead of a flattened string (217 and 207 KB before; 224 and
- * 207 KB before validated headers stopped being copied on every read). Every object
+ * allocates for the same wholesaler call, measured 2026-11-29: 211 KB on Node 20.20, 199 KB on Node 24.22
+ * (224 and 207 KB before validated headers stopped being copied on every read; decoding the answer into the typed model, mapping it, the JSON answer, the log line). Every object
  * is an allocation and, once dead, part of a scavenge; garbage collection is 5–8 % of the gateway's CPU
  * under load. A change that copies the answer once more, or builds a structure per article, shows
  * here. Same rule as BUDGET: lower it when a change saves, raise it only with the reason and the ledger
  * re-run (`npm run bench:gateway -- --ledger` reports the bytes per stage).
  */
-const ADDED_BYTES_BUDGET = 212 * 1024;
+const ADDED_BYTES_BUDGET = 225 * 1024;
 const ALLOCATION_WARM_UP = 200;
 const ALLOCATION_MEASURED = 200;
 

@@ -12,18 +12,9 @@ import { createRequire } from 'node:module';
  * an object with `toJSON`, a value an `anyOf` branch would refuse…) makes it hand the whole input to
  * FJS, so any input gives exactly FJS's output, or FJS's error. Schemas with anything else (`$ref`,
  * `default`, `const`, formats, `additionalProperties: true`, …) get FJS itself.
- *
- * A large successful answer that is printable ASCII throughout comes back as a Buffer of its Latin-1
- * bytes, which are then its UTF-8 bytes too. V8 builds the JSON from some 1,500 pieces; a string makes
- * Node flatten them, measure the UTF-8 length, join the headers and encode the whole once more for the
- * socket, where the Buffer is written once and sent as it is (docs/performance.md "Answers written as
- * bytes").
  */
 
-export type Serialize = (data: unknown) => string | Buffer;
-
-/** Answers of at least this many characters are written as bytes (see above); smaller ones stay strings. */
-export const BYTES_FROM_LENGTH = 4096;
+export type Serialize = (data: unknown) => string;
 
 interface RouteSchemaOptions {
   schema?: unknown;
@@ -32,20 +23,13 @@ interface RouteSchemaOptions {
   httpStatus: string;
 }
 
-/**
- * Fastify's types expect a string from a serializer; its reply sends a Buffer from one as it sends a
- * Buffer given to `reply.send` (the bytes as they are, their length as Content-Length).
- */
-type SerializerCompiler = (options: RouteSchemaOptions) => (data: unknown) => string;
+type SerializerCompiler = (options: RouteSchemaOptions) => Serialize;
 
 // Fastify's default serializer factory, resolved from Fastify's own location: the fallback is exactly
 // what Fastify would have compiled.
 const requireFromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
 const { SerializerSelector } = requireFromFastify('@fastify/fast-json-stringify-compiler') as {
-  SerializerSelector: () => (
-    externalSchemas: unknown,
-    serializerOptions: unknown,
-  ) => (options: RouteSchemaOptions) => (data: unknown) => string;
+  SerializerSelector: () => (externalSchemas: unknown, serializerOptions: unknown) => SerializerCompiler;
 };
 
 /** For `Fastify({ schemaController: { compilersFactory: { buildSerializer } } })`. */
@@ -53,22 +37,17 @@ export function buildSerializer(externalSchemas?: unknown, serializerOptions?: u
   const compileFjs = SerializerSelector()(externalSchemas, serializerOptions);
   return (options) => {
     const fjs = compileFjs(options);
-    // Error answers stay strings: the error kind is read from them on the way out (core/errors.ts).
-    const bytesFrom = options.httpStatus.startsWith('2') ? BYTES_FROM_LENGTH : undefined;
-    return (compileFastSerializer(options.schema, fjs, bytesFrom) ?? fjs) as (data: unknown) => string;
+    return compileFastSerializer(options.schema, fjs) ?? fjs;
   };
 }
 
-/**
- * True when `text` is printable ASCII without a quote or backslash: JSON writes it as it is between
- * quotes, one byte per character. Anything else answers false, and JSON.stringify is asked.
- */
+/** True when JSON writes `text` as it is between quotes (no control character, quote, backslash or surrogate; a valid surrogate pair answers false too, and JSON.stringify is asked). */
 export function isPlain(text: string): boolean {
   const length = text.length;
-  if (length >= 64) return !NOT_PLAIN.test(text);
+  if (length >= 64) return !NEEDS_ESCAPE.test(text);
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
-    if (c < 32 || c === 34 || c === 92 || c > 126) return false;
+    if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return false;
   }
   return true;
 }
@@ -87,7 +66,6 @@ export function quote(text: string): string {
 }
 
 const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;
-const NOT_PLAIN = /[^\u0020-\u007e]|["\\]/;
 
 class Unsupported extends Error {}
 
@@ -157,14 +135,9 @@ function around(affix: Affix, expression: string, suffix = ''): string {
 
 /**
  * A serializer equal to `fallback` (FJS compiled from `schema`) for every input, or undefined when
- * `schema` uses something this compiler does not handle. With `bytesFrom`, JSON of at least that many
- * characters that is all printable ASCII comes back as its bytes, the same bytes as the string's UTF-8.
+ * `schema` uses something this compiler does not handle.
  */
-export function compileFastSerializer(
-  schema: unknown,
-  fallback: (data: unknown) => string,
-  bytesFrom?: number,
-): Serialize | undefined {
+export function compileFastSerializer(schema: unknown, fallback: Serialize): Serialize | undefined {
   const functions: string[] = [];
   let root: string;
   try {
@@ -173,27 +146,8 @@ export function compileFastSerializer(
     if (error instanceof Unsupported) return undefined;
     throw error;
   }
-  const body = functions.join('\n');
-  // The constant pieces are in the source as JSON literals: any escape or non-ASCII character there
-  // (a key or enum value that is not plain) and no answer of this schema is written as bytes.
-  const from = bytesFrom === undefined || /[^\n\u0020-\u007e]|\\u/.test(body) ? -1 : bytesFrom;
-  const source = [
-    // Cleared by every value that is written through JSON.stringify instead of as it is.
-    'let plain = true;',
-    body,
-    'return function serialize(input) {',
-    '  plain = true;',
-    `  const json = ${root}(input, false);`,
-    '  if (json === undefined) return fallback(input);',
-    `  return plain && ${from} !== -1 && json.length >= ${from} ? Buffer.from(json, 'latin1') : json;`,
-    '};',
-  ].join('\n');
-  return new Function('quote', 'isPlain', 'fallback', 'Buffer', source)(
-    quote,
-    isPlain,
-    fallback,
-    Buffer,
-  ) as Serialize;
+  const source = `${functions.join('\n')}\nreturn function serialize(input) {\n  const json = ${root}(input, false);\n  return json === undefined ? fallback(input) : json;\n};`;
+  return new Function('quote', 'isPlain', 'fallback', source)(quote, isPlain, fallback) as Serialize;
 }
 
 /**
@@ -273,7 +227,7 @@ function compileValue(
     // Ajv refuses other values in an anyOf branch; FJS writes any string as it is elsewhere.
     const other = strict
       ? '      return undefined;\n'
-      : `      if (typeof ${v} !== 'string') return undefined;\n      if (!isPlain(${v})) plain = false;\n      json += ${around(affix, `quote(${v})`, suffix)};\n`;
+      : `      if (typeof ${v} !== 'string') return undefined;\n      json += ${around(affix, `quote(${v})`, suffix)};\n`;
     return `  switch (${v}) {\n${cases}    default:\n${other}  }\n`;
   }
 
@@ -286,7 +240,7 @@ function compileValue(
       return [
         `  if (typeof ${v} !== 'string') return undefined;`,
         `  if (isPlain(${v})) json += ${open} + ${v} + ${JSON.stringify(`"${suffix}`)};`,
-        `  else {\n    plain = false;\n    json += ${around(affix, `JSON.stringify(${v})`, suffix)};\n  }`,
+        `  else json += ${around(affix, `JSON.stringify(${v})`, suffix)};`,
         '',
       ].join('\n');
     }
