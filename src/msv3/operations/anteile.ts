@@ -44,6 +44,7 @@ import {
   readPzn,
   readString,
   rethrowWithin,
+  USUAL_DATE_TIME_SOURCE,
   type WireContext,
 } from './fields.js';
 
@@ -204,12 +205,17 @@ interface PartPatterns {
 }
 
 const partPatterns = patternsPerTable((t): PartPatterns => {
-  const { leaf, nillable, optional, tag } = plainPattern;
+  const { leaf, nillable, nillableUsually, optional, tag } = plainPattern;
   const part = (forOrders: boolean, version: number) =>
     compilePattern([
       nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
       leaf(t[TYP]!, t[TYP + 1]!),
-      nillable(t[LIEFERZEITPUNKT]!, t[LIEFERZEITPUNKT + 1]!, t[LIEFERZEITPUNKT + 2]!),
+      nillableUsually(
+        t[LIEFERZEITPUNKT]!,
+        t[LIEFERZEITPUNKT + 1]!,
+        t[LIEFERZEITPUNKT + 2]!,
+        USUAL_DATE_TIME_SOURCE,
+      ),
       optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
       leaf(t[GRUND]!, t[GRUND + 1]!),
       ...(forOrders ? [optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!))] : []),
@@ -235,8 +241,8 @@ function readPlainPart(
   forOrders: boolean,
 ): OrderPart {
   const m = shape.match(pattern);
-  // Captures: Menge (text, other empty form), Typ, Lieferzeitpunkt (the same two), Tour, Grund, then
-  // TourId in order answers and Tourabweichung in version 2.
+  // Captures: Menge (text, other empty form), Typ, Lieferzeitpunkt (a usual date-time, other text,
+  // other empty form), Tour, Grund, then TourId in order answers and Tourabweichung in version 2.
   const mengeNil = m[2];
   if (mengeNil !== undefined) shape.checkNilText(mengeNil);
   const menge = m[1];
@@ -249,18 +255,19 @@ function readPlainPart(
     forOrders ? BESTELLUNG_TYPEN : VERFUEGBARKEIT_TYPEN,
     'Typ',
   );
-  const timeNil = m[5];
+  const timeNil = m[6];
   if (timeNil !== undefined) shape.checkNilText(timeNil);
-  const time = m[4];
-  const deliveryTime = time === undefined ? null : dateTimeAt(time, 0, time.length, 'Lieferzeitpunkt');
-  const tour = m[6];
+  const otherTime = m[5];
+  const deliveryTime =
+    m[4] ?? (otherTime === undefined ? null : dateTimeAt(otherTime, 0, otherTime.length, 'Lieferzeitpunkt'));
+  const tour = m[7];
   if (tour !== undefined) checkLength(tour, 'Tour', 1, 80);
-  const grund = m[7]!;
+  const grund = m[8]!;
   const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
   const defectReason = enumValue(grund, reasons, 'Grund');
-  const tourId = forOrders ? m[8] : undefined;
+  const tourId = forOrders ? m[9] : undefined;
   if (tourId !== undefined && !isDruckbareKennung(tourId)) PlainShape.giveUp();
-  const deviation = ctx.version === 2 ? m[forOrders ? 9 : 8]! : undefined;
+  const deviation = ctx.version === 2 ? m[forOrders ? 10 : 9]! : undefined;
   const tourDeviation = deviation === undefined ? undefined : booleanValue(deviation, 'Tourabweichung');
   return forOrders
     ? { quantity, type, deliveryTime, tour, defectReason, tourId, tourDeviation }

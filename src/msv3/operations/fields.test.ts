@@ -13,6 +13,7 @@ import {
   isUuid,
   pznToWireText,
   pznValue,
+  USUAL_DATE_TIME_SOURCE,
 } from './fields.js';
 
 describe('lexical readers', () => {
@@ -36,6 +37,50 @@ describe('lexical readers', () => {
     ['', false],
   ])('judges %s as an xs:dateTime: %s', (value, valid) => {
     expect(isDateTime(value)).toBe(valid);
+  });
+
+  it('matches as a usual date-time only texts that are xs:dateTime values, and the usual ones all', () => {
+    const usual = new RegExp(`^(?:${USUAL_DATE_TIME_SOURCE})$`);
+    const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    // Fields near and past their bounds (day 31 of a 30-day month, hour 24, offset 14:30, year 0000).
+    const candidate = fc
+      .record({
+        year: fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')),
+        month: two(13),
+        day: two(32),
+        hour: two(25),
+        minute: two(60),
+        second: two(60),
+        fraction: fc.constantFrom('', '.5', '.000', '.', '.1x'),
+        offset: fc.constantFrom('', 'Z', '+01:00', '-02:00', '+14:00', '-14:01', '+13:59', '+1:00', 'z'),
+      })
+      .map((f) => `${f.year}-${f.month}-${f.day}T${f.hour}:${f.minute}:${f.second}${f.fraction}${f.offset}`);
+    const text = fc.oneof(candidate, fc.string({ maxLength: 30 }), fc.stringMatching(/^[-0-9T:.Z+ ]{0,30}$/));
+    let matched = 0;
+    fc.assert(
+      fc.property(text, (value) => {
+        if (!usual.test(value)) return;
+        matched++;
+        expect(isDateTime(value)).toBe(true);
+      }),
+      { numRuns: 5_000 },
+    );
+    expect(matched).toBeGreaterThan(100);
+    // The usual form is what servers write: all of these need no check of their own.
+    for (const value of [
+      '2025-03-18T14:30:00+01:00',
+      '2025-12-31T23:59:59Z',
+      '2024-02-28T00:00:00.125-14:00',
+    ])
+      expect(usual.test(value)).toBe(true);
+    // Valid but unusual: left to the full check.
+    for (const value of [
+      '2024-02-29T10:00:00',
+      '2024-02-29T24:00:00',
+      '-0044-03-15T12:00:00',
+      '12025-01-01T00:00:00Z',
+    ])
+      expect([usual.test(value), isDateTime(value)]).toEqual([false, true]);
   });
 
   it('reads integers with sign, leading zeros and surrounding whitespace, within bounds', () => {

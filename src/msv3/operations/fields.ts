@@ -508,6 +508,20 @@ export function isDateTime(v: string): boolean {
   return isDateTimeAt(v, 0, v.length);
 }
 
+/**
+ * The usual xs:dateTime, as a regular-expression source without captures or '<': a four-digit year
+ * other than 0000, a day the month has (29 February left out), hours 00 to 23, an optional fraction
+ * and an optional offset up to ±14:00. Every text it matches whole is one `isDateTimeAt` accepts (a
+ * property test holds the two together). The fast path matches it inside a delivery part's pattern
+ * (`anteile.ts`), so a usual value needs no check of its own; any other text gets `isDateTimeAt`.
+ */
+export const USUAL_DATE_TIME_SOURCE = [
+  String.raw`(?!0000)\d{4}-`,
+  String.raw`(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2[0-8]))`,
+  String.raw`T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?`,
+  String.raw`(?:Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?`,
+].join('');
+
 /** xs:dateTime lexical form: `-?YYYY-MM-DDThh:mm:ss(.s+)?(Z|(+|-)hh:mm)?`. */
 function isDateTimeAt(v: string, start: number, end: number): boolean {
   let i = v.charCodeAt(start) === 45 ? start + 1 : start;

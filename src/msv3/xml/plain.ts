@@ -267,6 +267,15 @@ export const plainPattern = {
     source: `[^<]*(?:${escapeTag(open)}([^<]*)${escapeTag(close)}${nil === '' ? '' : `|${escapeTag(nil)}`}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
     tags: 2,
   }),
+  /**
+   * `nillable` for a leaf whose text is usually of the form `usual` (a source without captures or
+   * '<'): three captures, its text when it is of that form, its text when it is not (both undefined
+   * when nil), then the other empty form as for `nillable`. The caller checks only the second.
+   */
+  nillableUsually: (open: string, close: string, nil: string, usual: string): PatternPiece => ({
+    source: `[^<]*(?:${escapeTag(open)}(?:(${usual})|([^<]*))${escapeTag(close)}${nil === '' ? '' : `|${escapeTag(nil)}`}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
+    tags: 2,
+  }),
   optional: (piece: PatternPiece): PatternPiece => ({ source: `(?:${piece.source})?`, tags: piece.tags }),
 };
 
