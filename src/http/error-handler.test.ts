@@ -130,6 +130,15 @@ describe('error responses', () => {
       'invalid_request',
     );
     expect(body.message).toContain('__proto__');
+    // The key spelt with escapes, and a constructor key, are refused the same way.
+    expectError(
+      await post('{"\\u005f_proto__": {"admin": true}, "wholesaler": "x", "items": []}'),
+      'invalid_request',
+    );
+    expectError(
+      await post('{"constructor": {"prototype": {}}, "wholesaler": "x", "items": []}'),
+      'invalid_request',
+    );
   });
 
   it('names the offending field of a schema violation in message and param', async () => {

@@ -21,7 +21,7 @@ export function installJsonBodyParser(app: GatewayApp): void {
     { parseAs: 'string' },
     (request: FastifyRequest, body: string, done) => {
       if (body === '' && request.routeOptions.schema?.body === undefined) return done(null, undefined);
-      return parseJson(request, body, (error, parsed) => {
+      const checked = (error: Error | null, parsed: unknown) => {
         if (error !== null && isValidJson(body)) {
           return done(
             new ApiError(
@@ -42,9 +42,33 @@ export function installJsonBodyParser(app: GatewayApp): void {
           );
         }
         return done(null, parsed);
-      });
+      };
+      const parsed = parseWithoutPoisonableKeys(body);
+      return parsed === undefined ? parseJson(request, body, checked) : checked(null, parsed);
     },
   );
+}
+
+/**
+ * The value of a JSON text that cannot hold a `__proto__` or `constructor` key: no backslash (an escape
+ * could spell either word), neither word, no byte-order mark. Such a text needs none of the scans of the
+ * whole text for those keys that Fastify's parser runs after parsing (two regular expressions, about
+ * 18 K instructions for a 50-item availability body). Undefined for any other text and for invalid
+ * JSON, which Fastify's parser then reads and judges.
+ */
+export function parseWithoutPoisonableKeys(text: string): unknown {
+  if (
+    text.charCodeAt(0) === 0xfeff ||
+    text.includes('\\') ||
+    text.includes('__proto__') ||
+    text.includes('constructor')
+  )
+    return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function isValidJson(text: string): boolean {
