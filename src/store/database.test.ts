@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/db.js';
 import { until } from '../../test/until.js';
-import { type Database, openDatabase } from './database.js';
+import { type Database, openDatabase, switchToWal } from './database.js';
 import { isDatabaseUnavailable } from './database-unavailable.js';
 import type { Tables } from './schema.js';
 
@@ -76,6 +76,40 @@ describe('openDatabase on SQLite', () => {
       await database.close();
     }
   }, 30_000);
+
+  it('tries the switch to WAL again while SQLite answers SQLITE_BUSY, and gives up on anything else', () => {
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    const pauses: number[] = [];
+    let calls = 0;
+    switchToWal(
+      () => {
+        if (++calls < 3) throw busy;
+      },
+      (ms) => {
+        pauses.push(ms);
+      },
+    );
+    expect([calls, pauses]).toEqual([3, [5, 10]]);
+
+    let busyCalls = 0;
+    const alwaysBusy = () => {
+      busyCalls++;
+      throw busy;
+    };
+    expect(() => switchToWal(alwaysBusy, () => {})).toThrow('database is locked');
+    expect(busyCalls).toBe(20);
+
+    const readOnly = Object.assign(new Error('attempt to write a readonly database'), {
+      code: 'SQLITE_READONLY',
+    });
+    let readOnlyCalls = 0;
+    const failing = () => {
+      readOnlyCalls++;
+      throw readOnly;
+    };
+    expect(() => switchToWal(failing, () => {})).toThrow('readonly');
+    expect(readOnlyCalls).toBe(1);
+  });
 
   it('opens an in-memory database', async () => {
     const database = await openDatabase('sqlite::memory:');

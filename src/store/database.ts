@@ -68,7 +68,7 @@ function openSqlite(url: string): Database {
   const path = sqlitePath(url);
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
   const sqlite = new SqliteDatabase(path);
-  sqlite.pragma('journal_mode = WAL');
+  switchToWal(() => sqlite.pragma('journal_mode = WAL'));
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   // The CLI and a running server may write at the same time; wait instead of failing with SQLITE_BUSY.
@@ -77,6 +77,34 @@ function openSqlite(url: string): Database {
     dialect: new ImmediateTransactionsDialect({ database: withStatementCache(sqlite) }),
   });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+const WAL_TRIES = 20;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `enableWal` (the pragma that puts a file into WAL mode), again after a short pause while SQLite
+ * answers SQLITE_BUSY, at most WAL_TRIES times (pauses of 5, 10, … ms: under 1 s in all). Processes that open one new file at
+ * the same moment (replicas started together) each take the file's exclusive lock for the switch, and
+ * SQLite answers SQLITE_BUSY at once, without the busy timeout, to one whose wait could deadlock
+ * (sqlite.org, `sqlite3_busy_handler`); 1 of 640 such opens failed so, 8 at a time, on a busy machine.
+ * Opening is synchronous, so the pause is too.
+ */
+export function switchToWal(
+  enableWal: () => void,
+  sleep: (ms: number) => void = (ms) => {
+    Atomics.wait(pause, 0, 0, ms);
+  },
+): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      enableWal();
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || attempt === WAL_TRIES) throw error;
+      sleep(5 * attempt);
+    }
+  }
 }
 
 /**
