@@ -54,15 +54,7 @@ export function isPlain(text: string): boolean {
 
 /** The same as `JSON.stringify(text)` for every string (and as FJS's string serializer). */
 export function quote(text: string): string {
-  const length = text.length;
-  if (length < 64) {
-    for (let i = 0; i < length; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
-    }
-    return `"${text}"`;
-  }
-  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+  return isPlain(text) ? `"${text}"` : JSON.stringify(text);
 }
 
 const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;

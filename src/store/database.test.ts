@@ -12,6 +12,18 @@ import { type Database, openDatabase, switchToWal } from './database.js';
 import { isDatabaseUnavailable } from './database-unavailable.js';
 import type { Tables } from './schema.js';
 
+/** A function that always throws `error`, and how often it was called. */
+function throwing(error: Error): { run: () => never; calls: () => number } {
+  let calls = 0;
+  return {
+    run: () => {
+      calls++;
+      throw error;
+    },
+    calls: () => calls,
+  };
+}
+
 describe('openDatabase on SQLite', () => {
   const folder = mkdtempSync(join(tmpdir(), 'msv3-db-'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -91,24 +103,15 @@ describe('openDatabase on SQLite', () => {
     );
     expect([calls, pauses]).toEqual([3, [5, 10]]);
 
-    let busyCalls = 0;
-    const alwaysBusy = () => {
-      busyCalls++;
-      throw busy;
-    };
-    expect(() => switchToWal(alwaysBusy, () => {})).toThrow('database is locked');
-    expect(busyCalls).toBe(20);
+    const alwaysBusy = throwing(busy);
+    expect(() => switchToWal(alwaysBusy.run, () => {})).toThrow('database is locked');
+    expect(alwaysBusy.calls()).toBe(20);
 
-    const readOnly = Object.assign(new Error('attempt to write a readonly database'), {
-      code: 'SQLITE_READONLY',
-    });
-    let readOnlyCalls = 0;
-    const failing = () => {
-      readOnlyCalls++;
-      throw readOnly;
-    };
-    expect(() => switchToWal(failing, () => {})).toThrow('readonly');
-    expect(readOnlyCalls).toBe(1);
+    const readOnly = throwing(
+      Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' }),
+    );
+    expect(() => switchToWal(readOnly.run, () => {})).toThrow('readonly');
+    expect(readOnly.calls()).toBe(1);
   });
 
   it('opens an in-memory database', async () => {

@@ -83,12 +83,12 @@ const WAL_TRIES = 20;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Runs `enableWal` (the pragma that puts a file into WAL mode), again after a short pause while SQLite
- * answers SQLITE_BUSY, at most WAL_TRIES times (pauses of 5, 10, … ms: under 1 s in all). Processes that open one new file at
- * the same moment (replicas started together) each take the file's exclusive lock for the switch, and
- * SQLite answers SQLITE_BUSY at once, without the busy timeout, to one whose wait could deadlock
- * (sqlite.org, `sqlite3_busy_handler`); 1 of 640 such opens failed so, 8 at a time, on a busy machine.
- * Opening is synchronous, so the pause is too.
+ * Runs `enableWal` (the pragma that puts a file into WAL mode), again after a short pause while
+ * SQLite answers SQLITE_BUSY, at most WAL_TRIES times (pauses of 5, 10, … ms: under 1 s in all).
+ * Processes that open one new file at the same moment (replicas started together) each take the file's
+ * exclusive lock for the switch, and SQLite answers SQLITE_BUSY at once, without the busy timeout, to
+ * one whose wait could deadlock (sqlite.org, `sqlite3_busy_handler`); 1 of 640 such opens failed so,
+ * 8 at a time, on a busy machine. Opening is synchronous, so the pause is too.
  */
 export function switchToWal(
   enableWal: () => void,

@@ -248,6 +248,15 @@ export interface PatternPiece {
   readonly tags: number;
 }
 
+/** A nillable leaf whose text between the tags is matched by `text`, its empty forms as `nillable` says. */
+function nillablePiece(open: string, close: string, nil: string, text: string): PatternPiece {
+  const usualNil = nil === '' ? '' : `|${escapeTag(nil)}`;
+  return {
+    source: `[^<]*(?:${escapeTag(open)}${text}${escapeTag(close)}${usualNil}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
+    tags: 2,
+  };
+}
+
 /** Pieces of a `PlainPattern`, from the tags of a `PlainTags` table; `leaf` and `nillable` capture. */
 export const plainPattern = {
   /** The tag `tag` next. */
@@ -263,19 +272,15 @@ export const plainPattern = {
    * `PlainShape.checkNilText` must accept. `[^<>]*>` can end at one place only, so a failing match
    * does not try the text after it again for each shorter tag.
    */
-  nillable: (open: string, close: string, nil: string): PatternPiece => ({
-    source: `[^<]*(?:${escapeTag(open)}([^<]*)${escapeTag(close)}${nil === '' ? '' : `|${escapeTag(nil)}`}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
-    tags: 2,
-  }),
+  nillable: (open: string, close: string, nil: string): PatternPiece =>
+    nillablePiece(open, close, nil, '([^<]*)'),
   /**
    * `nillable` for a leaf whose text is usually of the form `usual` (a source without captures or
    * '<'): three captures, its text when it is of that form, its text when it is not (both undefined
    * when nil), then the other empty form as for `nillable`. The caller checks only the second.
    */
-  nillableUsually: (open: string, close: string, nil: string, usual: string): PatternPiece => ({
-    source: `[^<]*(?:${escapeTag(open)}(?:(${usual})|([^<]*))${escapeTag(close)}${nil === '' ? '' : `|${escapeTag(nil)}`}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
-    tags: 2,
-  }),
+  nillableUsually: (open: string, close: string, nil: string, usual: string): PatternPiece =>
+    nillablePiece(open, close, nil, `(?:(${usual})|([^<]*))`),
   optional: (piece: PatternPiece): PatternPiece => ({ source: `(?:${piece.source})?`, tags: piece.tags }),
 };
 
