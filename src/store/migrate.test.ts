@@ -93,6 +93,7 @@ describeEachDialect(
     it.each([
       ['a schema', '3F000', 'schema "test_gone" does not exist'],
       ['a table', '42P01', 'relation "test_gone.webhook_attempts_away" does not exist'],
+      ['a column', '42703', 'column "document" of relation "sandbox_tenants" does not exist'],
     ])(
       'looks again when %s it was reading is dropped or renamed by someone else meanwhile',
       async (_, code, message) => {

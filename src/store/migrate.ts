@@ -17,12 +17,13 @@ async function migratorFor(database: Database): Promise<Migrator> {
 /**
  * Kysely's migrator reads the tables of every schema in the database (its introspection), so a schema
  * or table that someone else drops or renames at that moment (another app on the same database, a
- * parallel test) fails it: 3F000 invalid_schema_name or 42P01 undefined_table, naming the other
- * schema's object. A second look no longer sees it: up to 3 tries.
+ * parallel test) fails it: 3F000 invalid_schema_name, 42P01 undefined_table or, for a column dropped
+ * or renamed meanwhile, 42703 undefined_column, naming the other schema's object. A second look no
+ * longer sees it: up to 3 tries.
  */
 const TRIES = 3;
 
-const VANISHED = new Set(['3F000', '42P01']);
+const VANISHED = new Set(['3F000', '42P01', '42703']);
 
 function vanishedMeanwhile(error: unknown): boolean {
   return typeof error === 'object' && error !== null && VANISHED.has((error as { code?: string }).code ?? '');
