@@ -24,7 +24,17 @@ export interface BaselineApp {
   close(): Promise<void>;
 }
 
-export function buildBaselineApp(upstreamUrl: string, connections: number, decode: boolean): BaselineApp {
+/**
+ * `spinUs` (0: none): the route keeps the CPU busy that long per request, touching no memory and making
+ * no call, before it answers: a baseline that does as much work as the gateway in pure computation
+ * shows what the lower request rate alone costs per request (`BENCH_BASELINE_SPIN_US` in run.ts).
+ */
+export function buildBaselineApp(
+  upstreamUrl: string,
+  connections: number,
+  decode: boolean,
+  spinUs = 0,
+): BaselineApp {
   const target = new URL(upstreamUrl);
   const soapBody = Buffer.from(va50Request(), 'utf8');
   const soapHeaders = {
@@ -46,6 +56,7 @@ export function buildBaselineApp(upstreamUrl: string, connections: number, decod
     if (response.statusCode !== 200) throw new Error(`upstream answered ${response.statusCode}`);
     if (decode && verfuegbarkeitAnfragen.decodeResponse(xml).kind !== 'ok')
       throw new Error('undecodable answer');
+    if (spinUs > 0) spin(spinUs);
     return reply.type('application/json; charset=utf-8').send(answer);
   });
 
@@ -59,4 +70,9 @@ export function buildBaselineApp(upstreamUrl: string, connections: number, decod
       await pool.close();
     },
   };
+}
+
+function spin(us: number): void {
+  const until = performance.now() + us / 1000;
+  while (performance.now() < until);
 }

@@ -129,6 +129,8 @@ export async function startGateway(
     nodeFlags?: string[];
     /** A program and its flags that runs node (`['valgrind', '--tool=callgrind', …]`), and its start-up time. */
     under?: { command: string[]; listenWithinMs: number };
+    /** Another build's `dist/cli.js` (`--builds`); this checkout's by default. */
+    cli?: string;
   } = {},
 ): Promise<Gateway & { env: NodeJS.ProcessEnv }> {
   const env = benchGatewayEnv({
@@ -145,7 +147,14 @@ export async function startGateway(
   const key = createLiveKey(env, 'bench');
   const [program = process.execPath, ...programFlags] = options.under?.command ?? [];
   const node = options.under === undefined ? [] : [process.execPath];
-  const args = [...programFlags, ...node, ...START_NODE_FLAGS, ...(options.nodeFlags ?? []), CLI, 'serve'];
+  const args = [
+    ...programFlags,
+    ...node,
+    ...START_NODE_FLAGS,
+    ...(options.nodeFlags ?? []),
+    options.cli ?? CLI,
+    'serve',
+  ];
   const child = spawn(program, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   track(child);
   const url = await untilListening(child, 'gateway', options.under?.listenWithinMs ?? 30_000);

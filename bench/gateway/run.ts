@@ -22,15 +22,20 @@
  * Two settings change the scenario (the targets are defined for the defaults):
  *  - BENCH_UPSTREAM_DELAY_MS=<ms> (0 by default, at most 1000): the upstream waits that long before each
  *    answer, as a wholesaler's own processing would, so the servers are no longer CPU-bound;
- *  - BENCH_CONNECTIONS=<n> (32 by default, 1 to 256): wrk's connections; 1 shows what one call pays.
+ *  - BENCH_CONNECTIONS=<n> (32 by default, 1 to 256): wrk's connections; 1 shows what one call pays;
+ *  - BENCH_BASELINE_SPIN_US=<µs> (0 by default, at most 2000): the baseline spins the CPU that long per
+ *    request before it answers (baseline-app.ts), so that its CPU per request shows what a server pays
+ *    at a lower request rate for the same sockets (docs/performance.md "Targets").
  * BENCH_START_SCRIPT=start:bounded-memory starts the gateway with that script's node flags instead (what
  * they cost per request; docs/configuration.md "Bounded memory").
- * Such a run writes bench/results/gateway[-upstream-<ms>ms][-c<n>][-bounded-memory][-profiled].json instead.
+ * Such a run writes bench/results/gateway[-upstream-<ms>ms][-c<n>][-spin-<µs>us][-bounded-memory][-profiled].json
+ * instead.
  * BENCH_CPU_PROF=<dir> starts the three servers with `--cpu-prof` (into <dir>/gateway, baseline, floor) and
  * adds up their profiles per stage as the ledger does, under wrk (wrk-stages.ts; LEDGER_DETAIL=1 also
  * lists the heaviest functions per stage).
  * BENCH_FAST_PATHS=1 measures instead what each speed-up that doubles logic saves (fast-paths.ts);
- * `--ledger` (`npm run bench:gateway -- --ledger`) the CPU time of each stage of a request (ledger.ts).
+ * `--ledger` (`npm run bench:gateway -- --ledger`) the CPU time of each stage of a request (ledger.ts);
+ * `--builds <checkout>` this build's CPU per request against another checkout's under wrk (builds.ts).
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/gateway.json.
  */
 
@@ -41,6 +46,7 @@ import { dirname, join } from 'node:path';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { CLI, stopAll, stopAndWait } from '../common/processes.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
+import { measureBuilds } from './builds.js';
 import { measureFastPaths } from './fast-paths.js';
 import { type GcPerRequest, gcPerRequest, gcTotals } from './gc-figures.js';
 import {
@@ -65,8 +71,9 @@ import { cpuProfileFlags, printWrkStages, wrkStages } from './wrk-stages.js';
 const ROOT = process.cwd();
 const UPSTREAM_DELAY_MS = boundedSetting('BENCH_UPSTREAM_DELAY_MS', 0, 0, 1000);
 const CONNECTIONS = boundedSetting('BENCH_CONNECTIONS', 32, 1, 256);
+const BASELINE_SPIN_US = boundedSetting('BENCH_BASELINE_SPIN_US', 0, 0, 2000);
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
-const SCENARIO = `${UPSTREAM_DELAY_MS === 0 ? '' : `-upstream-${UPSTREAM_DELAY_MS}ms`}${CONNECTIONS === 32 ? '' : `-c${CONNECTIONS}`}${START_SCRIPT === 'start' ? '' : `-${START_SCRIPT.replace(/^start:/, '')}`}${CPU_PROF_DIR === undefined ? '' : '-profiled'}`;
+const SCENARIO = `${UPSTREAM_DELAY_MS === 0 ? '' : `-upstream-${UPSTREAM_DELAY_MS}ms`}${CONNECTIONS === 32 ? '' : `-c${CONNECTIONS}`}${BASELINE_SPIN_US === 0 ? '' : `-spin-${BASELINE_SPIN_US}us`}${START_SCRIPT === 'start' ? '' : `-${START_SCRIPT.replace(/^start:/, '')}`}${CPU_PROF_DIR === undefined ? '' : '-profiled'}`;
 const RESULTS = join(ROOT, 'bench', 'results', `gateway${SCENARIO}.json`);
 const RUNS = Math.min(Number(process.env.BENCH_RUNS ?? 3), 9);
 const SECONDS = Math.min(Number(process.env.BENCH_SECONDS ?? 10), 60);
@@ -94,7 +101,9 @@ async function main(): Promise<void> {
       CPU_PROF_DIR === undefined ? [] : cpuProfileFlags(CPU_PROF_DIR, name);
     const gateway = await startGateway(folder, upstreamBase, { nodeFlags: profileFlags('gateway') });
     const upstreamArgs = [`${upstreamBase}/verfuegbarkeitAnfragen`, String(UPSTREAM_CONNECTIONS)];
-    const baseline = await forkChild('baseline', upstreamArgs, { execArgv: profileFlags('baseline') });
+    const baselineArgs =
+      BASELINE_SPIN_US === 0 ? upstreamArgs : [...upstreamArgs, `spin=${BASELINE_SPIN_US}`];
+    const baseline = await forkChild('baseline', baselineArgs, { execArgv: profileFlags('baseline') });
     const floor = await forkChild('baseline', [...upstreamArgs, 'decode'], {
       execArgv: profileFlags('floor'),
     });
@@ -201,6 +210,7 @@ async function main(): Promise<void> {
       command: [
         UPSTREAM_DELAY_MS === 0 ? '' : `BENCH_UPSTREAM_DELAY_MS=${UPSTREAM_DELAY_MS} `,
         CONNECTIONS === 32 ? '' : `BENCH_CONNECTIONS=${CONNECTIONS} `,
+        BASELINE_SPIN_US === 0 ? '' : `BENCH_BASELINE_SPIN_US=${BASELINE_SPIN_US} `,
         CPU_PROF_DIR === undefined ? '' : `BENCH_CPU_PROF=${CPU_PROF_DIR} `,
         'npm run bench:gateway',
       ].join(''),
@@ -212,7 +222,7 @@ async function main(): Promise<void> {
         response: `${Buffer.byteLength(answer)} B JSON (the gateway's answer; the baseline sends the same bytes)`,
         upstream: `node:http on 127.0.0.1 in its own process, ${upstream.bytes} B canned v2 verfuegbarkeitAnfragen answer, ${UPSTREAM_DELAY_MS === 0 ? 'at once' : `after ${UPSTREAM_DELAY_MS} ms`}`,
         gateway: `node ${[...START_NODE_FLAGS, ''].join(' ')}dist/cli.js serve (as npm ${START_SCRIPT === 'start' ? 'start' : `run ${START_SCRIPT}`}), own process; SQLite; catalogue wholesaler "bench" live → canned upstream; live key; LOG_LEVEL=${LOG_LEVEL} to /dev/null; RATE_LIMIT_LIVE_POINTS=1000000 (memory limiter); defaults otherwise (UPSTREAM_MAX_CONCURRENCY ${UPSTREAM_CONNECTIONS})`,
-        baseline: `Fastify 5 (logger off) validating the same body schema (Ajv), undici Pool (${UPSTREAM_CONNECTIONS} connections) POSTing a fixed SOAP body, fixed JSON answer`,
+        baseline: `Fastify 5 (logger off) validating the same body schema (Ajv), undici Pool (${UPSTREAM_CONNECTIONS} connections) POSTing a fixed SOAP body, fixed JSON answer${BASELINE_SPIN_US === 0 ? '' : `, the CPU spun ${BASELINE_SPIN_US} µs per request`}`,
         floor:
           'the baseline plus verfuegbarkeitAnfragen.decodeResponse of the SOAP answer (decode-only reference; same fixed JSON answer)',
         cpu_profile: CPU_PROF_DIR ?? null,
@@ -344,9 +354,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   ? measureFastPaths()
   : process.argv.includes('--ledger')
     ? measureLedger()
-    : process.argv.includes('--instructions')
-      ? measureInstructions()
-      : main()
+    : process.argv.includes('--builds')
+      ? measureBuilds(process.argv[process.argv.indexOf('--builds') + 1] ?? '')
+      : process.argv.includes('--instructions')
+        ? measureInstructions()
+        : main()
 ).catch((error: unknown) => {
   console.error(error);
   stopAll();

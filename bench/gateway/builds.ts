@@ -1,0 +1,105 @@
+/**
+ * Two builds of the gateway side by side under wrk (`npm run bench:gateway -- --builds <checkout>`):
+ * this checkout's `dist/` and another checkout's (built with `npm run build` there), each started as
+ * `npm start` starts it with its own SQLite database, both calling one canned upstream. After a warm-up
+ * each, BUILDS_ROUNDS (6) rounds of BENCH_SECONDS (8) s runs of the standard load (wrk -t1 -c32 or
+ * BENCH_CONNECTIONS), the two alternating and the order turning each round; per round the ratio of
+ * their server CPU per request, reported as the median of those ratios with the quartiles. A change of
+ * a few per cent shows here where separate runs of `npm run bench:gateway` on a VM whose speed drifts
+ * would hide it. Writes bench/results/gateway-builds.json. Everything stays on 127.0.0.1.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { expectEveryArticleAsked } from '../common/availability-answer.js';
+import { stopAll } from '../common/processes.js';
+import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
+import {
+  availabilityBody,
+  boundedSetting,
+  forkChild,
+  measure,
+  median,
+  post,
+  type RunResult,
+  startGateway,
+} from './harness.js';
+
+const RESULTS = join(process.cwd(), 'bench', 'results', 'gateway-builds.json');
+const ROUNDS = boundedSetting('BUILDS_ROUNDS', 6, 1, 40);
+const SECONDS = boundedSetting('BENCH_SECONDS', 8, 2, 60);
+const CONNECTIONS = boundedSetting('BENCH_CONNECTIONS', 32, 1, 256);
+const WARMUP_SECONDS = 5;
+
+type Build = 'this' | 'other';
+
+export async function measureBuilds(other: string): Promise<void> {
+  checkWrk();
+  const otherCli = join(resolve(other), 'dist', 'cli.js');
+  if (!existsSync(otherCli)) throw new Error(`${otherCli} is missing: run \`npm run build\` in ${other}`);
+  const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-builds-'));
+  try {
+    const upstream = await forkChild('upstream', ['0']);
+    const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
+    const body = availabilityBody();
+    const setupFor = async (name: Build, cli?: string) => {
+      mkdirSync(join(folder, name));
+      const gateway = await startGateway(join(folder, name), upstreamBase, cli === undefined ? {} : { cli });
+      const headers = {
+        'content-type': 'application/json',
+        'x-api-key': gateway.key,
+        'x-msv3-username': 'bench1',
+        'x-msv3-password': 'geheim',
+      };
+      const url = `${gateway.url}/v1/availability`;
+      return { pid: gateway.child.pid!, headers, url, script: writeWrkScript(folder, name, headers, body) };
+    };
+    const setups = { this: await setupFor('this'), other: await setupFor('other', otherCli) };
+    for (const [name, setup] of Object.entries(setups)) {
+      expectEveryArticleAsked(JSON.parse(await post(setup.url, setup.headers, body)), `the ${name} build`);
+      await wrk(setup.url, setup.script, WARMUP_SECONDS, CONNECTIONS);
+    }
+    const runs: Record<Build, RunResult[]> = { this: [], other: [] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      const order = round % 2 === 1 ? (['other', 'this'] as const) : (['this', 'other'] as const);
+      for (const name of order) {
+        const { pid, url, script } = setups[name];
+        const row = await measure(`${name} round ${round}`, pid, url, script, SECONDS, CONNECTIONS);
+        runs[name].push(row);
+        console.log(`[bench] round ${round} ${name.padEnd(5)} ${JSON.stringify(row)}`);
+      }
+    }
+    const ratios = runs.this
+      .map((run, i) => (run.server_cpu_us_per_request ?? 0) / (runs.other[i]!.server_cpu_us_per_request ?? 1))
+      .sort((a, b) => a - b);
+    const quartile = (q: number) => Math.round(ratios[Math.floor(q * (ratios.length - 1))]! * 1000) / 1000;
+    const cpu = (name: Build) => median(runs[name].map((r) => r.server_cpu_us_per_request ?? 0));
+    const output = {
+      benchmark:
+        'two gateway builds side by side under wrk: POST /v1/availability, 50 items (bench/gateway/builds.ts)',
+      command: `npm run bench:gateway -- --builds ${other}`,
+      date: new Date().toISOString(),
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, wrk: wrkVersion() },
+      setup: `wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${ROUNDS} rounds after a ${WARMUP_SECONDS} s warm-up each, the builds alternating`,
+      this_build: resolve('.'),
+      other_build: resolve(other),
+      median_server_cpu_us_per_request: { this: cpu('this'), other: cpu('other') },
+      cpu_this_over_other: {
+        median: quartile(0.5),
+        lower_quartile: quartile(0.25),
+        upper_quartile: quartile(0.75),
+      },
+      runs,
+    };
+    console.log(
+      `\nserver CPU per request, medians of ${ROUNDS} rounds: this build ${cpu('this')} µs, the other ${cpu('other')} µs; this ÷ other ${quartile(0.5)} (quartiles ${quartile(0.25)}–${quartile(0.75)})`,
+    );
+    mkdirSync(dirname(RESULTS), { recursive: true });
+    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+    console.log(`[bench] wrote ${RESULTS}`);
+    upstream.child.send({ stop: true });
+  } finally {
+    stopAll();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
