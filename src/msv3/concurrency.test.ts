@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createConcurrencyLimiter, type SlotResult } from './concurrency.js';
+import { stopNotice } from './stop-notice.js';
 
 function granted(result: SlotResult): () => void {
   if (!result.ok) throw new Error(`expected a slot, got ${result.cause}`);
@@ -64,6 +65,40 @@ describe('concurrency limiter', () => {
     expect(await waiting).toEqual({ ok: false, cause: 'aborted' });
     expect(limiter.queued).toBe(0);
     expect(await limiter.acquire('acct_a', AbortSignal.abort())).toEqual({ ok: false, cause: 'aborted' });
+  });
+
+  it('ends every wait when the shutdown comes, and refuses later callers as aborted', async () => {
+    const limiter = createConcurrencyLimiter({ maxConcurrent: 1, maxQueue: 3, maxWaitMs: 5_000 });
+    const shutdown = new AbortController();
+    const stop = stopNotice(shutdown.signal);
+    const release = granted(await limiter.acquire('acct_a', undefined, stop));
+    const waits = [limiter.acquire('acct_a', undefined, stop), limiter.acquire('acct_b', undefined, stop)];
+    expect(limiter.queued).toBe(2);
+    shutdown.abort();
+    expect(await Promise.all(waits)).toEqual([
+      { ok: false, cause: 'aborted' },
+      { ok: false, cause: 'aborted' },
+    ]);
+    expect(limiter.queued).toBe(0);
+    expect(await limiter.acquire('acct_a', undefined, stop)).toEqual({ ok: false, cause: 'aborted' });
+    release();
+    expect(limiter.active).toBe(0);
+  });
+
+  it('stops listening for the shutdown once a waiter is granted its slot', async () => {
+    const limiter = createConcurrencyLimiter({ maxConcurrent: 1, maxQueue: 1, maxWaitMs: 5_000 });
+    const shutdown = new AbortController();
+    const stop = stopNotice(shutdown.signal);
+    const listening = vi.spyOn(stop, 'listen');
+    const forgotten = vi.spyOn(stop, 'unlisten');
+    const release = granted(await limiter.acquire('acct_a', undefined, stop));
+    const waiting = limiter.acquire('acct_a', undefined, stop);
+    release();
+    const next = granted(await waiting);
+    expect(forgotten.mock.calls).toEqual(listening.mock.results.map((result) => [result.value]));
+    shutdown.abort();
+    next();
+    expect(limiter.active).toBe(0);
   });
 
   it('ignores a second release of the same slot', async () => {

@@ -1,3 +1,5 @@
+import type { StopNotice } from './stop-notice.js';
+
 /**
  * Caps the calls in flight to one wholesaler endpoint (docs/resilience.md "Overload"). Callers beyond the
  * cap wait in a bounded queue for a bounded time, one FIFO queue per gateway account: when a slot frees,
@@ -30,8 +32,11 @@ type Refusal = { ok: false; cause: RefusalCause; retryAfterMs: number };
 export type SlotResult = { ok: true; release: () => void } | { ok: false; cause: 'aborted' } | Refusal;
 
 export interface ConcurrencyLimiter {
-  /** `account`: whose share the call counts against (one shared share when absent). */
-  acquire(account?: string, signal?: AbortSignal): Promise<SlotResult>;
+  /**
+   * `account`: whose share the call counts against (one shared share when absent). The wait ends as
+   * `aborted` when `signal` aborts or `stop` (the gateway's shutdown) comes.
+   */
+  acquire(account?: string, signal?: AbortSignal, stop?: StopNotice): Promise<SlotResult>;
   readonly active: number;
   readonly queued: number;
   /** Mean time a slot is held (EWMA), ms; undefined before the first release. */
@@ -161,7 +166,11 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
   }
 
   /** A refusal of a newcomer, held for its share of the drain time (see `maxRefusalHoldMs`). */
-  function heldRefusal(cause: RefusalCause, signal: AbortSignal | undefined): Promise<SlotResult> {
+  function heldRefusal(
+    cause: RefusalCause,
+    signal: AbortSignal | undefined,
+    stop: StopNotice | undefined,
+  ): Promise<SlotResult> {
     const refused = refusal(cause);
     const holdMs = Math.min(refused.retryAfterMs, options.maxRefusalHoldMs ?? 0);
     if (holdMs <= 0) return Promise.resolve(refused);
@@ -169,6 +178,7 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
       const done = (result: SlotResult) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+        if (stopListening !== undefined) stop?.unlisten(stopListening);
         resolve(result);
       };
       const onAbort = () => done({ ok: false, cause: 'aborted' });
@@ -177,6 +187,7 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
         holdMs,
       );
       signal?.addEventListener('abort', onAbort, { once: true });
+      const stopListening = stop?.listen(onAbort);
     });
   }
 
@@ -191,15 +202,15 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
       return meanHoldMs;
     },
 
-    acquire(account = NO_ACCOUNT, signal) {
-      if (signal?.aborted) return Promise.resolve({ ok: false, cause: 'aborted' });
+    acquire(account = NO_ACCOUNT, signal, stop) {
+      if (signal?.aborted || stop?.stopped) return Promise.resolve({ ok: false, cause: 'aborted' });
       if (active < maxConcurrent && queued === 0) {
         active++;
         return Promise.resolve(slot(account, stateOf(account)));
       }
-      if (queued >= maxQueue) return heldRefusal('queue_full', signal);
+      if (queued >= maxQueue) return heldRefusal('queue_full', signal, stop);
       const known = accounts.get(account);
-      if (drainMs(grantsAhead(known) + 1) > maxWaitMs) return heldRefusal('wait_too_long', signal);
+      if (drainMs(grantsAhead(known) + 1) > maxWaitMs) return heldRefusal('wait_too_long', signal, stop);
 
       const state = known ?? stateOf(account);
       return new Promise<SlotResult>((resolve) => {
@@ -215,6 +226,7 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
         const cleanUp = () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
+          if (stopListening !== undefined) stop?.unlisten(stopListening);
         };
         const waiter: Waiter = {
           waiting: true,
@@ -224,6 +236,7 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
           },
         };
         signal?.addEventListener('abort', onAbort, { once: true });
+        const stopListening = stop?.listen(onAbort);
         state.queue.push(waiter);
         state.waiting++;
         queued++;

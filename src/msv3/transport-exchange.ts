@@ -1,6 +1,7 @@
 import { buildConnector, type Dispatcher } from 'undici';
 import type { HostLookup } from '../lib/address-policy.js';
 import { type ConnectPolicy, createGuardedConnector } from '../lib/guarded-connector.js';
+import type { StopNotice } from './stop-notice.js';
 
 export interface ExchangeLimits {
   maxBytes: number;
@@ -127,18 +128,18 @@ export function exchange(
   request: Dispatcher.DispatchOptions,
   limits: ExchangeLimits,
   signal?: AbortSignal,
-  stop?: AbortSignal,
+  stop?: StopNotice,
 ): Promise<RawOutcome> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    if (stop?.aborted) return resolve({ kind: 'stopped', sent: false });
+    if (stop?.stopped) return resolve({ kind: 'stopped', sent: false });
     let settled = false;
     const finish = (complete: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       signal?.removeEventListener('abort', onAbort);
-      stop?.removeEventListener('abort', onStop);
+      if (stopListening !== undefined) stop?.unlisten(stopListening);
       complete();
     };
     const handler = new ExchangeHandler(limits.maxBytes, (outcome) => finish(() => resolve(outcome)));
@@ -155,7 +156,7 @@ export function exchange(
       handler.abort(new ExchangeAbandoned('stopped: the gateway is shutting down'));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    stop?.addEventListener('abort', onStop, { once: true });
+    const stopListening = stop?.listen(onStop);
     try {
       dispatcher.dispatch(request, handler);
     } catch (error) {

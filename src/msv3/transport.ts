@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { type Dispatcher, Pool } from 'undici';
 import type { HostLookup } from '../lib/address-policy.js';
@@ -10,6 +9,7 @@ import { basicAuthorization, type Credentials } from './credentials.js';
 import type { DeviationName } from './deviations.js';
 import type { ProbeRequest } from './probe-request.js';
 import type { DecodeResult } from './result.js';
+import { stopNotice } from './stop-notice.js';
 import { createConnector, type ExchangeLimits, exchange, type RawOutcome } from './transport-exchange.js';
 import {
   type CallContext,
@@ -198,8 +198,7 @@ export function createTransport(
   const config: TransportOptions = { ...DEFAULT_TRANSPORT_OPTIONS, ...options };
   const clock = deps.clock ?? systemClock;
   const { stop } = deps;
-  // Every call in flight listens to it; more than 10 are normal, not a leak (Node warns from 11 on).
-  if (stop !== undefined) setMaxListeners(0, stop);
+  const stopping = stop === undefined ? undefined : stopNotice(stop);
   const userAgent = config.userAgent ?? defaultUserAgent();
   const connect = createConnector(config.connectTimeoutMs, config.addressPolicy, config.lookup);
   const dispatchers = new Map<string, Dispatcher>();
@@ -281,12 +280,6 @@ export function createTransport(
     return load;
   }
 
-  /** What ends a wait for a connection slot: the caller giving up, or the shutdown. */
-  function waitSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
-    if (signal === undefined || stop === undefined) return signal ?? stop;
-    return AbortSignal.any([signal, stop]);
-  }
-
   function send(
     url: Endpoint,
     contentType: string,
@@ -303,7 +296,7 @@ export function createTransport(
       headers: requestHeaders(contentType, authorization, userAgent),
       body: Buffer.from(body, 'utf8'),
     };
-    return exchange(dispatcherFor(url.origin), request, limits, signal, stop);
+    return exchange(dispatcherFor(url.origin), request, limits, signal, stopping);
   }
 
   async function call<T>(input: CallInput, decode: (xml: string) => DecodeResult<T>): Promise<CallResult<T>> {
@@ -335,7 +328,7 @@ export function createTransport(
     const load = loadOf(target);
     load.queued++;
     // `acquire` never rejects.
-    const slot = await limiterFor(target, url.origin).acquire(input.account, waitSignal(signal));
+    const slot = await limiterFor(target, url.origin).acquire(input.account, signal, stopping);
     load.queued--;
     if (!slot.ok) {
       if (signal?.aborted) throw signal.reason;
