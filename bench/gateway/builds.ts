@@ -6,7 +6,8 @@
  * BENCH_CONNECTIONS), the two alternating and the order turning each round; per round the ratio of
  * their server CPU per request, reported as the median of those ratios with the quartiles. A change of
  * a few per cent shows here where separate runs of `npm run bench:gateway` on a VM whose speed drifts
- * would hide it. Writes bench/results/gateway-builds.json. Everything stays on 127.0.0.1.
+ * would hide it. BUILDS_OTHER_NODE_FLAGS adds node flags to the other build's gateway (`--builds .`
+ * with a flag measures the flag). Writes bench/results/gateway-builds.json. Everything stays on 127.0.0.1.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -30,6 +31,8 @@ const ROUNDS = boundedSetting('BUILDS_ROUNDS', 6, 1, 40);
 const SECONDS = boundedSetting('BENCH_SECONDS', 8, 2, 60);
 const CONNECTIONS = boundedSetting('BENCH_CONNECTIONS', 32, 1, 256);
 const WARMUP_SECONDS = 5;
+/** Node flags for the other build's gateway only (`--builds .` with a flag: the flag on and off). */
+const OTHER_NODE_FLAGS = (process.env.BUILDS_OTHER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 type Build = 'this' | 'other';
 
@@ -42,9 +45,9 @@ export async function measureBuilds(other: string): Promise<void> {
     const upstream = await forkChild('upstream', ['0']);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
     const body = availabilityBody();
-    const setupFor = async (name: Build, cli?: string) => {
+    const setupFor = async (name: Build, options: { cli?: string; nodeFlags?: string[] } = {}) => {
       mkdirSync(join(folder, name));
-      const gateway = await startGateway(join(folder, name), upstreamBase, cli === undefined ? {} : { cli });
+      const gateway = await startGateway(join(folder, name), upstreamBase, options);
       const headers = {
         'content-type': 'application/json',
         'x-api-key': gateway.key,
@@ -54,7 +57,10 @@ export async function measureBuilds(other: string): Promise<void> {
       const url = `${gateway.url}/v1/availability`;
       return { pid: gateway.child.pid!, headers, url, script: writeWrkScript(folder, name, headers, body) };
     };
-    const setups = { this: await setupFor('this'), other: await setupFor('other', otherCli) };
+    const setups = {
+      this: await setupFor('this'),
+      other: await setupFor('other', { cli: otherCli, nodeFlags: OTHER_NODE_FLAGS }),
+    };
     for (const [name, setup] of Object.entries(setups)) {
       expectEveryArticleAsked(JSON.parse(await post(setup.url, setup.headers, body)), `the ${name} build`);
       await wrk(setup.url, setup.script, WARMUP_SECONDS, CONNECTIONS);
@@ -77,12 +83,13 @@ export async function measureBuilds(other: string): Promise<void> {
     const output = {
       benchmark:
         'two gateway builds side by side under wrk: POST /v1/availability, 50 items (bench/gateway/builds.ts)',
-      command: `npm run bench:gateway -- --builds ${other}`,
+      command: `${OTHER_NODE_FLAGS.length === 0 ? '' : `BUILDS_OTHER_NODE_FLAGS='${OTHER_NODE_FLAGS.join(' ')}' `}npm run bench:gateway -- --builds ${other}`,
       date: new Date().toISOString(),
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, wrk: wrkVersion() },
       setup: `wrk -t1 -c${CONNECTIONS} -d${SECONDS}s, ${ROUNDS} rounds after a ${WARMUP_SECONDS} s warm-up each, the builds alternating`,
       this_build: resolve('.'),
       other_build: resolve(other),
+      other_node_flags: OTHER_NODE_FLAGS,
       median_server_cpu_us_per_request: { this: cpu('this'), other: cpu('other') },
       cpu_this_over_other: {
         median: quartile(0.5),

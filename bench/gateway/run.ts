@@ -200,9 +200,11 @@ async function main(): Promise<void> {
       apply_to_this_scenario: SCENARIO === '',
       throughput_at_least_80_percent: ratios.throughput_gateway_over_baseline >= 0.8,
       p50_added_at_most_1_ms: ratios.p50_added_us <= 1000,
-      /** docs/performance.md "Targets": at 32 connections, with one connection. */
+      /** docs/performance.md "Targets": in the standard scenario as `npm start` runs the gateway; with one connection. */
       cpu_at_most_twice_baseline:
-        ratios.cpu_gateway_over_baseline === null ? null : ratios.cpu_gateway_over_baseline <= 2,
+        SCENARIO !== '' || ratios.cpu_gateway_over_baseline === null
+          ? null
+          : ratios.cpu_gateway_over_baseline <= 2,
       p50_added_at_most_250_us_at_one_connection: CONNECTIONS === 1 ? ratios.p50_added_us <= 250 : null,
     };
     const output = {
@@ -326,7 +328,7 @@ function printTable(
     `targets${targets.apply_to_this_scenario ? '' : ' (defined for the default scenario: upstream at once, 32 connections)'}: throughput ≥ 80 % of baseline: ${verdict(targets.throughput_at_least_80_percent)}; p50 added ≤ 1,000 µs: ${verdict(targets.p50_added_at_most_1_ms)}`,
   );
   console.log(
-    `targets of docs/performance.md: CPU per request ≤ 2.0× the baseline (32 connections): ${CONNECTIONS === 32 && UPSTREAM_DELAY_MS === 0 ? verdict(targets.cpu_at_most_twice_baseline) : '-'}; p50 added ≤ 250 µs with one connection: ${verdict(targets.p50_added_at_most_250_us_at_one_connection)}`,
+    `targets of docs/performance.md: CPU per request ≤ 2.0× the baseline (32 connections): ${verdict(targets.cpu_at_most_twice_baseline)}; p50 added ≤ 250 µs with one connection: ${verdict(targets.p50_added_at_most_250_us_at_one_connection)}`,
   );
 }
 
