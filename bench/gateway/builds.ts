@@ -41,6 +41,14 @@ export async function measureBuilds(other: string): Promise<void> {
   const otherCli = join(resolve(other), 'dist', 'cli.js');
   if (!existsSync(otherCli)) throw new Error(`${otherCli} is missing: run \`npm run build\` in ${other}`);
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-builds-'));
+  // Bounded: the rounds, warm-ups and start-ups take well under this.
+  const watchdogMs = (ROUNDS * 2 * (SECONDS + 2) + 2 * WARMUP_SECONDS + 120) * 1000;
+  const watchdog = setTimeout(() => {
+    console.error(`[bench] watchdog: still running after ${Math.round(watchdogMs / 1000)} s; stopping`);
+    stopAll();
+    process.exit(1);
+  }, watchdogMs);
+  watchdog.unref();
   try {
     const upstream = await forkChild('upstream', ['0']);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
@@ -106,6 +114,7 @@ export async function measureBuilds(other: string): Promise<void> {
     console.log(`[bench] wrote ${RESULTS}`);
     upstream.child.send({ stop: true });
   } finally {
+    clearTimeout(watchdog);
     stopAll();
     rmSync(folder, { recursive: true, force: true });
   }
