@@ -23,6 +23,20 @@ export function stopAll(): void {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
 }
 
+/**
+ * Stops every process started here and exits with 1 if the benchmark still runs after `ms`, whatever it
+ * waits for; call the returned function when it is done.
+ */
+export function startWatchdog(ms: number): () => void {
+  const watchdog = setTimeout(() => {
+    console.error(`[bench] watchdog: still running after ${Math.round(ms / 1000)} s; stopping`);
+    stopAll();
+    process.exit(1);
+  }, ms);
+  watchdog.unref();
+  return () => clearTimeout(watchdog);
+}
+
 /** SIGTERM, then waits for the exit (at most 20 s: the gateway's drain is 10 s). */
 export async function stopAndWait(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;

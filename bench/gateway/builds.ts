@@ -13,10 +13,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
-import { stopAll } from '../common/processes.js';
+import { startWatchdog, stopAll } from '../common/processes.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import {
   availabilityBody,
+  availabilityHeaders,
   boundedSetting,
   forkChild,
   measure,
@@ -43,12 +44,7 @@ export async function measureBuilds(other: string): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-builds-'));
   // Bounded: the rounds, warm-ups and start-ups take well under this.
   const watchdogMs = (ROUNDS * 2 * (SECONDS + 2) + 2 * WARMUP_SECONDS + 120) * 1000;
-  const watchdog = setTimeout(() => {
-    console.error(`[bench] watchdog: still running after ${Math.round(watchdogMs / 1000)} s; stopping`);
-    stopAll();
-    process.exit(1);
-  }, watchdogMs);
-  watchdog.unref();
+  const stopWatchdog = startWatchdog(watchdogMs);
   try {
     const upstream = await forkChild('upstream', ['0']);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
@@ -56,12 +52,7 @@ export async function measureBuilds(other: string): Promise<void> {
     const setupFor = async (name: Build, options: { cli?: string; nodeFlags?: string[] } = {}) => {
       mkdirSync(join(folder, name));
       const gateway = await startGateway(join(folder, name), upstreamBase, options);
-      const headers = {
-        'content-type': 'application/json',
-        'x-api-key': gateway.key,
-        'x-msv3-username': 'bench1',
-        'x-msv3-password': 'geheim',
-      };
+      const headers = availabilityHeaders(gateway.key);
       const url = `${gateway.url}/v1/availability`;
       return { pid: gateway.child.pid!, headers, url, script: writeWrkScript(folder, name, headers, body) };
     };
@@ -114,7 +105,7 @@ export async function measureBuilds(other: string): Promise<void> {
     console.log(`[bench] wrote ${RESULTS}`);
     upstream.child.send({ stop: true });
   } finally {
-    clearTimeout(watchdog);
+    stopWatchdog();
     stopAll();
     rmSync(folder, { recursive: true, force: true });
   }

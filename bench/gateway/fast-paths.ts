@@ -21,10 +21,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { stopAll, stopAndWait } from '../common/processes.js';
+import { startWatchdog, stopAll, stopAndWait } from '../common/processes.js';
 import { writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import {
   availabilityBody,
+  availabilityHeaders,
   boundedSetting,
   forkChild,
   type Gateway,
@@ -69,12 +70,7 @@ export async function measureFastPaths(): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-fast-paths-'));
   // The whole benchmark stops itself after this, whatever happens.
   const watchdogMs = (rounds * VARIANTS.length * (seconds + 2) + 180) * 1000;
-  const watchdog = setTimeout(() => {
-    console.error(`[bench] watchdog: still running after ${Math.round(watchdogMs / 60_000)} min; stopping`);
-    stopAll();
-    process.exit(1);
-  }, watchdogMs);
-  watchdog.unref();
+  const stopWatchdog = startWatchdog(watchdogMs);
   try {
     const upstream = await forkChild('upstream', ['0']);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
@@ -88,12 +84,7 @@ export async function measureFastPaths(): Promise<void> {
     const scripts = {} as Record<VariantName, string>;
     let answer: string | undefined;
     for (const [i, { name }] of VARIANTS.entries()) {
-      const headers = {
-        'content-type': 'application/json',
-        'x-api-key': gateways[name].key,
-        'x-msv3-username': 'bench1',
-        'x-msv3-password': 'geheim',
-      };
+      const headers = availabilityHeaders(gateways[name].key);
       scripts[name] = writeWrkScript(folder, `variant-${i}`, headers, body);
       // Correctness first: every variant answers the very same bytes.
       const text = await post(`${gateways[name].url}/v1/availability`, headers, body);
@@ -187,7 +178,7 @@ export async function measureFastPaths(): Promise<void> {
     for (const { name } of VARIANTS) await stopAndWait(gateways[name].child);
     upstream.child.send({ stop: true });
   } finally {
-    clearTimeout(watchdog);
+    stopWatchdog();
     stopAll();
     rmSync(folder, { recursive: true, force: true });
   }

@@ -176,6 +176,16 @@ export function availabilityBody(): string {
   });
 }
 
+/** The headers every gateway benchmark sends with that body: JSON, the gateway's live key, a wholesaler login. */
+export function availabilityHeaders(key: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-api-key': key,
+    'x-msv3-username': 'bench1',
+    'x-msv3-password': 'geheim',
+  };
+}
+
 export function boundedSetting(name: string, fallback: number, min: number, max: number): number {
   const value = Number(process.env[name] ?? fallback);
   if (!Number.isInteger(value) || value < min || value > max)

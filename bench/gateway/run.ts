@@ -47,7 +47,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
-import { CLI, stopAll, stopAndWait } from '../common/processes.js';
+import { CLI, startWatchdog, stopAll, stopAndWait } from '../common/processes.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import { measureBuilds } from './builds.js';
 import { measureEqualRate } from './equal-rate.js';
@@ -55,6 +55,7 @@ import { measureFastPaths } from './fast-paths.js';
 import { type GcPerRequest, gcPerRequest, gcTotals } from './gc-figures.js';
 import {
   availabilityBody,
+  availabilityHeaders,
   boundedSetting,
   forkChild,
   LOG_LEVEL,
@@ -92,12 +93,7 @@ async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   checkWrk();
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-gateway-'));
-  const watchdog = setTimeout(() => {
-    console.error(`[bench] watchdog: still running after ${WATCHDOG_MS / 60_000} min; stopping`);
-    stopAll();
-    process.exit(1);
-  }, WATCHDOG_MS);
-  watchdog.unref();
+  const stopWatchdog = startWatchdog(WATCHDOG_MS);
   try {
     const upstream = await forkChild('upstream', [String(UPSTREAM_DELAY_MS)]);
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
@@ -123,12 +119,7 @@ async function main(): Promise<void> {
     };
 
     const body = availabilityBody();
-    const headers = {
-      'content-type': 'application/json',
-      'x-api-key': gateway.key,
-      'x-msv3-username': 'bench1',
-      'x-msv3-password': 'geheim',
-    };
+    const headers = availabilityHeaders(gateway.key);
 
     // Correctness first: the gateway maps all 50 articles; the baseline answers the same bytes.
     const answer = await post(`${baseUrls.gateway}/v1/availability`, headers, body);
@@ -295,7 +286,7 @@ async function main(): Promise<void> {
     writeFileSync(RESULTS, `${JSON.stringify({ ...output, stages_under_wrk: stages }, null, 2)}\n`);
     console.log(`[bench] wrote ${RESULTS}`);
   } finally {
-    clearTimeout(watchdog);
+    stopWatchdog();
     stopAll();
     rmSync(folder, { recursive: true, force: true });
   }

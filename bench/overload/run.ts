@@ -35,7 +35,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
-import { CLI, startScriptNodeFlags, stopAll } from '../common/processes.js';
+import { CLI, startScriptNodeFlags, startWatchdog, stopAll } from '../common/processes.js';
 import { type AccountFigures, percentile, type RetryPolicy, runLoad, runWaves } from './clients.js';
 import { cpuMs, gatewayFigures, lagText, merge, round, sum, watchGateway } from './measure.js';
 import {
@@ -126,12 +126,7 @@ let running:
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-overload-'));
-  const watchdog = setTimeout(() => {
-    console.error(`[bench] watchdog: still running after ${WATCHDOG_MS / 60_000} min; stopping`);
-    stopAll();
-    process.exit(1);
-  }, WATCHDOG_MS);
-  watchdog.unref();
+  const stopWatchdog = startWatchdog(WATCHDOG_MS);
   const article = va50Articles()[0]!;
   const body = JSON.stringify({
     wholesaler: 'bench',
@@ -171,7 +166,7 @@ async function main(): Promise<void> {
     writeFileSync(results, `${JSON.stringify(output, null, 2)}\n`);
     console.log(`[bench] wrote ${results}`);
   } finally {
-    clearTimeout(watchdog);
+    stopWatchdog();
     stopAll();
     rmSync(folder, { recursive: true, force: true });
   }

@@ -32,6 +32,7 @@ import {
   CLI,
   processCpuUs,
   startScriptNodeFlags,
+  startWatchdog,
   stopAll,
   stopAndWait,
   track,
@@ -69,12 +70,7 @@ async function main(): Promise<void> {
   checkWrk();
   const wrkUsed = wrkVersion();
   const folder = mkdtempSync(join(tmpdir(), 'msv3-bench-workers-'));
-  const watchdog = setTimeout(() => {
-    console.error(`[bench] watchdog: still running after ${WATCHDOG_MS / 60_000} min; stopping`);
-    stopAll();
-    process.exit(1);
-  }, WATCHDOG_MS);
-  watchdog.unref();
+  const stopWatchdog = startWatchdog(WATCHDOG_MS);
   try {
     const upstream = await startUpstream();
     const upstreamBase = `http://127.0.0.1:${upstream.port}/msv3/v2.0`;
@@ -189,7 +185,7 @@ async function main(): Promise<void> {
     for (const variant of VARIANTS) await stopAndWait(gateways[variant].child);
     upstream.child.send({ stop: true });
   } finally {
-    clearTimeout(watchdog);
+    stopWatchdog();
     stopAll();
     rmSync(folder, { recursive: true, force: true });
   }
