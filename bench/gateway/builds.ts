@@ -19,6 +19,7 @@ import {
   availabilityBody,
   availabilityHeaders,
   boundedSetting,
+  cpuRatios,
   forkChild,
   measure,
   median,
@@ -74,9 +75,8 @@ export async function measureBuilds(other: string): Promise<void> {
         console.log(`[bench] round ${round} ${name.padEnd(5)} ${JSON.stringify(row)}`);
       }
     }
-    const ratios = runs.this
-      .map((run, i) => (run.server_cpu_us_per_request ?? 0) / (runs.other[i]!.server_cpu_us_per_request ?? 1))
-      .sort((a, b) => a - b);
+    const ratios = cpuRatios(runs.this, runs.other)?.sort((a, b) => a - b);
+    if (ratios === undefined) throw new Error('server CPU per request needs /proc');
     const quartile = (q: number) => Math.round(ratios[Math.floor(q * (ratios.length - 1))]! * 1000) / 1000;
     const cpu = (name: Build) => median(runs[name].map((r) => r.server_cpu_us_per_request ?? 0));
     const output = {

@@ -8,7 +8,7 @@
  * spinning baseline alternate for the same number of runs as the standard scenario.
  */
 import { writeWrkScript, wrk } from '../common/wrk.js';
-import { forkChild, measure, median, type RunResult } from './harness.js';
+import { cpuRatios, forkChild, measure, median, type RunResult } from './harness.js';
 
 export interface EqualRate {
   /** The spin per request: the gateway's median CPU per request less the baseline's. */
@@ -66,7 +66,8 @@ export async function measureEqualRate(options: {
     }
     const cpu = (row: RunResult) => row.server_cpu_us_per_request ?? Number.NaN;
     const atGatewayRate = median(runs.spinning_baseline.map((row) => cpu(row) - spin));
-    const ratios = runs.gateway.map((row, i) => cpu(row) / (cpu(runs.spinning_baseline[i]!) - spin));
+    const ratios = cpuRatios(runs.gateway, runs.spinning_baseline, spin);
+    if (ratios === null) throw new Error('server CPU per request needs /proc');
     return {
       spin_us: spin,
       baseline_at_gateway_rate_us: atGatewayRate,

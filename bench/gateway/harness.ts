@@ -200,6 +200,22 @@ export async function post(url: string, headers: Record<string, string>, body: s
   return text;
 }
 
+/**
+ * Each run's server CPU per request over that of the reference run paired with it (the same round,
+ * seconds apart), the reference less `referenceLessUs` (a spin it did on purpose); null where a figure
+ * is missing (no /proc).
+ */
+export function cpuRatios(runs: RunResult[], reference: RunResult[], referenceLessUs = 0): number[] | null {
+  const ratios: number[] = [];
+  for (const [i, run] of runs.entries()) {
+    const a = run.server_cpu_us_per_request;
+    const b = reference[i]?.server_cpu_us_per_request;
+    if (a === null || b === null || b === undefined) return null;
+    ratios.push(a / (b - referenceLessUs));
+  }
+  return ratios;
+}
+
 /** The middle value (the upper of the two middle ones for an even count, as the earlier results). */
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 

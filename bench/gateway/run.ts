@@ -57,6 +57,7 @@ import {
   availabilityBody,
   availabilityHeaders,
   boundedSetting,
+  cpuRatios,
   forkChild,
   LOG_LEVEL,
   measure,
@@ -359,14 +360,10 @@ function printTable(
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-/** The median of the runs' ratios of server CPU per request (runs of one round are seconds apart). */
+/** The median of the runs' paired ratios of server CPU per request. */
 function pairedRatio(runs: RunResult[], reference: RunResult[]): number | null {
-  const ratios = runs.map((run, i) => {
-    const a = run.server_cpu_us_per_request;
-    const b = reference[i]?.server_cpu_us_per_request;
-    return a === null || b === null || b === undefined ? null : a / b;
-  });
-  return ratios.some((r) => r === null) ? null : round(median(ratios as number[]), 2);
+  const ratios = cpuRatios(runs, reference);
+  return ratios === null ? null : round(median(ratios), 2);
 }
 
 process.on('exit', stopAll);

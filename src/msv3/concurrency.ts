@@ -178,7 +178,7 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
       const done = (result: SlotResult) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        if (stopListening !== undefined) stop?.unlisten(stopListening);
+        stop?.unlisten(stopListening);
         resolve(result);
       };
       const onAbort = () => done({ ok: false, cause: 'aborted' });
@@ -226,7 +226,7 @@ export function createConcurrencyLimiter(options: ConcurrencyOptions): Concurren
         const cleanUp = () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
-          if (stopListening !== undefined) stop?.unlisten(stopListening);
+          stop?.unlisten(stopListening);
         };
         const waiter: Waiter = {
           waiting: true,

@@ -17,8 +17,8 @@ export interface StopNotice {
    * Once the shutdown has begun it never runs: check `stopped` first.
    */
   listen(run: () => void): StopListening;
-  /** Forgets a listener; nothing happens if it has run or was forgotten already. */
-  unlisten(listening: StopListening): void;
+  /** Forgets a listener; nothing happens if it has run or was forgotten already, or is undefined. */
+  unlisten(listening: StopListening | undefined): void;
 }
 
 /** A listener's place in the list: what `listen` hands back for `unlisten`. */
@@ -33,8 +33,8 @@ export function stopNotice(signal: AbortSignal): StopNotice {
   const head = new StopListening(() => {});
   head.prev = head;
   head.next = head;
-  const unlink = (node: StopListening) => {
-    if (node.next === null || node.prev === null) return;
+  const unlink = (node: StopListening | undefined) => {
+    if (node === undefined || node.next === null || node.prev === null) return;
     node.prev.next = node.next;
     node.next.prev = node.prev;
     node.prev = null;

@@ -139,7 +139,7 @@ export function exchange(
       settled = true;
       clearTimeout(deadline);
       signal?.removeEventListener('abort', onAbort);
-      if (stopListening !== undefined) stop?.unlisten(stopListening);
+      stop?.unlisten(stopListening);
       complete();
     };
     const handler = new ExchangeHandler(limits.maxBytes, (outcome) => finish(() => resolve(outcome)));
