@@ -8,6 +8,7 @@ import type { GatewayApp } from './http/types.js';
 import { settleBuiltinPrototypes } from './lib/builtin-prototypes.js';
 import type { Clock } from './lib/clock.js';
 import { heapBudgetWarning } from './lib/heap-budget.js';
+import { pinTickShape } from './lib/tick-shape.js';
 import { createLogger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import type { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -66,6 +67,8 @@ export interface RunningServer {
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config } = options;
+  // Before start-up's full garbage collections can make Node's ticks dearer for good (lib/tick-shape.ts).
+  pinTickShape();
   const print = options.print ?? (() => {});
   const logger = options.logger ?? createLogger({ level: config.log.level });
   const heapWarning = heapBudgetWarning(config.upstream, getHeapStatistics().heap_size_limit);
