@@ -8,7 +8,6 @@
  * Writes bench/results/cluster.json. Everything it starts is stopped again, also on failure or signal.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,6 +21,7 @@ import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { sandboxTenant } from '../../src/wholesalers/registry.js';
 import { type GatewayProcess, killAndWait, startGatewayProcess } from '../../test/gateway-process.js';
+import { writeResults } from '../common/results.js';
 import {
   createScratchDatabase,
   type OwnRedis,
@@ -302,8 +302,7 @@ async function main(): Promise<number> {
   console.log(`webhooks: ${JSON.stringify(output.webhooks)}`);
   console.log(`rate limit: ${JSON.stringify(output.rate_limit)}`);
   console.table(checks.map((c) => ({ check: c.name, ok: c.ok ? 'PASS' : 'FAIL', detail: c.detail })));
-  mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+  writeResults(RESULTS, output);
   console.log(`[bench] wrote ${RESULTS}`);
   return output.ok ? 0 : 1;
 }

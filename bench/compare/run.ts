@@ -22,6 +22,7 @@ import { va50Articles } from '../codec/envelopes.js';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
 import { CLI, stopAll, stopAndWait, track, untilListening } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { boundedSetting, forkChild, LOG_LEVEL, median, START_NODE_FLAGS } from '../gateway/harness.js';
 
 const DELAY_MS = boundedSetting('BENCH_UPSTREAM_DELAY_MS', 50, 0, 10_000);
@@ -155,7 +156,7 @@ async function main(): Promise<void> {
         hung_every_answer_within_deadline_plus_50_ms: Math.max(...hungMs) <= DEADLINE_MS + 50,
       },
     };
-    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+    writeResults(RESULTS, output);
     console.log(JSON.stringify(output, null, 2));
     for (const forked of [...upstreams, hung]) forked.child.send({ stop: true });
   } finally {

@@ -9,11 +9,12 @@
  * would hide it. BUILDS_OTHER_NODE_FLAGS adds node flags to the other build's gateway (`--builds .`
  * with a flag measures the flag). Writes bench/results/gateway-builds.json. Everything stays on 127.0.0.1.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { startWatchdog, stopAll } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import {
   availabilityBody,
@@ -23,6 +24,7 @@ import {
   forkChild,
   measure,
   median,
+  nodeFlagsSetting,
   post,
   type RunResult,
   startGateway,
@@ -34,7 +36,7 @@ const SECONDS = boundedSetting('BENCH_SECONDS', 8, 2, 60);
 const CONNECTIONS = boundedSetting('BENCH_CONNECTIONS', 32, 1, 256);
 const WARMUP_SECONDS = 5;
 /** Node flags for the other build's gateway only (`--builds .` with a flag: the flag on and off). */
-const OTHER_NODE_FLAGS = (process.env.BUILDS_OTHER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const OTHER_NODE_FLAGS = nodeFlagsSetting('BUILDS_OTHER_NODE_FLAGS');
 
 type Build = 'this' | 'other';
 
@@ -100,8 +102,7 @@ export async function measureBuilds(other: string): Promise<void> {
     console.log(
       `\nserver CPU per request, medians of ${ROUNDS} rounds: this build ${cpu('this')} µs, the other ${cpu('other')} µs; this ÷ other ${quartile(0.5)} (quartiles ${quartile(0.25)}–${quartile(0.75)})`,
     );
-    mkdirSync(dirname(RESULTS), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+    writeResults(RESULTS, output);
     console.log(`[bench] wrote ${RESULTS}`);
     upstream.child.send({ stop: true });
   } finally {

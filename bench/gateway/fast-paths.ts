@@ -18,10 +18,11 @@
  * Also recorded: the 1-minute load average before each measurement and the spread of the all-on CPU
  * per request over the rounds. Writes bench/results/gateway-fast-paths.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { startWatchdog, stopAll, stopAndWait } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import {
   availabilityBody,
@@ -170,8 +171,7 @@ export async function measureFastPaths(): Promise<void> {
       orders,
       runs,
     };
-    mkdirSync(dirname(RESULTS), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+    writeResults(RESULTS, output);
     printSummary(output.median, speedUps, output.load_average, output.noise, rounds);
     console.log(`[bench] wrote ${RESULTS}`);
 

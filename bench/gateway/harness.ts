@@ -186,6 +186,11 @@ export function availabilityHeaders(key: string): Record<string, string> {
   };
 }
 
+/** Node flags from a setting of space-separated flags (`BUILDS_OTHER_NODE_FLAGS`); none when it is unset. */
+export function nodeFlagsSetting(name: string): string[] {
+  return (process.env[name] ?? '').split(' ').filter(Boolean);
+}
+
 export function boundedSetting(name: string, fallback: number, min: number, max: number): number {
   const value = Number(process.env[name] ?? fallback);
   if (!Number.isInteger(value) || value < min || value > max)

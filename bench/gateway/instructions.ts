@@ -20,7 +20,7 @@
  * Writes bench/results/gateway-instructions.json. Everything stays on 127.0.0.1 and stops by itself.
  */
 import { type ChildProcess, execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,10 +28,12 @@ import { promisify } from 'node:util';
 import { Pool } from 'undici';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { stopAll, stopAndWait } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import {
   availabilityBody,
   boundedSetting,
   forkChild,
+  nodeFlagsSetting,
   startGateway,
   UPSTREAM_CONNECTIONS,
 } from './harness.js';
@@ -47,7 +49,7 @@ const DUMPS = process.env.INSTRUCTIONS_DUMPS;
 /** The servers counted, in order: the gateway first, since the others answer with its answer. */
 const ALL_TARGETS = ['gateway', 'baseline', 'floor'] as const;
 /** Node flags for the three servers besides `npm start`'s (`--perf-basic-prof` names JIT code for callgrind's callers). */
-const NODE_FLAGS = (process.env.INSTRUCTIONS_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const NODE_FLAGS = nodeFlagsSetting('INSTRUCTIONS_NODE_FLAGS');
 /**
  * Some of the servers only (`INSTRUCTIONS_TARGETS=floor`): to read one change in a minute instead of
  * four. No results file is written. Without the gateway the others answer an empty body, which saves
@@ -187,7 +189,7 @@ export async function measureInstructions(): Promise<void> {
       per_request_work_ratio_gateway_over_baseline: ratio('gateway', 'baseline', perRequestWork),
       per_request_work_ratio_floor_over_baseline: ratio('floor', 'baseline', perRequestWork),
     };
-    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+    writeResults(RESULTS, output);
     console.log(
       `instructions per request: gateway ${perRequest.gateway}, baseline ${perRequest.baseline}, decode-only ${perRequest.floor}; gateway ÷ baseline ${output.ratio_gateway_over_baseline}×, decode-only ÷ baseline ${output.ratio_floor_over_baseline}×; main thread ${output.main_thread_ratio_gateway_over_baseline}× and ${output.main_thread_ratio_floor_over_baseline}×; main thread without time-driven work ${output.per_request_work_ratio_gateway_over_baseline}× and ${output.per_request_work_ratio_floor_over_baseline}×`,
     );

@@ -4,11 +4,12 @@
  * bench/results/gateway-ledger.json.
  */
 import { fork } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, stopAll, track } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { forkChild, START_NODE_FLAGS } from './harness.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -32,8 +33,7 @@ export async function measureLedger(): Promise<void> {
     });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     if (code !== 0 || ledger === undefined) throw new Error(`the ledger process exited with ${code}`);
-    mkdirSync(dirname(RESULTS), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify(ledger, null, 2)}\n`);
+    writeResults(RESULTS, ledger);
     console.log(`[bench] wrote ${RESULTS}`);
     upstream.child.send({ stop: true });
   } finally {

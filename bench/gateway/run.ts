@@ -43,11 +43,12 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { expectEveryArticleAsked } from '../common/availability-answer.js';
 import { CLI, startWatchdog, stopAll, stopAndWait } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 import { measureBuilds } from './builds.js';
 import { measureEqualRate } from './equal-rate.js';
@@ -283,8 +284,7 @@ async function main(): Promise<void> {
             Object.fromEntries(TARGETS.map((t) => [t, median[t].server_cpu_us_per_request ?? 0])),
           );
     if (stages !== null) printWrkStages(stages, process.env.LEDGER_DETAIL === '1');
-    mkdirSync(dirname(RESULTS), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify({ ...output, stages_under_wrk: stages }, null, 2)}\n`);
+    writeResults(RESULTS, { ...output, stages_under_wrk: stages });
     console.log(`[bench] wrote ${RESULTS}`);
   } finally {
     stopWatchdog();

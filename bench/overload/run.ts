@@ -31,11 +31,12 @@
  * Everything stays on 127.0.0.1 and stops by itself. Writes bench/results/overload[-short|-memory[-sustained]].json.
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { va50Articles } from '../codec/envelopes.js';
 import { CLI, startScriptNodeFlags, startWatchdog, stopAll } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { type AccountFigures, percentile, type RetryPolicy, runLoad, runWaves } from './clients.js';
 import { cpuMs, gatewayFigures, lagText, merge, round, sum, watchGateway } from './measure.js';
 import {
@@ -162,8 +163,7 @@ async function main(): Promise<void> {
       'results',
       `overload${SHORT ? '-short' : MEMORY ? (WAVES ? '-memory' : '-memory-sustained') : ''}${ONLY ? `-${ONLY}` : ''}.json`,
     );
-    mkdirSync(dirname(results), { recursive: true });
-    writeFileSync(results, `${JSON.stringify(output, null, 2)}\n`);
+    writeResults(results, output);
     console.log(`[bench] wrote ${results}`);
   } finally {
     stopWatchdog();

@@ -14,7 +14,7 @@
  * (`through-gateway.ts`: `POST /v1/orders` with a test key, the gateway on SQLite), the gateway
  * process's CPU per order per block. Writes bench/results/sandbox.json.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,7 @@ import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { sandboxTenantStore } from '../../src/store/sandbox-state.js';
 import { stopAll } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { ordersThroughGateway } from './through-gateway.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -192,7 +193,7 @@ async function main(): Promise<void> {
     median_blocks: medians,
     runs,
   };
-  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  writeResults(RESULTS, results);
   process.stdout.write(
     `${JSON.stringify({ ...results.summary, gateway: results.through_gateway }, null, 2)}\n`,
   );

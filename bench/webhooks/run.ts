@@ -13,7 +13,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,6 +33,7 @@ import { createWebhookWorker } from '../../src/webhooks/delivery/worker.js';
 import { NOTIFY_CHANNEL, recordEvent } from '../../src/webhooks/events/record.js';
 import { createSubscription } from '../../src/webhooks/subscriptions/service.js';
 import { anyWholesaler, sampleNotice } from '../../src/webhooks/test-support/fixtures.js';
+import { writeResults } from '../common/results.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(HERE, '..', 'results', 'webhooks.json');
@@ -92,8 +93,7 @@ async function main(): Promise<void> {
     },
     results,
   };
-  mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+  writeResults(RESULTS, output);
   console.log(JSON.stringify(output.results, null, 2));
 }
 

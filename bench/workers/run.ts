@@ -20,7 +20,7 @@
  */
 
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -38,6 +38,7 @@ import {
   track,
   untilListening,
 } from '../common/processes.js';
+import { writeResults } from '../common/results.js';
 import { checkWrk, writeWrkScript, wrk, wrkVersion } from '../common/wrk.js';
 
 const ROOT = process.cwd();
@@ -170,8 +171,7 @@ async function main(): Promise<void> {
       },
       runs: { workers_1: runs[1], workers_2: runs[2] },
     };
-    mkdirSync(dirname(RESULTS), { recursive: true });
-    writeFileSync(RESULTS, `${JSON.stringify(output, null, 2)}\n`);
+    writeResults(RESULTS, output);
     for (const variant of VARIANTS) {
       const m = median[`workers_${variant}`];
       console.log(

@@ -1,5 +1,8 @@
 import { executionAsyncResource } from 'node:async_hooks';
 
+/** The tick kept; null from the first call until that tick has run. */
+let pinned: object | null | undefined;
+
 /**
  * Keeps one of Node's tick objects alive for the life of the process, so that `process.nextTick` stays
  * cheap in optimised code.
@@ -13,11 +16,9 @@ import { executionAsyncResource } from 'node:async_hooks';
  * start-up, with few ticks and several full collections, that happened in most gateway processes and
  * cost about 30 K instructions per availability request (docs/performance.md "Node's own ticks"). A
  * live tick object keeps its maps alive, and with them the ones V8 remembered.
+ *
+ * Call before start-up work; later calls do nothing.
  */
-/** The tick kept; null from the first call until that tick has run. */
-let pinned: object | null | undefined;
-
-/** Call before start-up work; later calls do nothing. */
 export function pinTickShape(): void {
   if (pinned !== undefined) return;
   pinned = null;
