@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
+import { installAnswerBytes } from './http/answer-bytes.js';
 import type { AppDeps, RouteRegistration } from './http/app-deps.js';
 import { installAuth } from './http/auth.js';
 import { registerDocs } from './http/docs.js';
@@ -115,6 +116,8 @@ export async function buildApp(
     lockTimeoutMs: deps.config.idempotency.lockTimeoutMs,
   });
   installObservation(app, deps);
+  // The last app-wide onSend hook: the ones above still see the answer as a string.
+  installAnswerBytes(app);
   await registerDocs(app);
 
   for (const register of routes) register(app, deps);

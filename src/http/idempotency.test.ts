@@ -113,6 +113,19 @@ describeEachDialect('Idempotency-Key', (getDatabase) => {
       expect(first.headers['idempotent-replayed']).toBeUndefined();
     });
 
+    it('stores and replays an answer sent as bytes (4,096 characters or more) byte for byte', async () => {
+      const key = newKey();
+      const note = 'Grüße aus der Apotheke, 😀 '.repeat(240);
+      const first = await send({ note }, { 'idempotency-key': key });
+      expect(first.statusCode).toBe(201);
+      expect(first.rawPayload.length).toBeGreaterThan(4_096);
+      expect(first.json<{ note: string }>().note).toBe(note);
+      const again = await send({ note }, { 'idempotency-key': key });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
+      expect(again.headers['content-length']).toBe(String(first.rawPayload.length));
+    });
+
     it('runs every request without a key', async () => {
       const runs = state.runs;
       await send({ note: 'a' });
