@@ -1,4 +1,5 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 import {
   createWholesalerMetrics,
   type WholesalerMetrics,
@@ -10,8 +11,9 @@ export interface Metrics {
   registry: Registry;
   /** The text `GET /metrics` answers; by default the registry's. A cluster worker's covers every worker. */
   exposition?: () => Promise<string>;
-  httpRequests: Counter<'method' | 'route' | 'status'>;
-  httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Updated on every request: their series are found by key (series-metrics.ts). */
+  httpRequests: SeriesCounter<'method' | 'route' | 'status'>;
+  httpDuration: SeriesHistogram<'method' | 'route' | 'status'>;
   /** Wholesaler calls, circuits and probes (`wholesaler-metrics.ts`). */
   wholesalers: WholesalerMetrics;
   /** What the status page shows of the wholesalers; by default this process's. A cluster worker's covers every worker. */
@@ -26,13 +28,13 @@ export function createMetrics(options: { processMetrics?: boolean; now?: () => n
   const labelNames = ['method', 'route', 'status'] as const;
   return {
     registry,
-    httpRequests: new Counter({
+    httpRequests: new SeriesCounter({
       name: 'msv3_gateway_http_requests_total',
       help: 'HTTP requests answered, by route pattern, method and status.',
       labelNames,
       registers: [registry],
     }),
-    httpDuration: new Histogram({
+    httpDuration: new SeriesHistogram({
       name: 'msv3_gateway_http_request_duration_seconds',
       help: 'Time from request start to response end, by route pattern, method and status.',
       labelNames,

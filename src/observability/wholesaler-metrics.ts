@@ -1,5 +1,6 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { type CallHistory, createCallHistory, type HistoryRows } from './call-history.js';
+import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 
 /**
  * The wholesaler series of `GET /metrics` (docs/observability.md "Wholesaler metrics"), and what the
@@ -91,18 +92,15 @@ export function createWholesalerMetrics(
   const history: CallHistory = createCallHistory({ now, bucketsMs: DURATION_BUCKETS.map((s) => s * 1000) });
   const lastProbes = new Map<string, WholesalerLabels & LastProbe>();
   const register = [registry];
-  // The labelled children of the hot series, kept by their label values: prom-client hashes a label
-  // object on every `inc`, which cost more than the rest of the bookkeeping of a call.
-  const callCounters = new Map<string, { inc(): void }>();
-  const durations = new Map<string, { observe(value: number): void }>();
 
-  const calls = new Counter({
+  // Updated on every call: their series are found by key (series-metrics.ts).
+  const calls = new SeriesCounter({
     name: 'msv3_gateway_wholesaler_calls_total',
     help: 'Wholesaler calls by wholesaler, route, MSV3 operation and outcome (`ok` or the error kind answered).',
     labelNames: ['wholesaler', 'route', 'operation', 'outcome'],
     registers: register,
   });
-  const duration = new Histogram({
+  const duration = new SeriesHistogram({
     name: 'msv3_gateway_wholesaler_call_duration_seconds',
     help: 'Duration of wholesaler calls that were sent (waiting for a slot included), by wholesaler, route and operation.',
     labelNames: ['wholesaler', 'route', 'operation'],
@@ -199,13 +197,17 @@ export function createWholesalerMetrics(
     call(observation) {
       const labels = labelsOf(observation);
       const key = `${groupKey(labels)}\u0000${observation.operation}`;
-      counted(callCounters, `${key}\u0000${observation.outcome}`, () =>
-        calls.labels({ ...labels, operation: observation.operation, outcome: observation.outcome }),
-      ).inc();
+      calls.incSeries(`${key}\u0000${observation.outcome}`, () => ({
+        ...labels,
+        operation: observation.operation,
+        outcome: observation.outcome,
+      }));
       if (observation.sent) {
-        counted(durations, key, () =>
-          duration.labels({ ...labels, operation: observation.operation }),
-        ).observe(observation.latencyMs / 1000);
+        duration.observeSeries(
+          key,
+          () => ({ ...labels, operation: observation.operation }),
+          observation.latencyMs / 1000,
+        );
         history.record(groupKey(labels), observation.latencyMs, observation.outcome === 'ok');
       }
       if (observation.timeoutPhase !== undefined)
@@ -244,16 +246,6 @@ export function createWholesalerMetrics(
       return { at: now(), groups: [...byLabels.values()], history: history.rows() };
     },
   };
-}
-
-/** `map`'s entry for `key`, made once. The label values are bounded (see the module comment). */
-function counted<T>(map: Map<string, T>, key: string, make: () => T): T {
-  let child = map.get(key);
-  if (child === undefined) {
-    child = make();
-    map.set(key, child);
-  }
-  return child;
 }
 
 type StatusGroup = WholesalerStatus['groups'][number];
