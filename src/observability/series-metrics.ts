@@ -1,4 +1,4 @@
-import { Counter, type CounterConfiguration, Histogram, type HistogramConfiguration } from 'prom-client';
+import { Counter, Histogram, type HistogramConfiguration } from 'prom-client';
 
 /**
  * The counters and histograms updated on every request, whose series are found once per label set.
@@ -65,10 +65,6 @@ class SeriesIndex<S> {
 
 export class SeriesCounter<T extends string> extends Counter<T> {
   private readonly index = new SeriesIndex<CounterSeries>();
-
-  constructor(configuration: CounterConfiguration<T>) {
-    super(configuration);
-  }
 
   /**
    * Adds one to the series of the labels `labelsOf()` gives; `key` names that label set uniquely (the
