@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installAnswerBytes } from './answer-bytes.js';
@@ -35,8 +35,7 @@ async function appWithAnswerBytes() {
     },
   );
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const { port } = app.server.address() as AddressInfo;
   return { app, port, url: `http://127.0.0.1:${port}`, seenAsBytes };
 }
 

@@ -49,16 +49,16 @@ class SeriesIndex<S> {
   private readonly byKey = new Map<string, S>();
   private store: unknown;
 
-  find(owner: Stored<S>, key: string, create: () => S): S {
+  get(owner: Stored<S>, key: string): S | undefined {
     if (owner.hashMap !== this.store) {
       this.byKey.clear();
       this.store = owner.hashMap;
     }
-    let series = this.byKey.get(key);
-    if (series === undefined) {
-      series = create();
-      this.byKey.set(key, series);
-    }
+    return this.byKey.get(key);
+  }
+
+  add(key: string, series: S): S {
+    this.byKey.set(key, series);
     return series;
   }
 }
@@ -72,11 +72,13 @@ export class SeriesCounter<T extends string> extends Counter<T> {
    */
   incSeries(key: string, labelsOf: () => Labels<T>): void {
     const stored = this as unknown as Stored<CounterSeries>;
-    this.index.find(stored, key, () => {
-      const labels = labelsOf();
-      this.inc(labels, 0); // prom-client validates the labels and creates the series at 0
-      return storedSeries(stored.hashMap, labels)!;
-    }).value += 1;
+    const series = this.index.get(stored, key) ?? this.index.add(key, this.seriesOf(stored, labelsOf()));
+    series.value += 1;
+  }
+
+  private seriesOf(stored: Stored<CounterSeries>, labels: Labels<T>): CounterSeries {
+    this.inc(labels, 0); // prom-client validates the labels and creates the series at 0
+    return storedSeries(stored.hashMap, labels)!;
   }
 }
 
@@ -99,14 +101,7 @@ export class SeriesHistogram<T extends string> extends Histogram<T> {
       return;
     }
     const stored = this as unknown as Stored<HistogramSeries>;
-    const series = this.index.find(stored, key, () => {
-      const labels = labelsOf();
-      const existing = storedSeries(stored.hashMap, labels);
-      if (existing !== undefined) return existing;
-      this.labels(labels); // prom-client's check of the label names
-      this.zero(labels);
-      return storedSeries(stored.hashMap, labels)!;
-    });
+    const series = this.index.get(stored, key) ?? this.index.add(key, this.seriesOf(stored, labelsOf()));
     series.sum += value;
     series.count += 1;
     // The first bucket whose bound holds the value; none above the last (only +Inf, which is count).
@@ -117,5 +112,13 @@ export class SeriesHistogram<T extends string> extends Histogram<T> {
         return;
       }
     }
+  }
+
+  private seriesOf(stored: Stored<HistogramSeries>, labels: Labels<T>): HistogramSeries {
+    const existing = storedSeries(stored.hashMap, labels);
+    if (existing !== undefined) return existing;
+    this.labels(labels); // prom-client's check of the label names
+    this.zero(labels);
+    return storedSeries(stored.hashMap, labels)!;
   }
 }
