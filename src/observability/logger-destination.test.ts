@@ -33,7 +33,17 @@ describe('the default log destination', () => {
     // A write of at most 4,096 bytes to a pipe is never split, so the lines of cluster workers sharing
     // standard output cannot interleave. The child counts the writes to file descriptor 1.
     const out = outputOf(
-      `const fs = (await import('node:fs')).default;\nconst writeSync = fs.writeSync;\nconst writes = [];\nfs.writeSync = (fd, data, ...rest) => { if (fd === 1) writes.push(String(data)); return writeSync.call(fs, fd, data, ...rest); };\nfor (let i = 0; i < 50; i++) logger.info({ i, pad: 'x'.repeat(3000) }, 'long');\nfs.writeSync = writeSync;\nconsole.error(JSON.stringify(writes.map((w) => w.split('\\n').length - 1)));`,
+      [
+        "const fs = (await import('node:fs')).default;",
+        'const writeSync = fs.writeSync;',
+        'const lineCounts = [];',
+        'fs.writeSync = (fd, data, ...rest) => {',
+        "  if (fd === 1) lineCounts.push(String(data).split('\\n').length - 1);",
+        '  return writeSync.call(fs, fd, data, ...rest);',
+        '};',
+        "for (let i = 0; i < 50; i++) logger.info({ i, pad: 'x'.repeat(3000) }, 'long');",
+        'console.error(JSON.stringify(lineCounts));',
+      ].join('\n'),
       'stderr',
     );
     expect(JSON.parse(out)).toEqual(Array(50).fill(1));
