@@ -4,7 +4,7 @@
  * starts it and is ready once it prints its URL. Everything stays on 127.0.0.1.
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -86,6 +86,26 @@ const CLOCK_TICKS = (() => {
     return 100;
   }
 })();
+
+/**
+ * Voluntary context switches of all a process's threads so far, from /proc (Linux); null elsewhere or once
+ * it has gone. A thread switches voluntarily when it waits: its event loop for the next event, a pool
+ * thread for work, or a thread for another's answer. Work handed between threads shows here and in CPU
+ * time, not in the main thread's instructions (docs/performance.md "Log lines written synchronously").
+ */
+export function processVoluntarySwitches(pid: number): number | null {
+  try {
+    let switches = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const status = readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+      const match = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(status);
+      if (match !== null) switches += Number(match[1]);
+    }
+    return switches;
+  } catch {
+    return null;
+  }
+}
 
 /** utime + stime of a process in µs, from /proc (Linux); null elsewhere or once it has gone. */
 export function processCpuUs(pid: number): number | null {

@@ -81,6 +81,8 @@ export async function measureBuilds(other: string): Promise<void> {
     if (ratios === undefined) throw new Error('server CPU per request needs /proc');
     const quartile = (q: number) => Math.round(ratios[Math.floor(q * (ratios.length - 1))]! * 1000) / 1000;
     const cpu = (name: Build) => median(runs[name].map((r) => r.server_cpu_us_per_request ?? 0));
+    const switches = (name: Build) =>
+      median(runs[name].map((r) => r.server_voluntary_switches_per_request ?? 0));
     const output = {
       benchmark:
         'two gateway builds side by side under wrk: POST /v1/availability, 50 items (bench/gateway/builds.ts)',
@@ -92,6 +94,7 @@ export async function measureBuilds(other: string): Promise<void> {
       other_build: resolve(other),
       other_node_flags: OTHER_NODE_FLAGS,
       median_server_cpu_us_per_request: { this: cpu('this'), other: cpu('other') },
+      median_voluntary_switches_per_request: { this: switches('this'), other: switches('other') },
       cpu_this_over_other: {
         median: quartile(0.5),
         lower_quartile: quartile(0.25),
@@ -100,7 +103,7 @@ export async function measureBuilds(other: string): Promise<void> {
       runs,
     };
     console.log(
-      `\nserver CPU per request, medians of ${ROUNDS} rounds: this build ${cpu('this')} µs, the other ${cpu('other')} µs; this ÷ other ${quartile(0.5)} (quartiles ${quartile(0.25)}–${quartile(0.75)})`,
+      `\nserver CPU per request, medians of ${ROUNDS} rounds: this build ${cpu('this')} µs, the other ${cpu('other')} µs; this ÷ other ${quartile(0.5)} (quartiles ${quartile(0.25)}–${quartile(0.75)}); voluntary context switches per request ${switches('this')} against ${switches('other')}`,
     );
     writeResults(RESULTS, output);
     console.log(`[bench] wrote ${RESULTS}`);

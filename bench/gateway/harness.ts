@@ -11,7 +11,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { va50Articles } from '../codec/envelopes.js';
 import { benchGatewayEnv, createLiveKey } from '../common/gateway.js';
-import { CLI, processCpuUs, startScriptNodeFlags, track, untilListening } from '../common/processes.js';
+import {
+  CLI,
+  processCpuUs,
+  processVoluntarySwitches,
+  startScriptNodeFlags,
+  track,
+  untilListening,
+} from '../common/processes.js';
 import { wrk } from '../common/wrk.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -38,6 +45,8 @@ export interface RunResult {
   mean_us: number;
   /** CPU time (user + system) of the server process per request, µs; null without /proc. */
   server_cpu_us_per_request: number | null;
+  /** Voluntary context switches of all the server's threads per request; null without /proc. */
+  server_voluntary_switches_per_request: number | null;
 }
 
 /** One wrk run of `seconds` against `url` (after a short pause), with the server's CPU time per request. */
@@ -52,8 +61,10 @@ export async function measure(
   await sleep(500);
   const load = Math.round(loadavg()[0]! * 100) / 100;
   const cpuBefore = processCpuUs(pid);
+  const switchesBefore = processVoluntarySwitches(pid);
   const result = await wrk(url, script, seconds, connections);
   const cpuAfter = processCpuUs(pid);
+  const switchesAfter = processVoluntarySwitches(pid);
   const errors =
     result.errors_connect +
     result.errors_read +
@@ -70,6 +81,10 @@ export async function measure(
     mean_us: Math.round(result.mean_us),
     server_cpu_us_per_request:
       cpuBefore === null || cpuAfter === null ? null : Math.round((cpuAfter - cpuBefore) / result.requests),
+    server_voluntary_switches_per_request:
+      switchesBefore === null || switchesAfter === null
+        ? null
+        : Math.round(((switchesAfter - switchesBefore) / result.requests) * 100) / 100,
   };
 }
 

@@ -268,6 +268,9 @@ async function main(): Promise<void> {
     console.log(
       `gateway GC pauses per request (minor / major, µs) and major collections per run: ${gatewayGc.map((g) => `${g.minor_us_per_request} / ${g.major_us_per_request}, ${g.major_collections}`).join('; ')}`,
     );
+    console.log(
+      `voluntary context switches per request, all threads (medians): baseline ${median.baseline.server_voluntary_switches_per_request ?? '-'}, decode-only ${median.floor.server_voluntary_switches_per_request ?? '-'}, gateway ${median.gateway.server_voluntary_switches_per_request ?? '-'}`,
+    );
 
     // The profiles are written as the servers exit.
     const exited = (child: ChildProcess) =>
