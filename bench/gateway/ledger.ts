@@ -73,11 +73,11 @@ async function startGatewayFrom(
     settings: { RATE_LIMIT_LIVE_POINTS: '1000000', RATE_LIMIT_TEST_POINTS: '1000000', ...settings },
   });
   const key = createLiveKey(env, 'ledger', join(root, 'dist', 'cli.js'));
-  // As `npm start` logs: one JSON line per request through pino's default destination (asynchronous,
-  // lines written while one write is in flight go out together), here to /dev/null instead of stdout.
+  // As `npm start` logs: one JSON line per request, written synchronously (src/observability/logger.ts),
+  // here to /dev/null instead of standard output.
   const logger = createLogger({
     level: 'info',
-    destination: pino.destination({ dest: '/dev/null', sync: false }),
+    destination: pino.destination({ dest: '/dev/null', sync: true }),
   });
   const server = await startServer({ config: loadConfig(env), logger, summary: false });
   return { server, key };
