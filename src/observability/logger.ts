@@ -186,7 +186,8 @@ export interface CreateLoggerOptions {
  * as Node writes its own standard output to files and pipes on Linux. pino's default hands each line to
  * libuv's thread pool instead: a wake-up of a pool thread and a completion signal back per request, which
  * cost about 7 % of the gateway's CPU per request, and lines still buffered die with a killed process.
- * A line of at most 4,096 bytes goes to a pipe in one piece, so cluster workers' lines do not interleave.
+ * A line of at most 4,096 bytes goes into a pipe in one piece, so cluster workers sharing one do not
+ * interleave their lines.
  * The price is the same as for any synchronous writer: a log reader that stops reading holds the gateway
  * up (docs/observability.md).
  */
