@@ -159,7 +159,8 @@ export async function startGateway(
       ...options.env,
     },
   });
-  const key = createLiveKey(env, 'bench');
+  // The key is made by the build that serves it: another build's database has its own migrations.
+  const key = createLiveKey(env, 'bench', options.cli);
   const [program = process.execPath, ...programFlags] = options.under?.command ?? [];
   const node = options.under === undefined ? [] : [process.execPath];
   const args = [

@@ -122,7 +122,8 @@ const STAGES: readonly { stage: string; files: RegExp; names?: RegExp }[] = [
   { stage: 'mapping to JSON (service)', files: /\/(?:src|dist)\/(services\/|lib\/local-date-time|core\/)/ },
   {
     stage: 'serialisation',
-    files: /\/(?:src|dist)\/http\/serializer|fast-json-stringify/,
+    // answer-bytes turns the serializer's string into the bytes sent: the string's flattening is paid there.
+    files: /\/(?:src|dist)\/http\/(serializer|answer-bytes)|fast-json-stringify/,
     // The functions http/serializer.ts generates (`f0`, `f1`, …) have no URL.
     names: /^f\d+$/,
   },
