@@ -8,7 +8,7 @@
  * spinning baseline alternate for the same number of runs as the standard scenario.
  */
 import { writeWrkScript, wrk } from '../common/wrk.js';
-import { cpuRatios, forkChild, measure, median, type RunResult } from './harness.js';
+import { cpuRatios, forkChild, measure, median, quantile, type RunResult } from './harness.js';
 
 export interface EqualRate {
   /** The spin per request: the gateway's median CPU per request less the baseline's. */
@@ -19,6 +19,11 @@ export interface EqualRate {
   rate_cost_us: number;
   /** The median of the runs' ratios of the gateway's CPU per request to the baseline's at the gateway's rate. */
   cpu_gateway_over_baseline: number;
+  /**
+   * The lower and upper quartile of those ratios. The baseline's share is a difference of two larger
+   * figures (its CPU less the spin), so the ratios spread far more than either server's CPU does.
+   */
+  cpu_gateway_over_baseline_quartiles: [number, number];
   runs: { gateway: RunResult[]; spinning_baseline: RunResult[] };
 }
 
@@ -68,11 +73,14 @@ export async function measureEqualRate(options: {
     const atGatewayRate = median(runs.spinning_baseline.map((row) => cpu(row) - spin));
     const ratios = cpuRatios(runs.gateway, runs.spinning_baseline, spin);
     if (ratios === null) throw new Error('server CPU per request needs /proc');
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const rounded = (value: number) => Math.round(value * 100) / 100;
     return {
       spin_us: spin,
       baseline_at_gateway_rate_us: atGatewayRate,
       rate_cost_us: atGatewayRate - options.baselineCpuUs,
-      cpu_gateway_over_baseline: Math.round(median(ratios) * 100) / 100,
+      cpu_gateway_over_baseline: rounded(median(ratios)),
+      cpu_gateway_over_baseline_quartiles: [rounded(quantile(sorted, 0.25)), rounded(quantile(sorted, 0.75))],
       runs,
     };
   } finally {
