@@ -5,7 +5,9 @@
  * space. A count does not depend on the machine's speed or load, so a change of a few per cent shows in
  * one run, where CPU time on a VM swings by a quarter between runs.
  *
- * For each server: WARMUP requests with the instrumentation off (JIT tiers come up), then it is switched
+ * For each server: WARMUP requests with the instrumentation off (JIT tiers come up: V8 moves a small
+ * function called once per request to TurboFan only after several thousand calls, which at full speed
+ * takes seconds), then it is switched
  * on (`callgrind_control -i on`), the counters zeroed, REQUESTS requests sent (CONCURRENCY in flight,
  * from this process over loopback), and the counters dumped; instructions per request are the dump's
  * total ÷ REQUESTS. Then, with no requests, a second window (as long as the counted one, at most
@@ -39,7 +41,7 @@ import {
 } from './harness.js';
 
 const RESULTS = join(process.cwd(), 'bench', 'results', 'gateway-instructions.json');
-const WARMUP = boundedSetting('INSTRUCTIONS_WARMUP', 3_000, 100, 100_000);
+const WARMUP = boundedSetting('INSTRUCTIONS_WARMUP', 10_000, 100, 100_000);
 const REQUESTS = boundedSetting('INSTRUCTIONS_REQUESTS', 1_000, 50, 100_000);
 const CONCURRENCY = boundedSetting('INSTRUCTIONS_CONCURRENCY', 8, 1, 64);
 /** The longest window without requests in which time-driven work is counted (ms). */
@@ -48,11 +50,19 @@ const IDLE_MS = boundedSetting('INSTRUCTIONS_IDLE_MS', 15_000, 1_000, 120_000);
 const DUMPS = process.env.INSTRUCTIONS_DUMPS;
 /** The servers counted, in order: the gateway first, since the others answer with its answer. */
 const ALL_TARGETS = ['gateway', 'baseline', 'floor'] as const;
-/** Node flags for the three servers besides `npm start`'s (`--perf-basic-prof` names JIT code for callgrind's callers). */
-const NODE_FLAGS = nodeFlagsSetting('INSTRUCTIONS_NODE_FLAGS');
 /**
- * Some of the servers only (`INSTRUCTIONS_TARGETS=floor`): to read one change in a minute instead of
- * four. No results file is written. Without the gateway the others answer an empty body, which saves
+ * V8's memory reducer starts full collections when a process allocates slowly for a while, as every
+ * process under valgrind does, 50 times slower than at full speed: whether one falls into the counted
+ * window decided up to 0.15 M instructions per request of the gateway (docs/performance.md
+ * "Instructions per request"). Under load at full speed it waits in vain for a low allocation rate,
+ * so it is off under valgrind.
+ */
+const VALGRIND_NODE_FLAGS = ['--no-memory-reducer'];
+/** Node flags for the three servers besides `npm start`'s (`--perf-basic-prof` names JIT code for callgrind's callers). */
+const NODE_FLAGS = [...VALGRIND_NODE_FLAGS, ...nodeFlagsSetting('INSTRUCTIONS_NODE_FLAGS')];
+/**
+ * Some of the servers only (`INSTRUCTIONS_TARGETS=floor`): to read one change in two or three minutes
+ * instead of eleven. No results file is written. Without the gateway the others answer an empty body, which saves
  * them the sending of its 17 KB answer (about 65 K instructions per request): compare such counts only
  * with counts of the same kind of run.
  */
@@ -170,7 +180,7 @@ export async function measureInstructions(): Promise<void> {
       command: 'npm run bench:gateway -- --instructions',
       date: new Date().toISOString(),
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
-      setup: `each server alone under valgrind --tool=callgrind; ${WARMUP} warm-up requests uninstrumented, then ${REQUESTS} counted, ${CONCURRENCY} in flight; user-space instructions of the server process (all its threads)`,
+      setup: `each server alone under valgrind --tool=callgrind; ${WARMUP} warm-up requests uninstrumented, then ${REQUESTS} counted, ${CONCURRENCY} in flight; user-space instructions of the server process (all its threads); node flags ${NODE_FLAGS.join(' ')}`,
       instructions_per_request: perRequest,
       /** The main thread alone: JavaScript, the runtime and garbage collection there, no background compilation. */
       main_thread_instructions_per_request: mainThread,
