@@ -62,7 +62,7 @@ const VALGRIND_NODE_FLAGS = ['--no-memory-reducer'];
 const NODE_FLAGS = [...VALGRIND_NODE_FLAGS, ...nodeFlagsSetting('INSTRUCTIONS_NODE_FLAGS')];
 /**
  * Some of the servers only (`INSTRUCTIONS_TARGETS=floor`): to read one change in two or three minutes
- * instead of eleven. No results file is written. Without the gateway the others answer an empty body, which saves
+ * instead of six. No results file is written. Without the gateway the others answer an empty body, which saves
  * them the sending of its 17 KB answer (about 65 K instructions per request): compare such counts only
  * with counts of the same kind of run.
  */
