@@ -7,10 +7,9 @@
  *
  * For each server: WARMUP requests with the instrumentation off (JIT tiers come up: V8 moves a small
  * function called once per request to TurboFan only after several thousand calls, which at full speed
- * takes seconds), then it is switched
- * on (`callgrind_control -i on`), the counters zeroed, REQUESTS requests sent (CONCURRENCY in flight,
- * from this process over loopback), and the counters dumped; instructions per request are the dump's
- * total ÷ REQUESTS. Then, with no requests, a second window (as long as the counted one, at most
+ * takes seconds), then it is switched on (`callgrind_control -i on`), the counters zeroed, REQUESTS
+ * requests sent (CONCURRENCY in flight, from this process over loopback), and the counters dumped;
+ * instructions per request are the dump's total ÷ REQUESTS. Then, with no requests, a second window (as long as the counted one, at most
  * INSTRUCTIONS_IDLE_MS) counts the server's time-driven work (timers, periodic jobs): under valgrind the
  * counted window lasts some 50 times longer than at full speed and so holds that much more of it. Its
  * rate, scaled to the counted window, is subtracted from the main thread's count for the figure of the
@@ -62,8 +61,8 @@ const VALGRIND_NODE_FLAGS = ['--no-memory-reducer'];
 const NODE_FLAGS = [...VALGRIND_NODE_FLAGS, ...nodeFlagsSetting('INSTRUCTIONS_NODE_FLAGS')];
 /**
  * Some of the servers only (`INSTRUCTIONS_TARGETS=floor`): to read one change in two or three minutes
- * instead of six. No results file is written. Without the gateway the others answer an empty body, which saves
- * them the sending of its 17 KB answer (about 65 K instructions per request): compare such counts only
+ * instead of six. No results file is written. Without the gateway the others answer an empty body,
+ * which saves them the sending of its 17 KB answer (about 65 K instructions per request): compare such counts only
  * with counts of the same kind of run.
  */
 const TARGETS = (process.env.INSTRUCTIONS_TARGETS ?? ALL_TARGETS.join(','))
