@@ -11,6 +11,7 @@ import {
 import type { XmlElement } from '../xml/parse.js';
 import {
   compilePattern,
+  type PatternPiece,
   type PlainPattern,
   PlainShape,
   type PlainTags,
@@ -204,34 +205,88 @@ interface PartPatterns {
   substitution: PlainPattern;
 }
 
-const partPatterns = patternsPerTable((t): PartPatterns => {
+/**
+ * A part's elements after its start tag, to its end tag: captures Menge (text, other empty form), Typ,
+ * Lieferzeitpunkt (a usual date-time, other text, other empty form), Tour, Grund, then TourId in order
+ * answers and Tourabweichung in version 2.
+ */
+function partPieces(t: PlainTags, forOrders: boolean, version: number): PatternPiece[] {
   const { leaf, nillable, nillableUsually, optional, tag } = plainPattern;
-  const part = (forOrders: boolean, version: number) =>
-    compilePattern([
-      nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
-      leaf(t[TYP]!, t[TYP + 1]!),
-      nillableUsually(
-        t[LIEFERZEITPUNKT]!,
-        t[LIEFERZEITPUNKT + 1]!,
-        t[LIEFERZEITPUNKT + 2]!,
-        USUAL_DATE_TIME_SOURCE,
-      ),
-      optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
-      leaf(t[GRUND]!, t[GRUND + 1]!),
-      ...(forOrders ? [optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!))] : []),
-      ...(version === 2 ? [leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!)] : []),
-      tag(t[ANTEILE + 1]!),
-    ]);
-  return {
-    parts: [part(false, 1), part(false, 2), part(true, 1), part(true, 2)],
-    substitution: compilePattern([
-      leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!),
-      leaf(t[GRUND]!, t[GRUND + 1]!),
-      leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!),
-      tag(t[SUBSTITUTION + 1]!),
-    ]),
-  };
-});
+  return [
+    nillable(t[MENGE]!, t[MENGE + 1]!, t[MENGE + 2]!),
+    leaf(t[TYP]!, t[TYP + 1]!),
+    nillableUsually(
+      t[LIEFERZEITPUNKT]!,
+      t[LIEFERZEITPUNKT + 1]!,
+      t[LIEFERZEITPUNKT + 2]!,
+      USUAL_DATE_TIME_SOURCE,
+    ),
+    optional(leaf(t[TOUR]!, t[TOUR + 1]!)),
+    leaf(t[GRUND]!, t[GRUND + 1]!),
+    ...(forOrders ? [optional(leaf(t[TOUR_ID]!, t[TOUR_ID + 1]!))] : []),
+    ...(version === 2 ? [leaf(t[TOURABWEICHUNG]!, t[TOURABWEICHUNG + 1]!)] : []),
+    tag(t[ANTEILE + 1]!),
+  ];
+}
+
+/** A substitution's elements after its start tag, to its end tag; captures their three texts. */
+function substitutionPieces(t: PlainTags): PatternPiece[] {
+  const { leaf, tag } = plainPattern;
+  return [
+    leaf(t[SUBSTITUTIONSGRUND]!, t[SUBSTITUTIONSGRUND + 1]!),
+    leaf(t[GRUND]!, t[GRUND + 1]!),
+    leaf(t[LIEFER_PZN]!, t[LIEFER_PZN + 1]!),
+    tag(t[SUBSTITUTION + 1]!),
+  ];
+}
+
+const partPatterns = patternsPerTable(
+  (t): PartPatterns => ({
+    parts: [
+      compilePattern(partPieces(t, false, 1)),
+      compilePattern(partPieces(t, false, 2)),
+      compilePattern(partPieces(t, true, 1)),
+      compilePattern(partPieces(t, true, 2)),
+    ],
+    substitution: compilePattern(substitutionPieces(t)),
+  }),
+);
+
+/**
+ * What follows an article's (or a position's) own leaves in the usual answer, as pattern pieces: an
+ * optional substitution, then one or two parts. Most articles have one part, some two (delivered now and
+ * the rest later); reading them in the same match as the article's leaves saves a regular expression
+ * call and a tag read per element (docs/performance.md "Elements read as one pattern"). An article with three parts or
+ * more does not match; its caller then reads it element by element. Captures, from `first` on in
+ * `readPlainSubstitutionAndParts`: the substitution's 3, then each part's; they end the pattern's
+ * captures (what follows the pieces captures nothing).
+ */
+export function substitutionAndTwoPartsPieces(
+  t: PlainTags,
+  forOrders: boolean,
+  version: number,
+): PatternPiece[] {
+  const { optional, run, tag } = plainPattern;
+  const part = run([tag(t[ANTEILE]!), ...partPieces(t, forOrders, version)]);
+  return [optional(run([tag(t[SUBSTITUTION]!), ...substitutionPieces(t)])), part, optional(part)];
+}
+
+/** The substitution and parts of a match of `substitutionAndTwoPartsPieces`, its captures from `first` on. */
+export function readPlainSubstitutionAndParts(
+  shape: PlainShape,
+  m: RegExpExecArray,
+  first: number,
+  ctx: WireContext,
+  forOrders: boolean,
+): { substitution: Substitution | undefined; parts: OrderPart[] } {
+  const substitution = m[first] === undefined ? undefined : substitutionAt(m, first, ctx, forOrders);
+  const one = partAt(shape, m, first + 3, ctx, forOrders);
+  // The two parts' captures are as many each and the last of the match.
+  const second = first + 3 + (m.length - first - 3) / 2;
+  // Typ, a part's third capture, is there whenever the part is.
+  const parts = m[second + 2] === undefined ? [one] : [one, partAt(shape, m, second, ctx, forOrders)];
+  return { substitution, parts };
+}
 
 /** A part after its start tag, read with `pattern` (`partPatterns`, for `forOrders` and the version). */
 function readPlainPart(
@@ -240,14 +295,22 @@ function readPlainPart(
   ctx: WireContext,
   forOrders: boolean,
 ): OrderPart {
-  const m = shape.match(pattern);
-  // Captures: Menge (text, other empty form), Typ, Lieferzeitpunkt (a usual date-time, other text,
-  // other empty form), Tour, Grund, then TourId in order answers and Tourabweichung in version 2.
-  const mengeNil = m[2];
+  return partAt(shape, shape.match(pattern), 1, ctx, forOrders);
+}
+
+/** The part whose `partPieces` captures begin at `m[first]`. */
+function partAt(
+  shape: PlainShape,
+  m: RegExpExecArray,
+  first: number,
+  ctx: WireContext,
+  forOrders: boolean,
+): OrderPart {
+  const mengeNil = m[first + 1];
   if (mengeNil !== undefined) shape.checkNilText(mengeNil);
-  const menge = m[1];
+  const menge = m[first];
   const quantity = menge === undefined ? null : intValue(menge, 'Menge', 1, ctx.maxQuantity);
-  const typ = m[3]!;
+  const typ = m[first + 2]!;
   const type = enumAt<BestellungTyp>(
     typ,
     0,
@@ -255,19 +318,20 @@ function readPlainPart(
     forOrders ? BESTELLUNG_TYPEN : VERFUEGBARKEIT_TYPEN,
     'Typ',
   );
-  const timeNil = m[6];
+  const timeNil = m[first + 5];
   if (timeNil !== undefined) shape.checkNilText(timeNil);
-  const otherTime = m[5];
+  const otherTime = m[first + 4];
   const deliveryTime =
-    m[4] ?? (otherTime === undefined ? null : dateTimeAt(otherTime, 0, otherTime.length, 'Lieferzeitpunkt'));
-  const tour = m[7];
+    m[first + 3] ??
+    (otherTime === undefined ? null : dateTimeAt(otherTime, 0, otherTime.length, 'Lieferzeitpunkt'));
+  const tour = m[first + 6];
   if (tour !== undefined) checkLength(tour, 'Tour', 1, 80);
-  const grund = m[8]!;
+  const grund = m[first + 7]!;
   const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
   const defectReason = enumValue(grund, reasons, 'Grund');
-  const tourId = forOrders ? m[9] : undefined;
+  const tourId = forOrders ? m[first + 8] : undefined;
   if (tourId !== undefined && !isDruckbareKennung(tourId)) PlainShape.giveUp();
-  const deviation = ctx.version === 2 ? m[forOrders ? 10 : 9]! : undefined;
+  const deviation = ctx.version === 2 ? m[first + (forOrders ? 9 : 8)]! : undefined;
   const tourDeviation = deviation === undefined ? undefined : booleanValue(deviation, 'Tourabweichung');
   return forOrders
     ? { quantity, type, deliveryTime, tour, defectReason, tourId, tourDeviation }
@@ -299,14 +363,20 @@ export function readPlainSubstitution(
   ctx: WireContext,
   forOrders: boolean,
 ): Substitution {
-  const m = shape.match(partPatterns(t).substitution);
-  const reasonText = m[1]!;
-  const defectText = m[2]!;
-  const pznText = m[3]!;
-  const reason = enumValue(reasonText, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
+  return substitutionAt(shape.match(partPatterns(t).substitution), 1, ctx, forOrders);
+}
+
+/** The substitution whose `substitutionPieces` captures begin at `m[first]`. */
+function substitutionAt(
+  m: RegExpExecArray,
+  first: number,
+  ctx: WireContext,
+  forOrders: boolean,
+): Substitution {
+  const reason = enumValue(m[first]!, SUBSTITUTIONSGRUENDE, 'Substitutionsgrund');
   const reasons = forOrders ? ctx.orderReasons : ctx.availabilityReasons;
-  const defectReason = enumValue(defectText, reasons, 'Grund');
-  const deliveredPzn = pznValue(pznText, 'LieferPzn');
+  const defectReason = enumValue(m[first + 1]!, reasons, 'Grund');
+  const deliveredPzn = pznValue(m[first + 2]!, 'LieferPzn');
   return { reason, defectReason, deliveredPzn };
 }
 

@@ -22,8 +22,10 @@ import {
   readParts,
   readPlainParts,
   readPlainSubstitution,
+  readPlainSubstitutionAndParts,
   readSubstitution,
   type Substitution,
+  substitutionAndTwoPartsPieces,
   writePart,
   writeSubstitution,
 } from './anteile.js';
@@ -281,14 +283,33 @@ const positionHead = patternsPerTable((t) =>
   ]),
 );
 
+/**
+ * A whole usual position after its start tag, for version 1 and 2: its three leaves, a substitution or
+ * none, one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
+ */
+const positionPatterns = patternsPerTable((t) =>
+  ([1, 2] as const).map((version) =>
+    compilePattern([
+      plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
+      plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
+      plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
+      ...substitutionAndTwoPartsPieces(t, true, version),
+      plainPattern.tag(t[POSITIONEN + 1]!),
+    ]),
+  ),
+);
+
 function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): PositionAnswer {
-  const m = shape.match(positionHead(t));
-  const pznText = m[1]!;
-  const quantityText = m[2]!;
-  const instructionText = m[3]!;
-  const pzn = pznValue(pznText, 'BestellPzn');
-  const quantity = intValue(quantityText, 'BestellMenge', 1, ctx.maxQuantity);
-  const deliveryInstruction = enumValue(instructionText, LIEFERVORGABEN, 'BestellLiefervorgabe');
+  const whole = shape.tryMatch(positionPatterns(t)[ctx.version - 1]!);
+  const m = whole ?? shape.match(positionHead(t));
+  const pzn = pznValue(m[1]!, 'BestellPzn');
+  const quantity = intValue(m[2]!, 'BestellMenge', 1, ctx.maxQuantity);
+  const deliveryInstruction = enumValue(m[3]!, LIEFERVORGABEN, 'BestellLiefervorgabe');
+  if (whole !== null) {
+    const { substitution, parts } = readPlainSubstitutionAndParts(shape, whole, 4, ctx, true);
+    return { pzn, quantity, deliveryInstruction, substitution, parts };
+  }
+  // Three parts or more: element by element.
   const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, true) : undefined;
   const parts = readPlainParts(shape, t, ctx, true, 9);
   shape.expect(t[POSITIONEN + 1]!);

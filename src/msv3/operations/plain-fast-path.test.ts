@@ -385,6 +385,50 @@ describe('verfuegbarkeitAnfragen fast path', () => {
     expect(fast(xml, 1)).toBeUndefined();
     expect(verfuegbarkeitAnfragen.decodeResponse(xml, 1)).toStrictEqual(general.decodeResponse(xml, 1));
   });
+
+  it('reads articles of one to five parts, with and without a substitution, itself', () => {
+    const part = (k: number) => ({
+      quantity: k + 1,
+      type: k === 0 ? ('Normal' as const) : ('Nachlieferung' as const),
+      deliveryTime: k === 0 ? '2025-03-18T08:30:00+01:00' : null,
+      tour: k === 0 ? 'Tour 1' : undefined,
+      defectReason: k === 0 ? ('KeineAngabe' as const) : ('FehltZurzeit' as const),
+      tourDeviation: k === 2,
+    });
+    const substitution = {
+      reason: 'Nachfolgeprodukt' as const,
+      defectReason: 'AusserHandel' as const,
+      deliveredPzn: '01234567',
+    };
+    for (const v of [1, 2] as const) {
+      const articles = [1, 2, 3, 5, 1, 2, 4].map((count, i) => ({
+        requestedQuantity: 3,
+        requestedPzn: `0411491${i}`,
+        ...(i % 2 === 1 ? { substitution } : {}),
+        parts: Array.from({ length: count }, (_, k) => part(k)).map((p) =>
+          v === 1 ? { ...p, tourDeviation: undefined } : p,
+        ),
+      }));
+      const xml = verfuegbarkeitAnfragen.encodeResponse(v, {
+        id: '3f2b8c1e-6a7d-4e0f-9b1a-2c3d4e5f6a7b',
+        responseType: 'Spezifisch',
+        articles,
+      });
+      const decoded = fast(xml, v) as AvailabilityResponse | undefined;
+      expect(decoded).toBeDefined();
+      expect(general.decodeResponse(xml, v)).toStrictEqual({ kind: 'ok', value: decoded });
+      expect(decoded!.articles.map((a) => a.parts.length)).toEqual([1, 2, 3, 5, 1, 2, 4]);
+      expect(decoded!.articles.map((a) => a.substitution !== undefined)).toEqual([
+        false,
+        true,
+        false,
+        true,
+        false,
+        true,
+        false,
+      ]);
+    }
+  });
 });
 
 describe('bestellen fast path', () => {

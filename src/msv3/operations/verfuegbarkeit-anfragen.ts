@@ -19,8 +19,10 @@ import {
   readParts,
   readPlainParts,
   readPlainSubstitution,
+  readPlainSubstitutionAndParts,
   readSubstitution,
   type Substitution,
+  substitutionAndTwoPartsPieces,
   writePart,
   writeSubstitution,
 } from './anteile.js';
@@ -232,12 +234,31 @@ const headPattern = patternsPerTable((t) =>
   ]),
 );
 
+/**
+ * A whole usual article after its start tag, for version 1 and 2: its two leaves, a substitution or
+ * none, one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
+ */
+const articlePatterns = patternsPerTable((t) =>
+  ([1, 2] as const).map((version) =>
+    compilePattern([
+      plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
+      plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
+      ...substitutionAndTwoPartsPieces(t, false, version),
+      plainPattern.tag(t[ARTIKEL + 1]!),
+    ]),
+  ),
+);
+
 function readPlainArticle(shape: PlainShape, t: PlainTags, ctx: WireContext): AvailabilityArticle {
-  const m = shape.match(headPattern(t));
-  const quantityText = m[1]!;
-  const pznText = m[2]!;
-  const requestedQuantity = intValue(quantityText, 'AnfrageMenge', 1, ctx.maxQuantity);
-  const requestedPzn = pznValue(pznText, 'AnfragePzn');
+  const whole = shape.tryMatch(articlePatterns(t)[ctx.version - 1]!);
+  const m = whole ?? shape.match(headPattern(t));
+  const requestedQuantity = intValue(m[1]!, 'AnfrageMenge', 1, ctx.maxQuantity);
+  const requestedPzn = pznValue(m[2]!, 'AnfragePzn');
+  if (whole !== null) {
+    const { substitution, parts } = readPlainSubstitutionAndParts(shape, whole, 3, ctx, false);
+    return { requestedQuantity, requestedPzn, substitution, parts: parts as AvailabilityPart[] };
+  }
+  // Three parts or more: element by element.
   const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, false) : undefined;
   const parts = readPlainParts(shape, t, ctx, false, 5) as AvailabilityPart[];
   shape.expect(t[ARTIKEL + 1]!);

@@ -72,9 +72,30 @@ describe('elements read as one pattern', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
-  it('an answer built to make a pattern backtrack is decoded in linear time', () => {
-    const hostile = `<m:Menge a="1"/>${'x'.repeat(100_000)}<m:Oops>`;
-    const xml = `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope" xmlns:m="urn:msv3:v2" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><env:Body><m:verfuegbarkeitAnfragenResponse><return Id="850d3e43-3a3f-43e4-a747-852e047c0032" RTyp="Spezifisch"><m:Artikel><m:AnfrageMenge>1</m:AnfrageMenge><m:AnfragePzn>1000002</m:AnfragePzn><m:Anteile>${hostile}</m:Anteile></m:Artikel></return></m:verfuegbarkeitAnfragenResponse></env:Body></env:Envelope>`;
+  const PART_XML =
+    '<m:Anteile><m:Menge>1</m:Menge><m:Typ>Normal</m:Typ><m:Lieferzeitpunkt xsi:nil="true"/><m:Grund>KeineAngabe</m:Grund><m:Tourabweichung>false</m:Tourabweichung></m:Anteile>';
+  // Inside an article, read first as a whole (its leaves, a substitution, one or two parts), then, when
+  // that does not match, element by element: both must fail in linear time.
+  it.each([
+    [
+      'a long text after a nil start tag in a part',
+      `<m:Anteile><m:Menge a="1"/>${'x'.repeat(100_000)}<m:Oops></m:Anteile>`,
+    ],
+    ['a long text after the first part before a wrong tag', `${PART_XML}${' '.repeat(100_000)}<m:Oops>`],
+    [
+      'a long text after the second part before a wrong tag',
+      `${PART_XML}${PART_XML}${' '.repeat(100_000)}<m:Oops>`,
+    ],
+    [
+      'a long text before a third part cut short',
+      `${PART_XML}${PART_XML}${' '.repeat(100_000)}<m:Anteile>${' '.repeat(100_000)}<m:Oops>`,
+    ],
+    [
+      'a long substitution text with a wrong end tag',
+      `<m:Substitution><m:Substitutionsgrund>${'N'.repeat(100_000)}</m:Substitutionsgrunx>${PART_XML}`,
+    ],
+  ])('an answer built to make a pattern backtrack is decoded in linear time: %s', (_name, inside) => {
+    const xml = `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope" xmlns:m="urn:msv3:v2" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><env:Body><m:verfuegbarkeitAnfragenResponse><return Id="850d3e43-3a3f-43e4-a747-852e047c0032" RTyp="Spezifisch"><m:Artikel><m:AnfrageMenge>1</m:AnfrageMenge><m:AnfragePzn>1000002</m:AnfragePzn>${inside}</m:Artikel></return></m:verfuegbarkeitAnfragenResponse></env:Body></env:Envelope>`;
     const started = performance.now();
     expect(verfuegbarkeitAnfragen.decodeResponse(xml, 2).kind).toBe('invalid');
     expect(performance.now() - started).toBeLessThan(1_000);

@@ -119,10 +119,17 @@ export class PlainShape {
    * longer than `maxTextLength`.
    */
   match(pattern: PlainPattern): RegExpExecArray {
+    const m = this.tryMatch(pattern);
+    if (m === null) PlainShape.giveUp();
+    return m;
+  }
+
+  /** `match`, but null without moving when the pattern does not match here. */
+  tryMatch(pattern: PlainPattern): RegExpExecArray | null {
     const re = pattern.re;
     re.lastIndex = this.pos;
     const m = re.exec(this.src);
-    if (m === null) PlainShape.giveUp();
+    if (m === null) return null;
     for (let k = 1; k < m.length; k++) {
       const text = m[k];
       if (text !== undefined && text.length > DEFAULT_LIMITS.maxTextLength) PlainShape.giveUp();
@@ -282,6 +289,11 @@ export const plainPattern = {
   nillableUsually: (open: string, close: string, nil: string, usual: string): PatternPiece =>
     nillablePiece(open, close, nil, `(?:(${usual})|([^<]*))`),
   optional: (piece: PatternPiece): PatternPiece => ({ source: `(?:${piece.source})?`, tags: piece.tags }),
+  /** Pieces one after the other, as one piece (for `optional`). */
+  run: (pieces: readonly PatternPiece[]): PatternPiece => ({
+    source: pieces.map((piece) => piece.source).join(''),
+    tags: pieces.reduce((sum, piece) => sum + piece.tags, 0),
+  }),
 };
 
 /** A `PlainPattern` of pieces (`plainPattern`), in order. */
