@@ -284,12 +284,13 @@ const positionHead = patternsPerTable((t) =>
 );
 
 /**
- * A whole usual position after its start tag, for version 1 and 2: its three leaves, a substitution or
- * none, one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
+ * A whole usual position, for version 1 and 2: its start tag, its three leaves, a substitution or none,
+ * one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
  */
 const positionPatterns = patternsPerTable((t) =>
   ([1, 2] as const).map((version) =>
     compilePattern([
+      plainPattern.tag(t[POSITIONEN]!),
       plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
       plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
       plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
@@ -299,8 +300,10 @@ const positionPatterns = patternsPerTable((t) =>
   ),
 );
 
-function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): PositionAnswer {
+/** The next position, or undefined when no position comes next. */
+function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): PositionAnswer | undefined {
   const whole = shape.tryMatch(positionPatterns(t)[ctx.version - 1]!);
+  if (whole === null && !shape.at(t[POSITIONEN]!)) return undefined;
   const m = whole ?? shape.match(positionHead(t));
   const pzn = pznValue(m[1]!, 'BestellPzn');
   const quantity = intValue(m[2]!, 'BestellMenge', 1, ctx.maxQuantity);
@@ -334,9 +337,10 @@ export function readPlainSubOrderAnswers(
     const header = readPlainSubOrderHeader(tag);
     const positions: PositionAnswer[] = [];
     if (!tag.selfClosing) {
-      while (shape.at(t[POSITIONEN]!)) {
+      for (let position = readPlainPosition(shape, t, ctx); position !== undefined; ) {
         if (positions.length === MAX_POSITIONS) PlainShape.giveUp();
-        positions.push(readPlainPosition(shape, t, ctx));
+        positions.push(position);
+        position = readPlainPosition(shape, t, ctx);
       }
       shape.expect(t[AUFTRAEGE + 1]!);
     }

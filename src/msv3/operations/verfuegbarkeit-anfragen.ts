@@ -235,12 +235,13 @@ const headPattern = patternsPerTable((t) =>
 );
 
 /**
- * A whole usual article after its start tag, for version 1 and 2: its two leaves, a substitution or
- * none, one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
+ * A whole usual article, for version 1 and 2: its start tag, its two leaves, a substitution or none,
+ * one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
  */
 const articlePatterns = patternsPerTable((t) =>
   ([1, 2] as const).map((version) =>
     compilePattern([
+      plainPattern.tag(t[ARTIKEL]!),
       plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
       plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
       ...substitutionAndTwoPartsPieces(t, false, version),
@@ -249,8 +250,14 @@ const articlePatterns = patternsPerTable((t) =>
   ),
 );
 
-function readPlainArticle(shape: PlainShape, t: PlainTags, ctx: WireContext): AvailabilityArticle {
+/** The next article, or undefined when no article comes next. */
+function readPlainArticle(
+  shape: PlainShape,
+  t: PlainTags,
+  ctx: WireContext,
+): AvailabilityArticle | undefined {
   const whole = shape.tryMatch(articlePatterns(t)[ctx.version - 1]!);
+  if (whole === null && !shape.at(t[ARTIKEL]!)) return undefined;
   const m = whole ?? shape.match(headPattern(t));
   const requestedQuantity = intValue(m[1]!, 'AnfrageMenge', 1, ctx.maxQuantity);
   const requestedPzn = pznValue(m[2]!, 'AnfragePzn');
@@ -281,9 +288,10 @@ function readPlainResponse(xml: string, expectedVersion: Msv3Version | undefined
   const id = a[idAt]!;
   const responseType = enumValue(a[typeAt]!, ANTWORT_TYPEN, '@RTyp');
   const articles: AvailabilityArticle[] = [];
-  while (shape.at(t[ARTIKEL]!)) {
+  for (let article = readPlainArticle(shape, t, ctx); article !== undefined; ) {
     if (articles.length === MAX_ARTICLES) PlainShape.giveUp();
-    articles.push(readPlainArticle(shape, t, ctx));
+    articles.push(article);
+    article = readPlainArticle(shape, t, ctx);
   }
   if (articles.length === 0) PlainShape.giveUp();
   shape.expect('</return>');
