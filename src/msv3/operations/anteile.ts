@@ -253,25 +253,30 @@ const partPatterns = patternsPerTable(
 );
 
 /**
- * What follows an article's (or a position's) own leaves in the usual answer, as pattern pieces: an
- * optional substitution, then one or two parts. Most articles have one part, some two (delivered now and
- * the rest later); reading them in the same match as the article's leaves saves a regular expression
- * call and a tag read per element (docs/performance.md "Elements read as one pattern"). An article with three parts or
- * more does not match; its caller then reads it element by element. Captures, from `first` on in
- * `readPlainSubstitutionAndParts`: the substitution's 3, then each part's; they end the pattern's
- * captures (what follows the pieces captures nothing).
+ * The patterns of a whole usual article or order position, for version 1 and 2: its start tag `open`,
+ * its own leaves `head`, then an optional substitution and one or two parts, then its end tag `close`.
+ * Most articles have one part, some two (delivered now and the rest later); reading them in the same
+ * match as the article's own leaves saves a regular expression call and a tag read per element
+ * (docs/performance.md "Elements read as one pattern"). An article with three parts or more does not
+ * match; its caller then reads it element by element. Captures: `head`'s, then the substitution's 3,
+ * then each part's (`readPlainSubstitutionAndParts`).
  */
-export function substitutionAndTwoPartsPieces(
+export function wholeItemPatterns(
   t: PlainTags,
+  open: string,
+  head: readonly PatternPiece[],
+  close: string,
   forOrders: boolean,
-  version: number,
-): PatternPiece[] {
+): PlainPattern[] {
   const { optional, run, tag } = plainPattern;
-  const part = run([tag(t[ANTEILE]!), ...partPieces(t, forOrders, version)]);
-  return [optional(run([tag(t[SUBSTITUTION]!), ...substitutionPieces(t)])), part, optional(part)];
+  const substitution = optional(run([tag(t[SUBSTITUTION]!), ...substitutionPieces(t)]));
+  return [1, 2].map((version) => {
+    const part = run([tag(t[ANTEILE]!), ...partPieces(t, forOrders, version)]);
+    return compilePattern([tag(open), ...head, substitution, part, optional(part), tag(close)]);
+  });
 }
 
-/** The substitution and parts of a match of `substitutionAndTwoPartsPieces`, its captures from `first` on. */
+/** The substitution and parts of a match of `wholeItemPatterns`, their captures from `first` on. */
 export function readPlainSubstitutionAndParts(
   shape: PlainShape,
   m: RegExpExecArray,
@@ -281,7 +286,7 @@ export function readPlainSubstitutionAndParts(
 ): { substitution: Substitution | undefined; parts: OrderPart[] } {
   const substitution = m[first] === undefined ? undefined : substitutionAt(m, first, ctx, forOrders);
   const one = partAt(shape, m, first + 3, ctx, forOrders);
-  // The two parts' captures are as many each and the last of the match.
+  // The two parts' captures are as many each and the last of the match (the end tag captures nothing).
   const second = first + 3 + (m.length - first - 3) / 2;
   // Typ, a part's third capture, is there whenever the part is.
   const parts = m[second + 2] === undefined ? [one] : [one, partAt(shape, m, second, ctx, forOrders)];

@@ -25,7 +25,7 @@ import {
   readPlainSubstitutionAndParts,
   readSubstitution,
   type Substitution,
-  substitutionAndTwoPartsPieces,
+  wholeItemPatterns,
   writePart,
   writeSubstitution,
 } from './anteile.js';
@@ -274,30 +274,16 @@ function readPlainSubOrderHeader(tag: ParsedTag): SubOrderHeader {
   };
 }
 
-/** A position's three leaves before its substitution and parts, as one pattern (xml/plain.ts). */
-const positionHead = patternsPerTable((t) =>
-  compilePattern([
-    plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
-    plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
-    plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
-  ]),
-);
-
-/**
- * A whole usual position, for version 1 and 2: its start tag, its three leaves, a substitution or none,
- * one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
- */
+/** A position's three leaves before its substitution and parts (xml/plain.ts). */
+const headPieces = (t: PlainTags) => [
+  plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
+  plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
+  plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
+];
+const positionHead = patternsPerTable((t) => compilePattern(headPieces(t)));
+/** A whole usual position (`wholeItemPatterns`), for version 1 and 2. */
 const positionPatterns = patternsPerTable((t) =>
-  ([1, 2] as const).map((version) =>
-    compilePattern([
-      plainPattern.tag(t[POSITIONEN]!),
-      plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
-      plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
-      plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
-      ...substitutionAndTwoPartsPieces(t, true, version),
-      plainPattern.tag(t[POSITIONEN + 1]!),
-    ]),
-  ),
+  wholeItemPatterns(t, t[POSITIONEN]!, headPieces(t), t[POSITIONEN + 1]!, true),
 );
 
 /** The next position, or undefined when no position comes next. */

@@ -22,7 +22,7 @@ import {
   readPlainSubstitutionAndParts,
   readSubstitution,
   type Substitution,
-  substitutionAndTwoPartsPieces,
+  wholeItemPatterns,
   writePart,
   writeSubstitution,
 } from './anteile.js';
@@ -226,28 +226,15 @@ const ANFRAGE_MENGE = tagIndex(PLAIN_NAMES, 'AnfrageMenge');
 const ANFRAGE_PZN = tagIndex(PLAIN_NAMES, 'AnfragePzn');
 const SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
 
-/** An article's two leaves before its substitution and parts, as one pattern (xml/plain.ts). */
-const headPattern = patternsPerTable((t) =>
-  compilePattern([
-    plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
-    plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
-  ]),
-);
-
-/**
- * A whole usual article, for version 1 and 2: its start tag, its two leaves, a substitution or none,
- * one or two parts, its end tag (`substitutionAndTwoPartsPieces`).
- */
+/** An article's two leaves before its substitution and parts (xml/plain.ts). */
+const headPieces = (t: PlainTags) => [
+  plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
+  plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
+];
+const headPattern = patternsPerTable((t) => compilePattern(headPieces(t)));
+/** A whole usual article (`wholeItemPatterns`), for version 1 and 2. */
 const articlePatterns = patternsPerTable((t) =>
-  ([1, 2] as const).map((version) =>
-    compilePattern([
-      plainPattern.tag(t[ARTIKEL]!),
-      plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
-      plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
-      ...substitutionAndTwoPartsPieces(t, false, version),
-      plainPattern.tag(t[ARTIKEL + 1]!),
-    ]),
-  ),
+  wholeItemPatterns(t, t[ARTIKEL]!, headPieces(t), t[ARTIKEL + 1]!, false),
 );
 
 /** The next article, or undefined when no article comes next. */
