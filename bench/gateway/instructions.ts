@@ -9,15 +9,15 @@
  * function called once per request to TurboFan only after several thousand calls, which at full speed
  * takes seconds), then it is switched on (`callgrind_control -i on`), the counters zeroed, REQUESTS
  * requests sent (CONCURRENCY in flight, from this process over loopback), and the counters dumped;
- * instructions per request are the dump's total ÷ REQUESTS. Then, with no requests, a second window (as long as the counted one, at most
- * INSTRUCTIONS_IDLE_MS) counts the server's time-driven work (timers, periodic jobs): under valgrind the
- * counted window lasts some 50 times longer than at full speed and so holds that much more of it. Its
- * rate, scaled to the counted window, is subtracted from the main thread's count for the figure of the
- * work per request. Not counted: the kernel (socket reads and writes, a third of the baseline's CPU time
- * under wrk) and the load generator. Valgrind runs one thread at a time, so V8's helper threads
- * (concurrent compilation and marking) count too, as they would in CPU time; the main thread's count
- * alone is reported beside it, since background compilation still running in the counted window moves
- * the total by a few per cent between runs.
+ * instructions per request are the dump's total ÷ REQUESTS. Then, with no requests, a second window (as
+ * long as the counted one, at most INSTRUCTIONS_IDLE_MS) counts the server's time-driven work (timers,
+ * periodic jobs): under valgrind the counted window lasts some 50 times longer than at full speed and
+ * so holds that much more of it. Its rate, scaled to the counted window, is subtracted from the main
+ * thread's count for the figure of the work per request. Not counted: the kernel (socket reads and
+ * writes, a third of the baseline's CPU time under wrk) and the load generator. Valgrind runs one
+ * thread at a time, so V8's helper threads (concurrent compilation and marking) count too, as they
+ * would in CPU time; the main thread's count alone is reported beside it, since background compilation
+ * still running in the counted window moves the total by a few per cent between runs.
  * Writes bench/results/gateway-instructions.json. Everything stays on 127.0.0.1 and stops by itself.
  */
 import { type ChildProcess, execFile, execFileSync } from 'node:child_process';
@@ -62,8 +62,8 @@ const NODE_FLAGS = [...VALGRIND_NODE_FLAGS, ...nodeFlagsSetting('INSTRUCTIONS_NO
 /**
  * Some of the servers only (`INSTRUCTIONS_TARGETS=floor`): to read one change in two or three minutes
  * instead of six. No results file is written. Without the gateway the others answer an empty body,
- * which saves them the sending of its 17 KB answer (about 65 K instructions per request): compare such counts only
- * with counts of the same kind of run.
+ * which saves them the sending of its 17 KB answer (about 65 K instructions per request): compare such
+ * counts only with counts of the same kind of run.
  */
 const TARGETS = (process.env.INSTRUCTIONS_TARGETS ?? ALL_TARGETS.join(','))
   .split(',')

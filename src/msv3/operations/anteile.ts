@@ -252,45 +252,82 @@ const partPatterns = patternsPerTable(
   }),
 );
 
-/**
- * The patterns of a whole usual article or order position, for version 1 and 2: its start tag `open`,
- * its own leaves `head`, then an optional substitution and one or two parts, then its end tag `close`.
- * Most articles have one part, some two (delivered now and the rest later); reading them in the same
- * match as the article's own leaves saves a regular expression call and a tag read per element
- * (docs/performance.md "Elements read as one pattern"). An article with three parts or more does not
- * match; its caller then reads it element by element. Captures: `head`'s, then the substitution's 3,
- * then each part's (`readPlainSubstitutionAndParts`).
- */
-export function wholeItemPatterns(
+/** The patterns of an availability article or an order position in one `PlainTags` table. */
+export interface ItemPatterns {
+  /**
+   * The whole usual item, for version 1 and 2: its start tag, its own leaves, then an optional
+   * substitution and one or two parts, then its end tag. Most articles have one part, some two
+   * (delivered now and the rest later); reading them in the same match as the article's own leaves
+   * saves a regular expression call and a tag read per element (docs/performance.md "Elements read as
+   * one pattern"). An item with three parts or more does not match and is read element by element.
+   */
+  whole: PlainPattern[];
+  /** Its own leaves alone, after its start tag, for the element-by-element read. */
+  head: PlainPattern;
+  /** How many captures its own leaves make (the substitution's begin after them). */
+  headCaptures: number;
+  open: string;
+  close: string;
+}
+
+/** `ItemPatterns` of an item with the start tag `open`, its own leaves `head` and the end tag `close`. */
+export function itemPatterns(
   t: PlainTags,
   open: string,
   head: readonly PatternPiece[],
   close: string,
   forOrders: boolean,
-): PlainPattern[] {
+): ItemPatterns {
   const { optional, run, tag } = plainPattern;
   const substitution = optional(run([tag(t[SUBSTITUTION]!), ...substitutionPieces(t)]));
-  return [1, 2].map((version) => {
+  const whole = [1, 2].map((version) => {
     const part = run([tag(t[ANTEILE]!), ...partPieces(t, forOrders, version)]);
     return compilePattern([tag(open), ...head, substitution, part, optional(part), tag(close)]);
   });
+  const headPattern = compilePattern(head);
+  // A pattern that also matches the empty text, run on it, shows every capture group.
+  const headCaptures = new RegExp(`(?:${headPattern.re.source})|`).exec('')!.length - 1;
+  return { whole, head: headPattern, headCaptures, open, close };
 }
 
-/** The substitution and parts of a match of `wholeItemPatterns`, their captures from `first` on. */
-export function readPlainSubstitutionAndParts(
+/** An item read by `readPlainItem`: its own leaves' texts (captures from 1 on), substitution, parts. */
+export interface PlainItem {
+  head: RegExpExecArray;
+  substitution: Substitution | undefined;
+  parts: OrderPart[];
+}
+
+/**
+ * The next article or position (`patterns`), or undefined when none comes next: in one match when it
+ * is usual, else element by element with 1..`maxParts` parts.
+ */
+export function readPlainItem(
   shape: PlainShape,
-  m: RegExpExecArray,
-  first: number,
+  t: PlainTags,
+  patterns: ItemPatterns,
   ctx: WireContext,
   forOrders: boolean,
-): { substitution: Substitution | undefined; parts: OrderPart[] } {
-  const substitution = m[first] === undefined ? undefined : substitutionAt(m, first, ctx, forOrders);
-  const one = partAt(shape, m, first + 3, ctx, forOrders);
-  // The two parts' captures are as many each and the last of the match (the end tag captures nothing).
-  const second = first + 3 + (m.length - first - 3) / 2;
-  // Typ, a part's third capture, is there whenever the part is.
-  const parts = m[second + 2] === undefined ? [one] : [one, partAt(shape, m, second, ctx, forOrders)];
-  return { substitution, parts };
+  maxParts: number,
+): PlainItem | undefined {
+  const m = shape.tryMatch(patterns.whole[ctx.version - 1]!);
+  if (m !== null) {
+    const first = patterns.headCaptures + 1;
+    const substitution = m[first] === undefined ? undefined : substitutionAt(m, first, ctx, forOrders);
+    const one = partAt(shape, m, first + 3, ctx, forOrders);
+    // The two parts' captures are as many each and the last of the match (the end tag captures nothing).
+    const second = first + 3 + (m.length - first - 3) / 2;
+    // Typ, a part's third capture, is there whenever the part is.
+    const parts = m[second + 2] === undefined ? [one] : [one, partAt(shape, m, second, ctx, forOrders)];
+    return { head: m, substitution, parts };
+  }
+  if (!shape.at(patterns.open)) return undefined;
+  const head = shape.match(patterns.head);
+  const substitution = shape.at(t[SUBSTITUTION]!)
+    ? readPlainSubstitution(shape, t, ctx, forOrders)
+    : undefined;
+  const parts = readPlainParts(shape, t, ctx, forOrders, maxParts);
+  shape.expect(patterns.close);
+  return { head, substitution, parts };
 }
 
 /** A part after its start tag, read with `pattern` (`partPatterns`, for `forOrders` and the version). */
@@ -344,7 +381,7 @@ function partAt(
 }
 
 /** `readParts` for the plain form: the run of 1..max `Anteile` next. */
-export function readPlainParts(
+function readPlainParts(
   shape: PlainShape,
   t: PlainTags,
   ctx: WireContext,
@@ -362,7 +399,7 @@ export function readPlainParts(
 }
 
 /** `readSubstitution` for the plain form, after its start tag. */
-export function readPlainSubstitution(
+function readPlainSubstitution(
   shape: PlainShape,
   t: PlainTags,
   ctx: WireContext,

@@ -7,25 +7,16 @@ import {
   type Pzn,
 } from '../model.js';
 import type { ParsedTag, XmlElement } from '../xml/parse.js';
-import {
-  compilePattern,
-  PlainShape,
-  type PlainTags,
-  patternsPerTable,
-  plainPattern,
-  tagIndex,
-} from '../xml/plain.js';
+import { PlainShape, type PlainTags, patternsPerTable, plainPattern, tagIndex } from '../xml/plain.js';
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
+  itemPatterns,
   type OrderPart,
   PLAIN_PART_NAMES,
   readParts,
-  readPlainParts,
-  readPlainSubstitution,
-  readPlainSubstitutionAndParts,
+  readPlainItem,
   readSubstitution,
   type Substitution,
-  wholeItemPatterns,
   writePart,
   writeSubstitution,
 } from './anteile.js';
@@ -228,7 +219,7 @@ const POSITIONEN = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Positionen');
 const BESTELL_PZN = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellPzn');
 const BESTELL_MENGE = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellMenge');
 const BESTELL_LIEFERVORGABE = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellLiefervorgabe');
-const SUBSTITUTION = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Substitution');
+const _SUBSTITUTION = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Substitution');
 
 /** `readSubOrderHeader` for a start tag read by `PlainShape.startTag`: only the attributes it allows. */
 function readPlainSubOrderHeader(tag: ParsedTag): SubOrderHeader {
@@ -274,35 +265,32 @@ function readPlainSubOrderHeader(tag: ParsedTag): SubOrderHeader {
   };
 }
 
-/** A position's three leaves before its substitution and parts (xml/plain.ts). */
-const headPieces = (t: PlainTags) => [
-  plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
-  plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
-  plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
-];
-const positionHead = patternsPerTable((t) => compilePattern(headPieces(t)));
-/** A whole usual position (`wholeItemPatterns`), for version 1 and 2. */
+/** A position's patterns (`itemPatterns`): its three leaves come before its substitution and parts. */
 const positionPatterns = patternsPerTable((t) =>
-  wholeItemPatterns(t, t[POSITIONEN]!, headPieces(t), t[POSITIONEN + 1]!, true),
+  itemPatterns(
+    t,
+    t[POSITIONEN]!,
+    [
+      plainPattern.leaf(t[BESTELL_PZN]!, t[BESTELL_PZN + 1]!),
+      plainPattern.leaf(t[BESTELL_MENGE]!, t[BESTELL_MENGE + 1]!),
+      plainPattern.leaf(t[BESTELL_LIEFERVORGABE]!, t[BESTELL_LIEFERVORGABE + 1]!),
+    ],
+    t[POSITIONEN + 1]!,
+    true,
+  ),
 );
 
 /** The next position, or undefined when no position comes next. */
 function readPlainPosition(shape: PlainShape, t: PlainTags, ctx: WireContext): PositionAnswer | undefined {
-  const whole = shape.tryMatch(positionPatterns(t)[ctx.version - 1]!);
-  if (whole === null && !shape.at(t[POSITIONEN]!)) return undefined;
-  const m = whole ?? shape.match(positionHead(t));
-  const pzn = pznValue(m[1]!, 'BestellPzn');
-  const quantity = intValue(m[2]!, 'BestellMenge', 1, ctx.maxQuantity);
-  const deliveryInstruction = enumValue(m[3]!, LIEFERVORGABEN, 'BestellLiefervorgabe');
-  if (whole !== null) {
-    const { substitution, parts } = readPlainSubstitutionAndParts(shape, whole, 4, ctx, true);
-    return { pzn, quantity, deliveryInstruction, substitution, parts };
-  }
-  // Three parts or more: element by element.
-  const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, true) : undefined;
-  const parts = readPlainParts(shape, t, ctx, true, 9);
-  shape.expect(t[POSITIONEN + 1]!);
-  return { pzn, quantity, deliveryInstruction, substitution, parts };
+  const item = readPlainItem(shape, t, positionPatterns(t), ctx, true, 9);
+  if (item === undefined) return undefined;
+  return {
+    pzn: pznValue(item.head[1]!, 'BestellPzn'),
+    quantity: intValue(item.head[2]!, 'BestellMenge', 1, ctx.maxQuantity),
+    deliveryInstruction: enumValue(item.head[3]!, LIEFERVORGABEN, 'BestellLiefervorgabe'),
+    substitution: item.substitution,
+    parts: item.parts,
+  };
 }
 
 /**

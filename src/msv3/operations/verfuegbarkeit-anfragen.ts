@@ -2,7 +2,6 @@ import { closePlainEnvelope, type Msv3Version, openPlainEnvelope, wrapEnvelope }
 import type { Pzn } from '../model.js';
 import type { XmlElement } from '../xml/parse.js';
 import {
-  compilePattern,
   PlainShape,
   type PlainTags,
   patternsPerTable,
@@ -15,14 +14,12 @@ import {
 import { escapeAttr, escapeText } from '../xml/write.js';
 import {
   type AvailabilityPart,
+  itemPatterns,
   PLAIN_PART_NAMES,
   readParts,
-  readPlainParts,
-  readPlainSubstitution,
-  readPlainSubstitutionAndParts,
+  readPlainItem,
   readSubstitution,
   type Substitution,
-  wholeItemPatterns,
   writePart,
   writeSubstitution,
 } from './anteile.js';
@@ -224,17 +221,20 @@ const PLAIN_NAMES = [...PLAIN_PART_NAMES, 'Artikel', 'AnfrageMenge', 'AnfragePzn
 const ARTIKEL = tagIndex(PLAIN_NAMES, 'Artikel');
 const ANFRAGE_MENGE = tagIndex(PLAIN_NAMES, 'AnfrageMenge');
 const ANFRAGE_PZN = tagIndex(PLAIN_NAMES, 'AnfragePzn');
-const SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
+const _SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
 
-/** An article's two leaves before its substitution and parts (xml/plain.ts). */
-const headPieces = (t: PlainTags) => [
-  plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
-  plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
-];
-const headPattern = patternsPerTable((t) => compilePattern(headPieces(t)));
-/** A whole usual article (`wholeItemPatterns`), for version 1 and 2. */
+/** An article's patterns (`itemPatterns`): its two leaves come before its substitution and parts. */
 const articlePatterns = patternsPerTable((t) =>
-  wholeItemPatterns(t, t[ARTIKEL]!, headPieces(t), t[ARTIKEL + 1]!, false),
+  itemPatterns(
+    t,
+    t[ARTIKEL]!,
+    [
+      plainPattern.leaf(t[ANFRAGE_MENGE]!, t[ANFRAGE_MENGE + 1]!),
+      plainPattern.leaf(t[ANFRAGE_PZN]!, t[ANFRAGE_PZN + 1]!),
+    ],
+    t[ARTIKEL + 1]!,
+    false,
+  ),
 );
 
 /** The next article, or undefined when no article comes next. */
@@ -243,20 +243,14 @@ function readPlainArticle(
   t: PlainTags,
   ctx: WireContext,
 ): AvailabilityArticle | undefined {
-  const whole = shape.tryMatch(articlePatterns(t)[ctx.version - 1]!);
-  if (whole === null && !shape.at(t[ARTIKEL]!)) return undefined;
-  const m = whole ?? shape.match(headPattern(t));
-  const requestedQuantity = intValue(m[1]!, 'AnfrageMenge', 1, ctx.maxQuantity);
-  const requestedPzn = pznValue(m[2]!, 'AnfragePzn');
-  if (whole !== null) {
-    const { substitution, parts } = readPlainSubstitutionAndParts(shape, whole, 3, ctx, false);
-    return { requestedQuantity, requestedPzn, substitution, parts: parts as AvailabilityPart[] };
-  }
-  // Three parts or more: element by element.
-  const substitution = shape.at(t[SUBSTITUTION]!) ? readPlainSubstitution(shape, t, ctx, false) : undefined;
-  const parts = readPlainParts(shape, t, ctx, false, 5) as AvailabilityPart[];
-  shape.expect(t[ARTIKEL + 1]!);
-  return { requestedQuantity, requestedPzn, substitution, parts };
+  const item = readPlainItem(shape, t, articlePatterns(t), ctx, false, 5);
+  if (item === undefined) return undefined;
+  return {
+    requestedQuantity: intValue(item.head[1]!, 'AnfrageMenge', 1, ctx.maxQuantity),
+    requestedPzn: pznValue(item.head[2]!, 'AnfragePzn'),
+    substitution: item.substitution,
+    parts: item.parts as AvailabilityPart[],
+  };
 }
 
 function readPlainResponse(xml: string, expectedVersion: Msv3Version | undefined): AvailabilityResponse {
