@@ -219,7 +219,6 @@ const POSITIONEN = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Positionen');
 const BESTELL_PZN = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellPzn');
 const BESTELL_MENGE = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellMenge');
 const BESTELL_LIEFERVORGABE = tagIndex(PLAIN_SUB_ORDER_NAMES, 'BestellLiefervorgabe');
-const _SUBSTITUTION = tagIndex(PLAIN_SUB_ORDER_NAMES, 'Substitution');
 
 /** `readSubOrderHeader` for a start tag read by `PlainShape.startTag`: only the attributes it allows. */
 function readPlainSubOrderHeader(tag: ParsedTag): SubOrderHeader {

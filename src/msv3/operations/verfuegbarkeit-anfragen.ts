@@ -221,7 +221,6 @@ const PLAIN_NAMES = [...PLAIN_PART_NAMES, 'Artikel', 'AnfrageMenge', 'AnfragePzn
 const ARTIKEL = tagIndex(PLAIN_NAMES, 'Artikel');
 const ANFRAGE_MENGE = tagIndex(PLAIN_NAMES, 'AnfrageMenge');
 const ANFRAGE_PZN = tagIndex(PLAIN_NAMES, 'AnfragePzn');
-const _SUBSTITUTION = tagIndex(PLAIN_NAMES, 'Substitution');
 
 /** An article's patterns (`itemPatterns`): its two leaves come before its substitution and parts. */
 const articlePatterns = patternsPerTable((t) =>

@@ -298,12 +298,7 @@ export const plainPattern = {
 
 /** A `PlainPattern` of pieces (`plainPattern`), in order. */
 export function compilePattern(pieces: readonly PatternPiece[]): PlainPattern {
-  let source = '';
-  let tags = 0;
-  for (const piece of pieces) {
-    source += piece.source;
-    tags += piece.tags;
-  }
+  const { source, tags } = plainPattern.run(pieces);
   return { re: new RegExp(source, 'y'), tags };
 }
 
