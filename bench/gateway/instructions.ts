@@ -45,6 +45,8 @@ const REQUESTS = boundedSetting('INSTRUCTIONS_REQUESTS', 1_000, 50, 100_000);
 const CONCURRENCY = boundedSetting('INSTRUCTIONS_CONCURRENCY', 8, 1, 64);
 /** The longest window without requests in which time-driven work is counted (ms). */
 const IDLE_MS = boundedSetting('INSTRUCTIONS_IDLE_MS', 15_000, 1_000, 120_000);
+/** Helper threads' instructions above this share of the main thread's: not yet the steady state. */
+const HELPERS_BUSY_SHARE = 0.25;
 /** Where callgrind's files go, to read them with callgrind_annotate (a temporary folder by default). */
 const DUMPS = process.env.INSTRUCTIONS_DUMPS;
 /** The servers counted, in order: the gateway first, since the others answer with its answer. */
@@ -166,6 +168,7 @@ export async function measureInstructions(): Promise<void> {
       console.log(
         `[instructions] ${target.padEnd(8)} ${(perRequest[target]! / 1e6).toFixed(3)} M per request, main thread ${(mainThread[target]! / 1e6).toFixed(3)} M, of it per request ${(perRequestWork[target]! / 1e6).toFixed(3)} M and time-driven ${(timeDrivenPerRequest[target]! / 1e6).toFixed(3)} M (window ${(windowMs / 1000).toFixed(0)} s; ${((Date.now() - started) / 1000).toFixed(0)} s)`,
       );
+      warnIfHelpersBusy(target, perRequest[target]! - mainThread[target]!, mainThread[target]!);
       await pool.close();
       // Waited for: valgrind writes its last files into the folder as the process exits.
       await stopAndWait(server.child);
@@ -209,6 +212,19 @@ export async function measureInstructions(): Promise<void> {
     // folder that is not empty yet is tried again (seen as ENOTEMPTY on Node 24).
     rmSync(folder, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
+}
+
+/**
+ * In the steady state the server's other threads (V8's compilers and garbage collector, libuv's pool)
+ * run a few per cent of the main thread's instructions. Far more means the count fell on a step of
+ * the warm-up: Node 24's V8 compiles the request path with TurboFan only after 10,000 to 12,000
+ * requests (docs/performance.md "On Node 24").
+ */
+function warnIfHelpersBusy(target: Target, helpers: number, mainThread: number): void {
+  if (helpers <= HELPERS_BUSY_SHARE * mainThread) return;
+  console.warn(
+    `[instructions] ${target}: the other threads ran ${(helpers / 1e6).toFixed(3)} M instructions per request, ${Math.round((helpers / mainThread) * 100)} % of the main thread's: compilers or the garbage collector were still busy; a longer INSTRUCTIONS_WARMUP (${WARMUP} now) counts the steady state`,
+  );
 }
 
 async function startCountedGateway(
