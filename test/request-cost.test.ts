@@ -38,9 +38,8 @@ const MEASURED = 40;
 /**
  * The bytes one availability call of 50 items allocates on V8's heap beyond what the bare pass-through
  * allocates for the same wholesaler call (decoding the answer into the typed model, mapping it, the JSON
- * answer, the log line), measured 2026-12-01: 190–192 KB on Node 20.20, 175 KB on Node 24.22, since an
- * article is read in one match (202 and 190 KB before; 218 KB on Node 20 before successful answers were
- * left as bytes). Every object
+ * answer, the log line), measured 2026-12-01: 190–192 KB on Node 20.20, 175 KB on Node 24.22 (earlier
+ * figures in bench/results/HISTORY.md "Keeping it there"). Every object
  * is an allocation and, once dead, part of a scavenge; garbage collection is 5–8 % of the gateway's CPU
  * under load. A change that copies the answer once more, or builds a structure per article, shows
  * here. Same rule as BUDGET: lower it when a change saves, raise it only with the reason and the ledger
