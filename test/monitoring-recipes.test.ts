@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { type ObservedGateway, send, startObservedGateway } from './observed-gateway.js';
 
 /**
@@ -61,6 +63,16 @@ function dashboardExpressions(): string[] {
   return [...targets, ...variables];
 }
 
+/** The expression of the dashboard's panel titled `title` (its one target). */
+function panelExpression(title: string): string {
+  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    panels: { title: string; targets?: { expr: string }[] }[];
+  };
+  const targets = dashboard.panels.find((panel) => panel.title === title)?.targets ?? [];
+  expect(targets, `the dashboard's panel "${title}"`).toHaveLength(1);
+  return targets[0]!.expr;
+}
+
 function ruleExpressions(): string[] {
   const rules = parse(readFileSync(RULES, 'utf8')) as { groups: { rules: { expr: string }[] }[] };
   return rules.groups.flatMap((group) => group.rules.map((rule) => rule.expr));
@@ -94,6 +106,44 @@ describe('promtool on the alerting rules', () => {
   it('passes the rules’ unit tests', () => {
     expect(promtool, 'promtool is missing; .ci/run installs Debian’s prometheus').toBeDefined();
     expect(execFileSync(promtool!, ['test', 'rules', RULE_TESTS], { encoding: 'utf8' })).toContain('SUCCESS');
+  });
+  it('shows on the dashboard the CPU seconds of all replicas over all the requests they answered', () => {
+    expect(promtool, 'promtool is missing; .ci/run installs Debian’s prometheus').toBeDefined();
+    // Two replicas, sampled every minute: 18 and 6 CPU-seconds a minute for 50,000 and 10,000 requests.
+    const requests = (instance: string, route: string, perMinute: number) => ({
+      series: `msv3_gateway_http_requests_total{instance="${instance}",method="POST",route="${route}",status="200"}`,
+      values: `0+${perMinute}x15`,
+    });
+    const test = {
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: [
+            { series: 'process_cpu_seconds_total{instance="gw1"}', values: '0+18x15' },
+            { series: 'process_cpu_seconds_total{instance="gw2"}', values: '0+6x15' },
+            requests('gw1', '/v1/availability', 45_000),
+            requests('gw1', '/v1/orders', 5_000),
+            requests('gw2', '/v1/availability', 10_000),
+          ],
+          promql_expr_test: [
+            {
+              expr: panelExpression('CPU per request').replaceAll('$__rate_interval', '5m'),
+              eval_time: '10m',
+              exp_samples: [{ labels: '{}', value: 24 / 60_000 }],
+            },
+          ],
+        },
+      ],
+    };
+    const folder = mkdtempSync(join(tmpdir(), 'msv3-dashboard-'));
+    try {
+      const file = join(folder, 'cpu-per-request.test.yml');
+      writeFileSync(file, stringify(test));
+      expect(execFileSync(promtool!, ['test', 'rules', file], { encoding: 'utf8' })).toContain('SUCCESS');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 
