@@ -68,9 +68,10 @@ const NODE_FLAGS = [...VALGRIND_NODE_FLAGS, ...nodeFlagsSetting('INSTRUCTIONS_NO
 const CHECK = process.argv.includes('--check');
 /**
  * The gateway's per-request instructions (main thread, time-driven work subtracted) at most this many
- * times the pass-through's, on Node 20 after the default warm-up: 2.98× on 2026-11-30 on an AMD EPYC
- * and an Intel Xeon VM alike, so a change that adds some 5 % to every request fails it. Two runs of one
- * build differ by about 1 % (docs/performance.md "Keeping it there"). Lower it when a change saves
+ * times the pass-through's, on Node 20 after the default warm-up (Node 24 reaches its steady state
+ * later: docs/performance.md "On Node 24"). The build it was set for counted 2.95–2.98× on AMD EPYC
+ * and Intel Xeon VMs alike, and two runs of one build differ by about 1 %, so a change that adds about
+ * 6 % to every request fails it (docs/performance.md "Keeping it there"). Lower it when a change saves
  * instructions; raise it only with the reason in the commit.
  */
 const INSTRUCTION_BUDGET = 3.15;
@@ -244,7 +245,7 @@ function warnIfHelpersBusy(target: Target, helpers: number, mainThread: number):
 /** `--check`: one line with the verdict; a failing exit status when the gateway is over its budget. */
 function checkBudget(gateway: number, baseline: number): void {
   const ratio = gateway / baseline;
-  const figures = `gateway ${(gateway / 1e6).toFixed(3)} M, pass-through ${(baseline / 1e6).toFixed(3)} M instructions of per-request work: ${ratio.toFixed(2)}× (budget ${INSTRUCTION_BUDGET}×)`;
+  const figures = `gateway ${(gateway / 1e6).toFixed(3)} M, pass-through ${(baseline / 1e6).toFixed(3)} M instructions of per-request work on Node ${process.versions.node}: ${ratio.toFixed(2)}× (budget ${INSTRUCTION_BUDGET}×, set for Node 20)`;
   if (ratio <= INSTRUCTION_BUDGET) {
     console.log(`[instructions] within budget: ${figures}`);
     return;
