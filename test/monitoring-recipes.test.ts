@@ -50,12 +50,18 @@ function metricNamesIn(expr: string): string[] {
   );
 }
 
+interface Dashboard {
+  panels: { title: string; targets?: { expr: string }[] }[];
+  templating: { list: { type: string; query?: unknown }[] };
+}
+
+function readDashboard(): Dashboard {
+  return JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard;
+}
+
 /** Every expression of the dashboard: its panels' targets and its variables' queries. */
 function dashboardExpressions(): string[] {
-  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
-    panels: { targets?: { expr: string }[] }[];
-    templating: { list: { type: string; query?: unknown }[] };
-  };
+  const dashboard = readDashboard();
   const targets = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr));
   const variables = dashboard.templating.list
     .filter((variable) => variable.type === 'query')
@@ -65,10 +71,7 @@ function dashboardExpressions(): string[] {
 
 /** The expression of the dashboard's panel titled `title` (its one target). */
 function panelExpression(title: string): string {
-  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
-    panels: { title: string; targets?: { expr: string }[] }[];
-  };
-  const targets = dashboard.panels.find((panel) => panel.title === title)?.targets ?? [];
+  const targets = readDashboard().panels.find((panel) => panel.title === title)?.targets ?? [];
   expect(targets, `the dashboard's panel "${title}"`).toHaveLength(1);
   return targets[0]!.expr;
 }
