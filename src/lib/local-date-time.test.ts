@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { transformSync } from '@swc/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toLocalDateTime, toLocalDateTimeViaIntl } from './local-date-time.js';
@@ -117,5 +120,77 @@ describe('toLocalDateTime fast path', () => {
       offset: '+01:00',
     });
     expect(toLocalDateTime('12025-03-18T10:00:00Z').offset).toBe('Z');
+  });
+});
+
+describe('toLocalDateTime remembering conversions', () => {
+  it('agrees with Intl when values repeat, come back and share a slot', () => {
+    // A small pool, so values repeat; those differing only in month, year, seconds or offset share a slot.
+    const pool = fc.constantFrom(
+      '2025-03-18T14:30:00+01:00',
+      '2025-04-18T14:30:00+01:00',
+      '2026-03-18T14:30:00+01:00',
+      '2025-03-18T14:30:59+01:00',
+      '2025-03-18T14:30:00+02:00',
+      '2025-03-18T14:30:00Z',
+      '2025-03-18T14:35:00+01:00',
+      '2025-03-28T14:30:00+01:00',
+      '2025-03-18T04:30:00+01:00',
+      '2025-03-18T14:30:00',
+      '2025-03-18',
+      '2025-10-26T00:30:00Z',
+      '2025-10-26T01:30:00Z',
+    );
+    fc.assert(
+      fc.property(fc.array(pool, { minLength: 1, maxLength: 40 }), (values) => {
+        for (const value of values)
+          expect(toLocalDateTime(value), value).toEqual(toLocalDateTimeViaIntl(value));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  /**
+   * In a fresh process: 100 documents of 1 MB, from each a time read as a slice of it (as the decoder
+   * reads them) and converted, each to a slot of its own; the heap after a full collection, the documents
+   * dropped, in MB. `keepSlices` keeps the slices themselves, the control: a slice keeps its document.
+   */
+  function heapGrowthMb(keepSlices: boolean): number {
+    const moduleUrl = `data:text/javascript,${encodeURIComponent(
+      transformSync(readFileSync(new URL('./local-date-time.ts', import.meta.url), 'utf8'), {
+        jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+        module: { type: 'es6' },
+      }).code,
+    )}`;
+    const script = `
+      const { toLocalDateTime } = await import(${JSON.stringify(moduleUrl)});
+      globalThis.gc();
+      const before = process.memoryUsage().heapUsed;
+      const kept = [];
+      for (let day = 0; day < 10; day++) {
+        for (let hour = 0; hour < 10; hour++) {
+          const time = '2025-03-1' + day + 'T0' + hour + ':30:00+01:00';
+          const doc = ('<x>' + 'y'.repeat(1 << 20) + time + '</x>').slice(0);
+          const value = doc.slice(3 + (1 << 20), 3 + (1 << 20) + time.length);
+          if (toLocalDateTime(value).local !== time.slice(0, 19)) throw new Error('wrong: ' + value);
+          if (${keepSlices}) kept.push(value);
+        }
+      }
+      globalThis.gc();
+      const mb = (process.memoryUsage().heapUsed - before) / 1048576;
+      console.log(JSON.stringify({ mb, kept: kept.length }));`;
+    const output = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    return (JSON.parse(output) as { mb: number }).mb;
+  }
+
+  it('keeps no slice of a wholesaler document alive', () => {
+    expect(heapGrowthMb(false)).toBeLessThan(10);
+  });
+
+  it('would keep documents alive with slices remembered (the control: a slice holds its document)', () => {
+    expect(heapGrowthMb(true)).toBeGreaterThan(90);
   });
 });

@@ -37,9 +37,16 @@ export interface LocalDateTime {
  * (other years, out-of-range fields that Date would roll over) takes the general Intl path;
  * `toLocalDateTimeViaIntl`, and a property test keeps both equal.
  */
-export function toLocalDateTime(value: string): LocalDateTime {
-  const plain = plainWithOffset(value);
-  if (plain !== undefined) return plain;
+export function toLocalDateTime(value: string): Readonly<LocalDateTime> {
+  const slot = slotOf(value);
+  const known = remembered[slot];
+  if (known !== undefined && known.value === value) return known.converted;
+  const own = ownCopy(value);
+  const plain = plainWithOffset(own);
+  if (plain !== undefined) {
+    remembered[slot] = { value: own, converted: plain };
+    return plain;
+  }
   const match = DATE_TIME.exec(value.trim());
   if (match === null) return { local: value.slice(0, 19), offset: null };
   const [, wallTime = '', , offset] = match;
@@ -47,6 +54,37 @@ export function toLocalDateTime(value: string): LocalDateTime {
   const instant = fastInstant(wallTime, offset);
   if (instant === undefined) return viaIntl(wallTime, offset);
   return { local: new Date(instant + berlinOffsetMs(instant)).toISOString().slice(0, 19), offset };
+}
+
+/**
+ * Conversions of the usual shape, remembered: an answer's delivery times repeat (one tour, one time for
+ * many articles, the same times for every pharmacy a wholesaler serves), and comparing a value with the
+ * one in its slot costs a third of converting it (docs/performance.md "Delivery times remembered"). A slot
+ * holds a copy of the value and what was converted from the copy, never a slice of the wholesaler's
+ * document, which a remembered slice would keep alive.
+ */
+interface Remembered {
+  value: string;
+  converted: Readonly<LocalDateTime>;
+}
+const SLOTS = 2048;
+const remembered: (Remembered | undefined)[] = new Array(SLOTS).fill(undefined);
+
+/**
+ * A slot from the digits where one wholesaler's times differ: the day's last, the hour's two and the
+ * minute's first (`…-18T08:30…`); values differing there never share a slot.
+ */
+function slotOf(value: string): number {
+  if (value.length < 15) return 0;
+  const day = value.charCodeAt(9) - 48;
+  const hours = (value.charCodeAt(11) - 48) * 10 + value.charCodeAt(12) - 48;
+  const tensOfMinutes = value.charCodeAt(14) - 48;
+  return ((day * 24 + hours) * 6 + tensOfMinutes) & (SLOTS - 1);
+}
+
+/** `text` as a flat string of its own, not a slice of a larger one (JSON keeps every character as it is). */
+function ownCopy(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string;
 }
 
 /**
