@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { transformSync } from '@swc/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { moduleAsDataUrl } from '../../test/module-url.js';
 import { toLocalDateTime, toLocalDateTimeViaIntl } from './local-date-time.js';
 
 describe('toLocalDateTime', () => {
@@ -156,12 +155,7 @@ describe('toLocalDateTime remembering conversions', () => {
    * dropped, in MB. `keepSlices` keeps the slices themselves, the control: a slice keeps its document.
    */
   function heapGrowthMb(keepSlices: boolean): number {
-    const moduleUrl = `data:text/javascript,${encodeURIComponent(
-      transformSync(readFileSync(new URL('./local-date-time.ts', import.meta.url), 'utf8'), {
-        jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-        module: { type: 'es6' },
-      }).code,
-    )}`;
+    const moduleUrl = moduleAsDataUrl(new URL('./local-date-time.ts', import.meta.url));
     const script = `
       const { toLocalDateTime } = await import(${JSON.stringify(moduleUrl)});
       globalThis.gc();

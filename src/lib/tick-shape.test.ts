@@ -1,19 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { transformSync } from '@swc/core';
 import { describe, expect, it } from 'vitest';
+import { moduleAsDataUrl } from '../../test/module-url.js';
 
 /**
  * The module as JavaScript in a data: URL. The fresh process below loads it without a TypeScript loader:
  * tsx's own ticks and objects kept the tick maps alive now and then, and the control case, which must
  * see the maps replaced, went quiet (0 of 8 runs under load, against 8 of 8 without the loader).
  */
-const MODULE_URL = `data:text/javascript,${encodeURIComponent(
-  transformSync(readFileSync(new URL('./tick-shape.ts', import.meta.url), 'utf8'), {
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-    module: { type: 'es6' },
-  }).code,
-)}`;
+const MODULE_URL = moduleAsDataUrl(new URL('./tick-shape.ts', import.meta.url));
 
 /**
  * In a fresh process: optionally pin, then four rounds of ticks, each followed by a full garbage
