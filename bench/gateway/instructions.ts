@@ -68,7 +68,8 @@ const VALGRIND_NODE_FLAGS = ['--no-memory-reducer'];
 const NODE_FLAGS = [...VALGRIND_NODE_FLAGS, ...nodeFlagsSetting('INSTRUCTIONS_NODE_FLAGS')];
 /**
  * `--check` (`npm run check:instructions`, a step of CI): the gateway and the pass-through only, and the
- * run fails when the gateway's per-request work exceeds its Node release's INSTRUCTION_BUDGETS times the pass-through's.
+ * run fails when the gateway's per-request work exceeds its Node release's budget (INSTRUCTION_BUDGETS)
+ * times the pass-through's.
  */
 const CHECK = process.argv.includes('--check');
 /**
