@@ -112,7 +112,10 @@ describe('promtool on the alerting rules', () => {
   });
   it('shows on the dashboard the CPU seconds of all replicas over all the requests they answered', () => {
     expect(promtool, 'promtool is missing; .ci/run installs Debian’s prometheus').toBeDefined();
-    // Two replicas, sampled every minute: 18 and 6 CPU-seconds a minute for 50,000 and 10,000 requests.
+    // Two replicas, sampled every minute: 30 and 15 CPU-seconds a minute for 65,280 and 15,360 requests.
+    // Every rate (0.5 and 0.25 s/s; 1,024, 64 and 256 requests/s) is exact in binary floating point, so
+    // the sums come out the same in whatever order promtool adds the series (it compares exactly, and
+    // 0.3 + 0.1 against 0.1 + 0.3 once made this test fail now and then).
     const requests = (instance: string, route: string, perMinute: number) => ({
       series: `msv3_gateway_http_requests_total{instance="${instance}",method="POST",route="${route}",status="200"}`,
       values: `0+${perMinute}x15`,
@@ -123,17 +126,17 @@ describe('promtool on the alerting rules', () => {
         {
           interval: '1m',
           input_series: [
-            { series: 'process_cpu_seconds_total{instance="gw1"}', values: '0+18x15' },
-            { series: 'process_cpu_seconds_total{instance="gw2"}', values: '0+6x15' },
-            requests('gw1', '/v1/availability', 45_000),
-            requests('gw1', '/v1/orders', 5_000),
-            requests('gw2', '/v1/availability', 10_000),
+            { series: 'process_cpu_seconds_total{instance="gw1"}', values: '0+30x15' },
+            { series: 'process_cpu_seconds_total{instance="gw2"}', values: '0+15x15' },
+            requests('gw1', '/v1/availability', 61_440),
+            requests('gw1', '/v1/orders', 3_840),
+            requests('gw2', '/v1/availability', 15_360),
           ],
           promql_expr_test: [
             {
               expr: panelExpression('CPU per request').replaceAll('$__rate_interval', '5m'),
               eval_time: '10m',
-              exp_samples: [{ labels: '{}', value: 24 / 60_000 }],
+              exp_samples: [{ labels: '{}', value: 45 / 80_640 }],
             },
           ],
         },
