@@ -247,19 +247,27 @@ export interface PlainPattern {
   readonly tags: number;
 }
 
+/** What every piece begins with: the text before its tag, up to the next '<'. */
+const SKIP_TEXT = '[^<]*';
+
 const escapeTag = (tag: string) => tag.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-/** A part of a `PlainPattern`: its source and the most tags a match of it spans. */
+/**
+ * A part of a `PlainPattern`: its source, which begins with `SKIP_TEXT`, and the most tags a match of
+ * it spans. `endsWithSkip`: the source also skips the text after it (an optional piece does), so the
+ * piece after it leaves out its own `SKIP_TEXT`.
+ */
 export interface PatternPiece {
   readonly source: string;
   readonly tags: number;
+  readonly endsWithSkip?: boolean;
 }
 
 /** A nillable leaf whose text between the tags is matched by `text`, its empty forms as `nillable` says. */
 function nillablePiece(open: string, close: string, nil: string, text: string): PatternPiece {
   const usualNil = nil === '' ? '' : `|${escapeTag(nil)}`;
   return {
-    source: `[^<]*(?:${escapeTag(open)}${text}${escapeTag(close)}${usualNil}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
+    source: `${SKIP_TEXT}(?:${escapeTag(open)}${text}${escapeTag(close)}${usualNil}|(${escapeTag(open.slice(0, -1))} [^<>]*>))`,
     tags: 2,
   };
 }
@@ -267,10 +275,10 @@ function nillablePiece(open: string, close: string, nil: string, text: string): 
 /** Pieces of a `PlainPattern`, from the tags of a `PlainTags` table; `leaf` and `nillable` capture. */
 export const plainPattern = {
   /** The tag `tag` next. */
-  tag: (tag: string): PatternPiece => ({ source: `[^<]*${escapeTag(tag)}`, tags: 1 }),
+  tag: (tag: string): PatternPiece => ({ source: `${SKIP_TEXT}${escapeTag(tag)}`, tags: 1 }),
   /** The leaf `open` text `close` next; captures its text. */
   leaf: (open: string, close: string): PatternPiece => ({
-    source: `[^<]*${escapeTag(open)}([^<]*)${escapeTag(close)}`,
+    source: `${SKIP_TEXT}${escapeTag(open)}([^<]*)${escapeTag(close)}`,
     tags: 2,
   }),
   /**
@@ -288,12 +296,28 @@ export const plainPattern = {
    */
   nillableUsually: (open: string, close: string, nil: string, usual: string): PatternPiece =>
     nillablePiece(open, close, nil, `(?:(${usual})|([^<]*))`),
-  optional: (piece: PatternPiece): PatternPiece => ({ source: `(?:${piece.source})?`, tags: piece.tags }),
-  /** Pieces one after the other, as one piece (for `optional`). */
-  run: (pieces: readonly PatternPiece[]): PatternPiece => ({
-    source: pieces.map((piece) => piece.source).join(''),
-    tags: pieces.reduce((sum, piece) => sum + piece.tags, 0),
+  /**
+   * The piece or nothing, as `[^<]*(?:<a>…[^<]*)?` followed by the next piece without its skip: it
+   * matches what `(?:[^<]*<a>…)?[^<]*<b>…` matches, with the same captures, but when the element is
+   * absent the text before the next one is skipped once, not given back character by character and
+   * skipped again (docs/performance.md "Optional elements"). Every `[^<]*` is still followed by a '<'
+   * or a group whose every branch begins with one, which keeps a failing match linear.
+   */
+  optional: (piece: PatternPiece): PatternPiece => ({
+    source: `${SKIP_TEXT}(?:${piece.source.slice(SKIP_TEXT.length)}${piece.endsWithSkip ? '' : SKIP_TEXT})?`,
+    tags: piece.tags,
+    endsWithSkip: true,
   }),
+  /** Pieces one after the other, as one piece (for `optional`). */
+  run: (pieces: readonly PatternPiece[]): PatternPiece => {
+    let source = '';
+    let skipped = false;
+    for (const piece of pieces) {
+      source += skipped ? piece.source.slice(SKIP_TEXT.length) : piece.source;
+      skipped = piece.endsWithSkip === true;
+    }
+    return { source, tags: pieces.reduce((sum, piece) => sum + piece.tags, 0), endsWithSkip: skipped };
+  },
 };
 
 /** A `PlainPattern` of pieces (`plainPattern`), in order. */
