@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verfuegbarkeitAnfragen } from '../operations/verfuegbarkeit-anfragen.js';
+import { MAX_TEXT_LENGTH } from './parse.js';
 import { compilePattern, PlainShape, type PlainTags, patternsPerTable, plainPattern } from './plain.js';
 
 const { leaf, nillable, optional, tag } = plainPattern;
@@ -67,6 +68,13 @@ describe('elements read as one pattern', () => {
       '<m:Menge>1</m:Menge><m:Grund>X</m:Grund><m:Extra/></m:Anteile>',
     ])
       expect(matchAt(src)).toBeUndefined();
+  });
+
+  it('gives up on a text longer than the parser takes, and reads one as long', () => {
+    const withTour = (tour: string) =>
+      `<m:Menge>1</m:Menge><m:Tour>${tour}</m:Tour><m:Grund>X</m:Grund></m:Anteile>`;
+    expect(matchAt(withTour('t'.repeat(MAX_TEXT_LENGTH)))?.[3]).toHaveLength(MAX_TEXT_LENGTH);
+    expect(matchAt(withTour('t'.repeat(MAX_TEXT_LENGTH + 1)))).toBeUndefined();
   });
 
   it('a nil start tag cut short by a ">" in an attribute value is not taken for a whole tag', () => {

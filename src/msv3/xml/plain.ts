@@ -130,10 +130,12 @@ export class PlainShape {
     re.lastIndex = this.pos;
     const m = re.exec(this.src);
     if (m === null) return null;
-    for (let k = 1; k < m.length; k++) {
-      const text = m[k];
-      if (text !== undefined && text.length > DEFAULT_LIMITS.maxTextLength) PlainShape.giveUp();
-    }
+    // No capture is longer than the match: only a match longer than the limit has its captures checked.
+    if (re.lastIndex - this.pos > DEFAULT_LIMITS.maxTextLength)
+      for (let k = 1; k < m.length; k++) {
+        const text = m[k];
+        if (text !== undefined && text.length > DEFAULT_LIMITS.maxTextLength) PlainShape.giveUp();
+      }
     this.tags += pattern.tags - 1;
     this.moveTo(re.lastIndex);
     return m;
