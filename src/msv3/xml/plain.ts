@@ -265,6 +265,9 @@ export interface PatternPiece {
   readonly endsWithSkip?: boolean;
 }
 
+/** The source of `piece` without its leading `SKIP_TEXT`. */
+const afterSkip = (piece: PatternPiece): string => piece.source.slice(SKIP_TEXT.length);
+
 /** A nillable leaf whose text between the tags is matched by `text`, its empty forms as `nillable` says. */
 function nillablePiece(open: string, close: string, nil: string, text: string): PatternPiece {
   const usualNil = nil === '' ? '' : `|${escapeTag(nil)}`;
@@ -306,7 +309,7 @@ export const plainPattern = {
    * or a group whose every branch begins with one, which keeps a failing match linear.
    */
   optional: (piece: PatternPiece): PatternPiece => ({
-    source: `${SKIP_TEXT}(?:${piece.source.slice(SKIP_TEXT.length)}${piece.endsWithSkip ? '' : SKIP_TEXT})?`,
+    source: `${SKIP_TEXT}(?:${afterSkip(piece)}${piece.endsWithSkip ? '' : SKIP_TEXT})?`,
     tags: piece.tags,
     endsWithSkip: true,
   }),
@@ -315,7 +318,7 @@ export const plainPattern = {
     let source = '';
     let skipped = false;
     for (const piece of pieces) {
-      source += skipped ? piece.source.slice(SKIP_TEXT.length) : piece.source;
+      source += skipped ? afterSkip(piece) : piece.source;
       skipped = piece.endsWithSkip === true;
     }
     return { source, tags: pieces.reduce((sum, piece) => sum + piece.tags, 0), endsWithSkip: skipped };
