@@ -7,6 +7,7 @@ import {
   codePointLength,
   enumAt,
   enumValue,
+  intAt,
   intValue,
   isDateTime,
   isDruckbareKennung,
@@ -91,6 +92,36 @@ describe('lexical readers', () => {
     expect(() => intValue('99999999999999999999', 'x', 1, 99)).toThrow('outside');
   });
 
+  it('reads a whole text as an integer exactly as it reads the same text within a document', () => {
+    const read = (f: () => number) => {
+      try {
+        return f();
+      } catch (error) {
+        expect(error).toBeInstanceOf(DecodeFailure);
+        return (error as Error).message;
+      }
+    };
+    const text = fc.oneof(
+      fc.stringMatching(/^[0-9]{1,12}$/),
+      fc.stringMatching(/^[ +\-0-9]{0,11}$/),
+      fc.string({ maxLength: 11 }),
+    );
+    fc.assert(
+      fc.property(
+        text,
+        fc.integer({ min: -5, max: 50 }),
+        fc.integer({ min: 0, max: 999_999 }),
+        (raw, min, max) => {
+          const document = `<m:Menge>${raw}</m:Menge>`;
+          expect(read(() => intValue(raw, 'Menge', min, max))).toBe(
+            read(() => intAt(document, 9, 9 + raw.length, 'Menge', min, max)),
+          );
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
   it('reads booleans in all four lexical forms and nothing else', () => {
     expect(['true', ' 1 ', 'false', '0'].map((v) => booleanValue(v, 'b'))).toEqual([
       true,
@@ -148,6 +179,13 @@ describe('lexical readers', () => {
         expect(pznValue(wire, 'p')).toBe(pznFromWire(wire));
       }),
     );
+    // The usual texts (one to eight digits, leading zeros among them) and the same with whitespace.
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{1,8}$/), fc.constantFrom('', ' ', '\n  '), (wire, space) => {
+        expect(pznValue(`${space}${wire}${space}`, 'p')).toBe(pznFromWire(wire));
+      }),
+    );
+    expect(pznValue('0000000', 'p')).toBe('00000000');
     fc.assert(
       fc.property(fc.stringMatching(/^[0-9]{1,18}$/), (pzn) => {
         expect(pznToWireText(pzn)).toBe(pznToWire(pzn));
