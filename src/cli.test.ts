@@ -241,6 +241,14 @@ describe('msv3-gateway as a process', () => {
     return { child, exited, stderr: () => stderr, stdout: () => stdout };
   }
 
+  /**
+   * A request answered: the process installs its signal handlers once start-up has returned, just after
+   * it prints that it listens, so a signal sent on that line alone could find none and end it at once.
+   */
+  const answeredOnce = async (url: string) => {
+    expect((await fetch(`${url}/v1/health`)).status).toBe(200);
+  };
+
   const waitFor = (read: () => string, pattern: RegExp, timeoutMs = 80_000) =>
     until(
       () => `${pattern}; got:\n${read()}`,
@@ -294,7 +302,7 @@ describe('msv3-gateway as a process', () => {
     };
     const proc = spawnCli(['serve'], env);
     try {
-      await waitFor(proc.stderr, /listening on http:\/\/\S+/);
+      const [, url] = await waitFor(proc.stderr, /listening on (http:\/\/\S+)/);
       // The log lines come before the printed ones, but through another pipe.
       await waitFor(proc.stdout, /"startup":"api keys"/);
       expect(proc.stderr()).toContain(
@@ -323,6 +331,7 @@ describe('msv3-gateway as a process', () => {
       expect(proc.stdout()).toContain(
         `"msg":"database: SQLite file ${join(folder, 'summary', 'gateway.db')}"`,
       );
+      await answeredOnce(url!);
       proc.child.kill('SIGTERM');
       expect(await proc.exited).toBe(0);
     } finally {
@@ -341,7 +350,7 @@ describe('msv3-gateway as a process', () => {
     };
     const proc = spawnCli(['serve'], env, ['--max-old-space-size=128']);
     try {
-      await waitFor(proc.stderr, /listening on http:\/\/\S+/);
+      const [, url] = await waitFor(proc.stderr, /listening on (http:\/\/\S+)/);
       // The log line goes to stdout through pino's asynchronous destination: it may follow the stderr line.
       await waitFor(proc.stdout, /UPSTREAM_MAX_CONCURRENCY \+ UPSTREAM_MAX_QUEUE/);
       const record = proc
@@ -352,6 +361,7 @@ describe('msv3-gateway as a process', () => {
         .find((entry) => entry.msg.startsWith('UPSTREAM_MAX_CONCURRENCY + UPSTREAM_MAX_QUEUE'));
       expect(record?.level).toBe(40);
       expect(record?.msg).toMatch(/let 10000 calls be in flight .* heap limit \(\d+ MB\) holds about \d+/);
+      await answeredOnce(url!);
       proc.child.kill('SIGTERM');
       expect(await proc.exited).toBe(0);
     } finally {
