@@ -351,7 +351,7 @@ describe('msv3-gateway as a process', () => {
     const proc = spawnCli(['serve'], env, ['--max-old-space-size=128']);
     try {
       const [, url] = await waitFor(proc.stderr, /listening on (http:\/\/\S+)/);
-      // The log line goes to stdout through pino's asynchronous destination: it may follow the stderr line.
+      // The log line goes to stdout, another pipe: it may arrive after the stderr line.
       await waitFor(proc.stdout, /UPSTREAM_MAX_CONCURRENCY \+ UPSTREAM_MAX_QUEUE/);
       const record = proc
         .stdout()

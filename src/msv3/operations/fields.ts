@@ -380,8 +380,8 @@ export function intValue(raw: string, path: string, min: number, max: number): n
   let i = 0;
   if (length < 10) {
     for (; i < length; i++) {
-      const d = raw.charCodeAt(i) - 48;
-      if (d < 0 || d > 9) break;
+      const d = digit(raw, i);
+      if (d < 0) break;
       n = n * 10 + d;
     }
   }
@@ -472,14 +472,10 @@ export function pznValue(raw: string, path: string): Pzn {
   const length = raw.length;
   if (length !== 0 && length <= 8) {
     let i = 0;
-    while (i < length && isDigit(raw.charCodeAt(i))) i++;
+    while (i < length && digit(raw, i) >= 0) i++;
     if (i === length) return length === 8 ? raw : ZERO_PADS[length]! + raw;
   }
   return pznAt(raw, 0, length, path);
-}
-
-function isDigit(c: number): boolean {
-  return c >= 48 && c <= 57;
 }
 
 /** 8-digit model PZN → wire integer text. Throws RangeError for anything but 1–18 digits. */
