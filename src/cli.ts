@@ -18,10 +18,11 @@ import {
 } from './config.js';
 import type { KeyMode } from './core/key-mode.js';
 import { VERSION } from './core/version.js';
+import { holdSignals } from './held-signals.js';
 import { systemClock } from './lib/clock.js';
 import { MOCK_OPTIONS, MOCK_SUMMARY, MOCK_USAGE, runMockCommand } from './mock/command.js';
 import { createLogger } from './observability/logger.js';
-import { exitOnSignals, type RunningServer, startServer } from './server.js';
+import { EXIT_GRACE_MS, exitOnSignals, type RunningServer, startServer } from './server.js';
 import { warnMisspeltVariables } from './startup-summary.js';
 import { createAccount, findAccount } from './store/accounts.js';
 import { displayParts, hashApiKey } from './store/api-key-secret.js';
@@ -84,6 +85,13 @@ const COMMANDS: Record<string, Command> = {
       }
       const worker = slot === undefined ? undefined : joinCluster(slot, config, primaryLink());
       const logger = worker?.logger ?? createLogger({ level: config.log.level });
+      // From here a signal stops the gateway gracefully, however early it comes (held-signals.ts); the
+      // process exits at once only when start-up has not finished in time or a second signal follows.
+      const signals = holdSignals({
+        logger,
+        exit: (code) => process.exit(code),
+        limitMs: config.server.shutdownTimeoutMs + EXIT_GRACE_MS,
+      });
       if (worker === undefined) warnMisspeltVariables(logger, io.env);
       let server: RunningServer;
       try {
@@ -105,7 +113,7 @@ const COMMANDS: Record<string, Command> = {
         return 1;
       }
       return new Promise<number>((resolve) => {
-        const { stop } = exitOnSignals(server, logger, resolve);
+        const { stop } = exitOnSignals(server, logger, resolve, signals);
         worker?.started(server, stop);
       });
     },

@@ -2,6 +2,7 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import type { SignalSource } from './held-signals.js';
 import { startHealthListener } from './http/health-listener.js';
 import { checkReadiness } from './http/readiness.js';
 import type { GatewayApp } from './http/types.js';
@@ -195,7 +196,7 @@ function serverUrl(app: GatewayApp): string {
 }
 
 /** After SHUTDOWN_TIMEOUT_MS plus this, the process exits whatever is still closing. */
-const EXIT_GRACE_MS = 750;
+export const EXIT_GRACE_MS = 750;
 
 /**
  * SIGTERM/SIGINT: close gracefully, then exit 0 (1 if wholesaler calls had to be stopped, connections
@@ -209,8 +210,8 @@ export function exitOnSignals(
   server: Pick<RunningServer, 'close' | 'shutdownTimeoutMs'>,
   logger: Logger,
   exit: (code: number) => void,
-  /** Where the signals come from: the process, or a test's emitter. */
-  signals: { on(event: 'SIGTERM' | 'SIGINT', listener: (signal: NodeJS.Signals) => void): unknown } = process,
+  /** Where the signals come from: the process, those held since start-up began, or a test's emitter. */
+  signals: SignalSource = process,
 ): { stop(reason: string): void } {
   let stopping = false;
   let exited = false;
