@@ -121,10 +121,26 @@ function encodeRequest(version: Msv3Version, request: AvailabilityRequest): stri
   } else {
     s += '>';
     for (const a of request.articles) {
-      s += `<m:Artikel Bedarf="${a.demand ?? 'unspezifisch'}"><m:Pzn>${pznToWireText(a.pzn)}</m:Pzn><m:Menge>${a.quantity}</m:Menge></m:Artikel>`;
+      s += `${articleStart(a.demand)}${pznToWireText(a.pzn)}</m:Pzn><m:Menge>${a.quantity}</m:Menge></m:Artikel>`;
     }
   }
   return wrapEnvelope(version, `${s}</verfuegbarkeitsanfrage></m:verfuegbarkeitAnfragen>`);
+}
+
+/**
+ * A v2 article's start tag with its demand and the PZN's start tag, as one constant: the request is a
+ * rope that Node flattens to send, and each piece less saves a concatenation and a step of the
+ * flattening (docs/performance.md "Smaller steps").
+ */
+function articleStart(demand: Bedarf | undefined): string {
+  switch (demand) {
+    case 'direkt':
+      return '<m:Artikel Bedarf="direkt"><m:Pzn>';
+    case 'einsAusN':
+      return '<m:Artikel Bedarf="einsAusN"><m:Pzn>';
+    default:
+      return '<m:Artikel Bedarf="unspezifisch"><m:Pzn>';
+  }
 }
 
 function readRequestArticle(el: XmlElement, ctx: WireContext): AvailabilityRequestArticle {
