@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import { runPrimary } from './cluster/primary.js';
 import { workerCount, workerSlot } from './cluster/role.js';
 import { joinCluster, type PrimaryLink } from './cluster/worker.js';
@@ -18,7 +19,7 @@ import {
 } from './config.js';
 import type { KeyMode } from './core/key-mode.js';
 import { VERSION } from './core/version.js';
-import { holdSignals } from './held-signals.js';
+import { holdSignals, type SignalSource } from './held-signals.js';
 import { systemClock } from './lib/clock.js';
 import { MOCK_OPTIONS, MOCK_SUMMARY, MOCK_USAGE, runMockCommand } from './mock/command.js';
 import { createLogger } from './observability/logger.js';
@@ -63,6 +64,18 @@ interface Command {
   run(args: { values: Values; positionals: string[] }, io: CliIo): Promise<number>;
 }
 
+/**
+ * From here a signal stops the gateway gracefully, however early it comes (held-signals.ts); the process
+ * exits at once only when start-up has not finished in time or a second signal follows.
+ */
+function heldSignals(logger: Logger, config: Config): SignalSource {
+  return holdSignals({
+    logger,
+    exit: (code) => process.exit(code),
+    limitMs: config.server.shutdownTimeoutMs + EXIT_GRACE_MS,
+  });
+}
+
 /** Every sub-command. To add one, add an entry: the key is what the user types before the options. */
 const COMMANDS: Record<string, Command> = {
   serve: {
@@ -80,18 +93,16 @@ const COMMANDS: Record<string, Command> = {
           return 1;
         }
         const logger = createLogger({ level: config.log.level, base: { worker: 0, pid: process.pid } });
+        const signals = heldSignals(logger, config);
         warnMisspeltVariables(logger, io.env);
-        return runPrimary({ config, workers, env: io.env, logger, print: io.stderr, printSecret: io.stdout });
+        return runPrimary({
+          ...{ config, workers, env: io.env, logger, signals },
+          ...{ print: io.stderr, printSecret: io.stdout },
+        });
       }
       const worker = slot === undefined ? undefined : joinCluster(slot, config, primaryLink());
       const logger = worker?.logger ?? createLogger({ level: config.log.level });
-      // From here a signal stops the gateway gracefully, however early it comes (held-signals.ts); the
-      // process exits at once only when start-up has not finished in time or a second signal follows.
-      const signals = holdSignals({
-        logger,
-        exit: (code) => process.exit(code),
-        limitMs: config.server.shutdownTimeoutMs + EXIT_GRACE_MS,
-      });
+      const signals = heldSignals(logger, config);
       if (worker === undefined) warnMisspeltVariables(logger, io.env);
       let server: RunningServer;
       try {

@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, request } from 'node:http';
 import { createServer, type Server } from 'node:net';
@@ -376,6 +376,60 @@ describe('WORKERS=2: one port, two worker processes', () => {
     expect(at - signalledAt).toBeLessThanOrEqual(SHUTDOWN_TIMEOUT_MS + 1_000);
     for (const pid of workerPids) expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
   }, 30_000);
+});
+
+describe('WORKERS=2 signalled while it starts', () => {
+  const children: ChildProcess[] = [];
+  let folder: string;
+  afterAll(async () => {
+    await Promise.all(children.splice(0).map(killAndWait));
+    if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it(
+    'stops workers told to stop before they listened for it, and exits 0',
+    async () => {
+      folder = mkdtempSync(join(tmpdir(), 'msv3-workers-early-signal-'));
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: `sqlite:${join(folder, 'gateway.db')}`,
+          PORT: '0',
+          WORKERS: '2',
+          LOG_LEVEL: 'info',
+          // Warned about as the primary starts: the signal comes before the workers can hear the primary
+          // (while the primary prepares the database it is held, held-signals.ts).
+          DATABSE_URL: 'postgres://gateway@db.internal/gateway',
+        },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      children.push(child);
+      let logs = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        logs += chunk.toString();
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      await until(
+        'the warning',
+        () => logs.includes('DATABSE_URL is not a setting') || undefined,
+        START_MS,
+        20,
+      );
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const lines = logs
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as LogLine);
+      const messages = lines.filter((l) => l.worker === 0).map((l) => l.msg);
+      expect(messages).toContain('shutting down the workers');
+      expect(messages).not.toContain('worker still running; killing it');
+      expect(messages.at(-1)).toBe('stopped');
+      for (const line of lines.filter((l) => l.msg === 'worker started'))
+        expect(() => process.kill((line.child as { pid: number }).pid, 0)).toThrow(/ESRCH/);
+    },
+    CLUSTER_START_MS,
+  );
 });
 
 describe('WORKERS=2 when the workers cannot listen', () => {

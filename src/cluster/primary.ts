@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { SignalSource } from '../held-signals.js';
 import { systemClock } from '../lib/clock.js';
 import { serveClusterRateLimits } from '../ratelimit/cluster.js';
 import { budgetsFrom, resolveRateLimitStore } from '../ratelimit/create.js';
@@ -25,6 +26,8 @@ export interface PrimaryOptions {
   /** The first start's key lines (stdout in the CLI). */
   printSecret(line: string): void;
   restart?: Partial<RestartPolicy>;
+  /** SIGTERM and SIGINT, caught from the start of `serve` (src/held-signals.ts). */
+  signals: SignalSource;
 }
 
 /**
@@ -106,7 +109,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   });
 
   let signalled = false;
+  let finished = false;
+  // A signal held while the database and the sandbox were prepared arrives here at once: the workers
+  // just forked are told to stop, and each does so as soon as it has started.
   const onSignal = (signal: NodeJS.Signals) => {
+    if (finished) return; // the workers are gone; closing the sandbox and the database takes moments
     if (signalled) {
       logger.warn({ signal }, 'second signal; killing the workers');
       supervisor.kill();
@@ -116,11 +123,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
     logger.info({ signal }, 'shutting down the workers');
     supervisor.stop();
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  options.signals.on('SIGTERM', onSignal);
+  options.signals.on('SIGINT', onSignal);
   const code = await supervisor.done;
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
+  finished = true;
   await sandbox
     .close?.()
     .catch((err: unknown) => logger.warn({ err }, 'closing the sandbox wholesaler failed'));

@@ -170,6 +170,25 @@ describe('superviseWorkers', () => {
     await expect(supervisor.done).resolves.toBe(0);
   });
 
+  it('tells a worker again once it listens when it was told to shut down while still starting', async () => {
+    const supervisor = supervise();
+    supervisor.stop();
+    // The first message may have reached a worker before it listened for the primary's messages.
+    expect(forked.map((w) => w.sent)).toEqual([
+      [{ channel: CHANNEL, type: 'shutdown' }],
+      [{ channel: CHANNEL, type: 'shutdown' }],
+    ]);
+    forked[0]!.listen();
+    expect(forked[0]!.sent).toEqual([
+      { channel: CHANNEL, type: 'shutdown' },
+      { channel: CHANNEL, type: 'shutdown' },
+    ]);
+    expect(forked[1]!.sent).toHaveLength(1);
+    for (const worker of forked) worker.exit(0);
+    await expect(supervisor.done).resolves.toBe(0);
+    expect(forked).toHaveLength(2);
+  });
+
   it('kills workers still running after the shutdown timeout plus the grace, and resolves 1', async () => {
     const supervisor = supervise();
     for (const worker of forked) worker.listen();

@@ -76,6 +76,8 @@ interface Slot {
  * database that refuses), and on `stop` lets each worker drain (it does its own graceful shutdown) and
  * kills what is left after SHUTDOWN_TIMEOUT_MS plus a grace.
  */
+const SHUTDOWN = { channel: CHANNEL, type: 'shutdown' } as const;
+
 export function superviseWorkers(options: SupervisorOptions): Supervisor {
   const policy = { ...DEFAULT_RESTART_POLICY, maxStartFailures: 2 * options.count, ...options.restart };
   const { logger } = options;
@@ -104,6 +106,9 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
       if (message.type === 'listening') {
         slot.listening = true;
         startFailures = 0;
+        // A worker hears the primary only once it has joined the cluster: a shutdown sent while it was
+        // still loading was lost, so it is told again now that it has started.
+        if (stopping) worker.send(SHUTDOWN);
         if (!announced && !stopping && [...slots.values()].every((s) => s.listening)) {
           announced = true;
           options.onListening?.(message.url);
@@ -159,7 +164,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     stopping = true;
     for (const slot of slots.values()) {
       clearTimeout(slot.restartTimer);
-      slot.worker?.send({ channel: CHANNEL, type: 'shutdown' });
+      slot.worker?.send(SHUTDOWN);
     }
     const limitMs = options.shutdownTimeoutMs + (options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
     killTimer = setTimeout(() => {
