@@ -96,8 +96,13 @@ const COMMANDS: Record<string, Command> = {
         const signals = heldSignals(logger, config);
         warnMisspeltVariables(logger, io.env);
         return runPrimary({
-          ...{ config, workers, env: io.env, logger, signals },
-          ...{ print: io.stderr, printSecret: io.stdout },
+          config,
+          workers,
+          env: io.env,
+          logger,
+          signals,
+          print: io.stderr,
+          printSecret: io.stdout,
         });
       }
       const worker = slot === undefined ? undefined : joinCluster(slot, config, primaryLink());

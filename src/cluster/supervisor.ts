@@ -70,14 +70,14 @@ interface Slot {
   restartTimer: NodeJS.Timeout | undefined;
 }
 
+const SHUTDOWN = { channel: CHANNEL, type: 'shutdown' } as const;
+
 /**
  * Runs `count` workers, one per slot: restarts a worker that exits (after a delay that doubles while its
  * slot keeps failing quickly), gives up when workers keep exiting before they listen (a port in use, a
  * database that refuses), and on `stop` lets each worker drain (it does its own graceful shutdown) and
  * kills what is left after SHUTDOWN_TIMEOUT_MS plus a grace.
  */
-const SHUTDOWN = { channel: CHANNEL, type: 'shutdown' } as const;
-
 export function superviseWorkers(options: SupervisorOptions): Supervisor {
   const policy = { ...DEFAULT_RESTART_POLICY, maxStartFailures: 2 * options.count, ...options.restart };
   const { logger } = options;
