@@ -7,6 +7,7 @@ import { type SupervisorOptions, superviseWorkers, type WorkerProcess } from './
 class FakeWorker implements WorkerProcess {
   readonly sent: PrimaryMessage[] = [];
   killed = false;
+  joined = false;
   private messageListeners: ((message: unknown) => void)[] = [];
   private exitListeners: ((code: number | null, signal: string | null) => void)[] = [];
 
@@ -28,7 +29,13 @@ class FakeWorker implements WorkerProcess {
   onExit(listener: (code: number | null, signal: string | null) => void): void {
     this.exitListeners.push(listener);
   }
+  /** Listens for the primary's messages, as a worker does once its modules are loaded. */
+  join(): void {
+    this.joined = true;
+    this.message({ channel: CHANNEL, type: 'joined' });
+  }
   listen(url = 'http://127.0.0.1:8080'): void {
+    if (!this.joined) this.join();
     this.message({ channel: CHANNEL, type: 'listening', url });
   }
   message(message: unknown): void {
@@ -170,20 +177,15 @@ describe('superviseWorkers', () => {
     await expect(supervisor.done).resolves.toBe(0);
   });
 
-  it('tells a worker again once it listens when it was told to shut down while still starting', async () => {
+  it('holds a shutdown for a worker still loading until it has joined, then sends it', async () => {
     const supervisor = supervise();
     supervisor.stop();
-    // The first message may have reached a worker before it listened for the primary's messages.
-    expect(forked.map((w) => w.sent)).toEqual([
-      [{ channel: CHANNEL, type: 'shutdown' }],
-      [{ channel: CHANNEL, type: 'shutdown' }],
-    ]);
-    forked[0]!.listen();
-    expect(forked[0]!.sent).toEqual([
-      { channel: CHANNEL, type: 'shutdown' },
-      { channel: CHANNEL, type: 'shutdown' },
-    ]);
-    expect(forked[1]!.sent).toHaveLength(1);
+    // Sent now, it would reach a worker before it listens for the primary's messages, and be lost.
+    expect(forked.map((w) => w.sent)).toEqual([[], []]);
+    forked[0]!.join();
+    expect(forked[0]!.sent).toEqual([{ channel: CHANNEL, type: 'shutdown' }]);
+    forked[1]!.listen();
+    expect(forked[1]!.sent).toEqual([{ channel: CHANNEL, type: 'shutdown' }]);
     for (const worker of forked) worker.exit(0);
     await expect(supervisor.done).resolves.toBe(0);
     expect(forked).toHaveLength(2);
@@ -217,6 +219,26 @@ describe('superviseWorkers', () => {
     forked[1]!.message({ channel: 'rate_limiter_flexible', type: 'init' });
     expect(onMessage).toHaveBeenCalledExactlyOnceWith(2, message);
     supervisor.send(1, { ...message, from: 2 });
-    expect(forked[0]!.sent).toHaveLength(1);
+    supervisor.send(1, { ...message, from: 3 });
+    // Held until the worker hears the primary, then sent in order.
+    expect(forked[0]!.sent).toEqual([]);
+    forked[0]!.join();
+    expect(forked[0]!.sent).toEqual([
+      { ...message, from: 2 },
+      { ...message, from: 3 },
+    ]);
+    supervisor.send(1, { ...message, from: 2 });
+    expect(forked[0]!.sent).toHaveLength(3);
+  });
+
+  it("keeps what a slot's worker did not hear for the worker that restarts in it", () => {
+    const supervisor = supervise();
+    const message = { channel: CHANNEL, type: 'endpoints-in-use' as const, endpoints: [], from: 2 };
+    supervisor.send(1, message);
+    inSlot(1)[0]!.exit(1);
+    vi.advanceTimersByTime(100);
+    inSlot(1)[1]!.join();
+    expect(inSlot(1)[0]!.sent).toEqual([]);
+    expect(inSlot(1)[1]!.sent).toEqual([message]);
   });
 });

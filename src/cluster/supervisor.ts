@@ -64,6 +64,9 @@ export interface Supervisor {
 interface Slot {
   worker: WorkerProcess | undefined;
   startedAt: number;
+  /** The worker listens for the primary's messages (it said `joined`); until then they wait in `queued`. */
+  joined: boolean;
+  queued: PrimaryMessage[];
   listening: boolean;
   /** Exits in a row that came before `stableAfterMs`. */
   quickExits: number;
@@ -71,6 +74,8 @@ interface Slot {
 }
 
 const SHUTDOWN = { channel: CHANNEL, type: 'shutdown' } as const;
+/** Messages kept for a slot whose worker has not joined yet; beyond this the oldest are dropped. */
+const QUEUE_LIMIT = 100;
 
 /**
  * Runs `count` workers, one per slot: restarts a worker that exits (after a delay that doubles while its
@@ -99,16 +104,18 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     const slot = slots.get(slotNumber)!;
     slot.restartTimer = undefined;
     const worker = options.fork(slotNumber);
-    Object.assign(slot, { worker, startedAt: now(), listening: false });
+    Object.assign(slot, { worker, startedAt: now(), joined: false, listening: false });
     logger.info({ child: { worker: slotNumber, pid: worker.pid } }, 'worker started');
     worker.onMessage((message) => {
       if (!isGatewayMessage<WorkerMessage>(message) || slot.worker !== worker) return;
+      if (message.type === 'joined') {
+        slot.joined = true;
+        for (const queued of slot.queued.splice(0)) worker.send(queued);
+        return;
+      }
       if (message.type === 'listening') {
         slot.listening = true;
         startFailures = 0;
-        // A worker hears the primary only once it has joined the cluster: a shutdown sent while it was
-        // still loading was lost, so it is told again now that it has started.
-        if (stopping) worker.send(SHUTDOWN);
         if (!announced && !stopping && [...slots.values()].every((s) => s.listening)) {
           announced = true;
           options.onListening?.(message.url);
@@ -153,6 +160,21 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     slot.restartTimer = setTimeout(() => start(slotNumber), delayMs);
   }
 
+  /**
+   * A worker hears the primary only once it has joined the cluster (src/cluster/worker.ts): Node drops a
+   * message that reaches a process with no listener for it, so a stop sent to a worker still loading its
+   * modules would be lost and the worker would run on until killed. What is sent before that waits for
+   * the slot's worker to join.
+   */
+  function deliver(slot: Slot, message: PrimaryMessage): void {
+    if (slot.worker !== undefined && slot.joined) {
+      slot.worker.send(message);
+      return;
+    }
+    if (slot.queued.length >= QUEUE_LIMIT) slot.queued.shift();
+    slot.queued.push(message);
+  }
+
   function finishWhenAllGone(): void {
     if (!stopping || live().length > 0) return;
     clearTimeout(killTimer);
@@ -164,7 +186,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     stopping = true;
     for (const slot of slots.values()) {
       clearTimeout(slot.restartTimer);
-      slot.worker?.send(SHUTDOWN);
+      if (slot.worker !== undefined) deliver(slot, SHUTDOWN);
     }
     const limitMs = options.shutdownTimeoutMs + (options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
     killTimer = setTimeout(() => {
@@ -185,6 +207,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     slots.set(slot, {
       worker: undefined,
       startedAt: 0,
+      joined: false,
+      queued: [],
       listening: false,
       quickExits: 0,
       restartTimer: undefined,
@@ -201,7 +225,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
       for (const slot of slots.values()) slot.worker?.kill();
     },
     send(slotNumber, message) {
-      slots.get(slotNumber)?.worker?.send(message);
+      const slot = slots.get(slotNumber);
+      if (slot !== undefined) deliver(slot, message);
     },
     liveSlots: () => [...slots].filter(([, slot]) => slot.worker !== undefined).map(([number]) => number),
   };

@@ -69,6 +69,8 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
         clusterMetrics.receive(message);
     }
   });
+  // Until now a message from the primary would have been dropped: it holds them until this.
+  primary.send({ channel: CHANNEL, type: 'joined' });
   return {
     logger,
     startOptions: {
