@@ -18,8 +18,8 @@ export type StatusMessage =
 
 /**
  * Worker → primary: it hears the primary's messages now (`joined`, sent as it joins the cluster; the
- * primary holds what it would send before); it listens; a status message; a turn's rate-limit asks (src/ratelimit/cluster.ts);
- * a scrape of `GET /metrics` to answer (`metrics-request`);
+ * primary holds what it would send before); it listens; a status message; a turn's rate-limit asks
+ * (src/ratelimit/cluster.ts); a scrape of `GET /metrics` to answer (`metrics-request`);
  * its own series for a round of the primary's (`metrics-part`, prom-client's `getMetricsAsJSON`); the
  * same for the status page's wholesaler view (`wholesalers-request`, `wholesalers-part`).
  */

@@ -69,7 +69,7 @@ export function joinCluster(slot: number, config: Config, primary: PrimaryLink):
         clusterMetrics.receive(message);
     }
   });
-  // Until now a message from the primary would have been dropped: it holds them until this.
+  // The primary's messages are heard from here on; it holds what it sends until this (supervisor.ts).
   primary.send({ channel: CHANNEL, type: 'joined' });
   return {
     logger,
