@@ -221,6 +221,20 @@ describe('msv3-gateway keys', () => {
   });
 });
 
+interface LogRecord {
+  level: number;
+  msg: string;
+  startup?: string;
+}
+
+/** The JSON log lines among a process's standard output. */
+function logRecords(stdout: string): LogRecord[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogRecord);
+}
+
 describe('msv3-gateway as a process', () => {
   const cli = join(process.cwd(), 'src', 'cli.ts');
 
@@ -297,11 +311,7 @@ describe('msv3-gateway as a process', () => {
       await waitFor(proc.stdout, /DATABSE_URL is not a setting/);
       proc.child.kill('SIGTERM');
       expect(await proc.exited).toBe(0);
-      const messages = proc
-        .stdout()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => (JSON.parse(line) as { msg: string }).msg);
+      const messages = logRecords(proc.stdout()).map((record) => record.msg);
       // Caught during start-up (Node's default would have ended it at once with no exit code), then the
       // started gateway is stopped as for any signal.
       expect(messages).toContain('signal during start-up; stopping once started');
@@ -330,11 +340,7 @@ describe('msv3-gateway as a process', () => {
       expect(proc.stderr()).toContain(
         'No usable API key in the database: every request is refused with 401 api_key_invalid. Make one: msv3-gateway keys create --name NAME --mode test|live',
       );
-      const records = proc
-        .stdout()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { level: number; msg: string; startup?: string });
+      const records = logRecords(proc.stdout());
       expect(records.find((r) => r.msg.startsWith('DATABSE_URL'))).toMatchObject({
         level: 40,
         msg: 'DATABSE_URL is not a setting (did you mean DATABASE_URL?); it is ignored',
@@ -374,12 +380,9 @@ describe('msv3-gateway as a process', () => {
       await waitFor(proc.stderr, /listening on http:\/\/\S+/);
       // The log line goes to stdout, another pipe: it may arrive after the stderr line.
       await waitFor(proc.stdout, /UPSTREAM_MAX_CONCURRENCY \+ UPSTREAM_MAX_QUEUE/);
-      const record = proc
-        .stdout()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { level: number; msg: string })
-        .find((entry) => entry.msg.startsWith('UPSTREAM_MAX_CONCURRENCY + UPSTREAM_MAX_QUEUE'));
+      const record = logRecords(proc.stdout()).find((entry) =>
+        entry.msg.startsWith('UPSTREAM_MAX_CONCURRENCY + UPSTREAM_MAX_QUEUE'),
+      );
       expect(record?.level).toBe(40);
       expect(record?.msg).toMatch(/let 10000 calls be in flight .* heap limit \(\d+ MB\) holds about \d+/);
       proc.child.kill('SIGTERM');

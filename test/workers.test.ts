@@ -75,7 +75,7 @@ function send(
 
 type LogLine = Record<string, unknown> & { msg?: string };
 
-function logLines(gateway: GatewayProcess): LogLine[] {
+function logLines(gateway: Pick<GatewayProcess, 'logs'>): LogLine[] {
   return gateway
     .logs()
     .split('\n')
@@ -417,10 +417,7 @@ describe('WORKERS=2 signalled while it starts', () => {
       );
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      const lines = logs
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as LogLine);
+      const lines = logLines({ logs: () => logs });
       const messages = lines.filter((l) => l.worker === 0).map((l) => l.msg);
       expect(messages).toContain('shutting down the workers');
       expect(messages).not.toContain('worker still running; killing it');

@@ -73,7 +73,6 @@ interface Slot {
   restartTimer: NodeJS.Timeout | undefined;
 }
 
-const SHUTDOWN = { channel: CHANNEL, type: 'shutdown' } as const;
 /** Messages kept for a slot whose worker has not joined yet; beyond this the oldest are dropped. */
 const QUEUE_LIMIT = 100;
 
@@ -186,7 +185,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     stopping = true;
     for (const slot of slots.values()) {
       clearTimeout(slot.restartTimer);
-      if (slot.worker !== undefined) deliver(slot, SHUTDOWN);
+      if (slot.worker !== undefined) deliver(slot, { channel: CHANNEL, type: 'shutdown' });
     }
     const limitMs = options.shutdownTimeoutMs + (options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
     killTimer = setTimeout(() => {
