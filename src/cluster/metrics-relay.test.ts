@@ -38,7 +38,7 @@ function cluster(counts: number[], options: { silent?: number[]; timeoutMs?: num
   const workers = new Map<number, ReturnType<typeof workerMetrics>>();
   const wholesalers: WholesalerMetrics[] = [];
   const gatherer = createMetricsGatherer({
-    liveSlots: () => [...workers.keys()],
+    joinedSlots: () => [...workers.keys()],
     send: (slot, message) => setImmediate(() => workers.get(slot)?.receive(message)),
     timeoutMs: options.timeoutMs ?? 1_000,
   });
@@ -94,6 +94,32 @@ describe('cluster metrics', () => {
     );
   });
 
+  it('answers at once, without waiting for the timeout, when a worker asked exits', async () => {
+    vi.useFakeTimers();
+    try {
+      const sent: [number, PrimaryMessage][] = [];
+      const gatherer = createMetricsGatherer({
+        joinedSlots: () => [1, 2],
+        send: (slot, message) => sent.push([slot, message]),
+        timeoutMs: 2_000,
+      });
+      gatherer.request(1, 7, 'wholesalers');
+      expect(sent.map(([slot, m]) => [slot, m.type])).toEqual([
+        [1, 'wholesalers-collect'],
+        [2, 'wholesalers-collect'],
+      ]);
+      gatherer.receive(1, 1, null);
+      gatherer.gone(3);
+      expect(sent).toHaveLength(2);
+      gatherer.gone(2);
+      expect(sent.at(-1)).toEqual([1, { channel: CHANNEL, type: 'wholesalers', id: 7, parts: [null] }]);
+      vi.advanceTimersByTime(2_000);
+      expect(sent).toHaveLength(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('answers 503 service_unavailable when the primary does not answer', async () => {
     vi.useFakeTimers();
     try {
@@ -113,7 +139,7 @@ describe('cluster metrics', () => {
 
   it('sends only well-formed messages', async () => {
     const sent: PrimaryMessage[] = [];
-    const gatherer = createMetricsGatherer({ liveSlots: () => [], send: (_slot, m) => sent.push(m) });
+    const gatherer = createMetricsGatherer({ joinedSlots: () => [], send: (_slot, m) => sent.push(m) });
     gatherer.request(2, 7);
     await vi.waitFor(() => expect(sent).toHaveLength(1));
     expect(isGatewayMessage(sent[0])).toBe(true);

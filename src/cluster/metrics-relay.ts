@@ -26,11 +26,17 @@ export interface MetricsGatherer {
   request(from: number, requestId: number, what?: Collected): void;
   /** A worker's part of one round (`metrics-part`, `wholesalers-part`). */
   receive(from: number, roundId: number, part: unknown): void;
+  /** Worker `slot` exited: its parts will not come, so no round waits for them. */
+  gone(slot: number): void;
 }
 
-/** The primary's side. */
+/**
+ * The primary's side. A round asks the workers that have joined (supervisor.ts `joinedSlots`): one still
+ * loading its modules has nothing to count yet, and waiting for it would hold every scrape during a
+ * worker's restart until the timeout.
+ */
 export function createMetricsGatherer(options: {
-  liveSlots(): number[];
+  joinedSlots(): number[];
   send(slot: number, message: PrimaryMessage): void;
   timeoutMs?: number;
 }): MetricsGatherer {
@@ -54,7 +60,7 @@ export function createMetricsGatherer(options: {
   return {
     request(from, requestId, what = 'metrics') {
       const roundId = ++lastRound;
-      const waiting = new Set(options.liveSlots());
+      const waiting = new Set(options.joinedSlots());
       const parts: unknown[] = [];
       const finish = () => {
         if (!rounds.delete(roundId)) return;
@@ -72,6 +78,10 @@ export function createMetricsGatherer(options: {
       if (round === undefined || !round.waiting.delete(from)) return;
       round.parts.push(part);
       if (round.waiting.size === 0) round.finish();
+    },
+    gone(slot) {
+      for (const round of rounds.values())
+        if (round.waiting.delete(slot) && round.waiting.size === 0) round.finish();
     },
   };
 }

@@ -102,9 +102,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
           return;
       }
     },
+    onWorkerGone: (slot) => metrics.gone(slot),
   });
   const metrics = createMetricsGatherer({
-    liveSlots: () => supervisor.liveSlots(),
+    joinedSlots: () => supervisor.joinedSlots(),
     send: (slot, message) => supervisor.send(slot, message),
   });
 

@@ -93,10 +93,8 @@ describe('superviseWorkers', () => {
     inSlot(1)[0]!.exit(null, 'SIGKILL');
     vi.advanceTimersByTime(99);
     expect(inSlot(1)).toHaveLength(1);
-    expect(supervisor.liveSlots()).toEqual([2]);
     vi.advanceTimersByTime(1);
     expect(inSlot(1)).toHaveLength(2);
-    expect(supervisor.liveSlots()).toEqual([1, 2]);
     inSlot(1)[1]!.listen();
     inSlot(1)[1]!.exit(1);
     vi.advanceTimersByTime(199);
@@ -110,6 +108,25 @@ describe('superviseWorkers', () => {
     vi.advanceTimersByTime(100);
     expect(inSlot(1)).toHaveLength(4);
     expect(inSlot(2)).toHaveLength(1);
+  });
+
+  it('counts a slot as joined from its worker joining until it exits, and says when it is gone', () => {
+    const onWorkerGone = vi.fn();
+    const supervisor = supervise({ onWorkerGone });
+    expect(supervisor.joinedSlots()).toEqual([]);
+    forked[1]!.join();
+    expect(supervisor.joinedSlots()).toEqual([2]);
+    forked[0]!.listen();
+    expect(supervisor.joinedSlots()).toEqual([1, 2]);
+    inSlot(1)[0]!.exit(null, 'SIGKILL');
+    expect(onWorkerGone).toHaveBeenCalledExactlyOnceWith(1);
+    expect(supervisor.joinedSlots()).toEqual([2]);
+    vi.advanceTimersByTime(100);
+    // Restarted, still loading its modules: not asked until it has joined.
+    expect(inSlot(1)).toHaveLength(2);
+    expect(supervisor.joinedSlots()).toEqual([2]);
+    inSlot(1)[1]!.join();
+    expect(supervisor.joinedSlots()).toEqual([1, 2]);
   });
 
   it('never waits longer than the maximum delay', () => {

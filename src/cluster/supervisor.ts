@@ -46,6 +46,8 @@ export interface SupervisorOptions {
   onListening?(url: string): void;
   /** A worker's message the supervisor does not handle itself (the status relay). */
   onMessage?(slot: number, message: WorkerMessage): void;
+  /** A slot's worker exited: what was asked of it will not be answered. */
+  onWorkerGone?(slot: number): void;
   now?: () => number;
 }
 
@@ -57,8 +59,11 @@ export interface Supervisor {
   /** At once (a second signal): kills every worker. */
   kill(): void;
   send(slot: number, message: PrimaryMessage): void;
-  /** The slots whose worker runs now. */
-  liveSlots(): number[];
+  /**
+   * The slots whose worker runs now and hears the primary (it has joined). A worker still loading its
+   * modules has served nothing yet; asking it would wait until it has.
+   */
+  joinedSlots(): number[];
 }
 
 interface Slot {
@@ -135,6 +140,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     const slot = slots.get(slotNumber)!;
     if (slot.worker !== worker) return;
     slot.worker = undefined;
+    options.onWorkerGone?.(slotNumber);
     const child = { worker: slotNumber, pid: worker.pid, code, signal };
     if (stopping) {
       if (code !== 0) failed = true;
@@ -227,6 +233,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
       const slot = slots.get(slotNumber);
       if (slot !== undefined) deliver(slot, message);
     },
-    liveSlots: () => [...slots].filter(([, slot]) => slot.worker !== undefined).map(([number]) => number),
+    joinedSlots: () =>
+      [...slots].filter(([, slot]) => slot.worker !== undefined && slot.joined).map(([number]) => number),
   };
 }
