@@ -167,6 +167,16 @@ const hugeText = sendOnce(() =>
     soap(`<m:verfuegbarkeitAnfragenResponse>${'t'.repeat(15 * MB)}</m:verfuegbarkeitAnfragenResponse>`),
   ),
 );
+/** A 15 MB error page of words and spaces (a stack trace printed over and over, say). */
+const hugeErrorPage = sendOnce(() =>
+  httpAnswer(
+    500,
+    `<html><body>${'at com.example.Backend.call(Backend.java:42)\n  '.repeat((15 * MB) / 48)}</body></html>`,
+    {
+      'Content-Type': 'text/html',
+    },
+  ),
+);
 /** 128 MB of zeros in about 130 KB of gzip. */
 const gzipBomb = sendOnce(() =>
   httpAnswer(200, gzipSync(Buffer.alloc(128 * MB), { level: 9 }), {
@@ -462,6 +472,13 @@ export const HOSTILE_CASES: HostileCase[] = [
     long: true,
   },
   { name: 'html500', run: html500, expect: ['wholesaler_http_error'], boundMs: QUICK_MS, long: true },
+  {
+    name: 'hugeErrorPage',
+    run: hugeErrorPage.behaviour,
+    prepare: hugeErrorPage.prepare,
+    expect: ['wholesaler_http_error'],
+    boundMs: QUICK_MS,
+  },
   {
     name: 'html503RetryAfter',
     run: html503RetryAfter,

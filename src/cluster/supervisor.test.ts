@@ -88,7 +88,7 @@ describe('superviseWorkers', () => {
   });
 
   it('restarts a worker that exits in its slot, the delay doubling while the slot keeps failing quickly', () => {
-    const supervisor = supervise();
+    supervise();
     for (const worker of forked) worker.listen();
     inSlot(1)[0]!.exit(null, 'SIGKILL');
     vi.advanceTimersByTime(99);

@@ -1,32 +1,7 @@
-import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../lib/clock.js';
 import { verbindungTesten } from './operations/verbindung-testen.js';
-import { bodyText, interpretResponse } from './transport-outcome.js';
-
-describe('bodyText', () => {
-  const reference = (body: Buffer) => {
-    const text = body.toString('utf8');
-    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  };
-
-  it('reads any bytes as UTF-8 without a leading byte order mark (ASCII through the Latin-1 copy)', () => {
-    const bytes = fc.oneof(
-      fc.uint8Array({ maxLength: 300 }),
-      fc.uint8Array({ maxLength: 300 }).map((a) => a.map((b) => b & 0x7f)),
-      fc.string({ unit: 'grapheme', maxLength: 100 }).map((s) => Buffer.from(`\ufeff${s}`, 'utf8')),
-    );
-    fc.assert(
-      fc.property(bytes, (array) => {
-        const body = Buffer.from(array);
-        expect(bodyText(body)).toBe(reference(body));
-      }),
-      { numRuns: 3000 },
-    );
-    expect(bodyText(Buffer.from('<a>Süd</a>', 'utf8'))).toBe('<a>Süd</a>');
-    expect(bodyText(Buffer.alloc(0))).toBe('');
-  });
-});
+import { interpretResponse } from './transport-outcome.js';
 
 describe('interpretResponse', () => {
   const context = {
@@ -62,6 +37,32 @@ describe('interpretResponse', () => {
       },
     });
     expect(JSON.stringify(result)).not.toContain('geheim');
+  });
+
+  it('answers a 15 MB error page or envelope at once: the envelope refused unread, the page by its start', () => {
+    const decode = vi.fn(verbindungTesten.decodeResponse);
+    const page = `<html><body>${'geheim: Backend down\n'.repeat(750_000)}</body></html>`;
+    const html = { ...response(500, page), contentType: 'text/html' };
+    const paged = interpretResponse(html, decode, context);
+    expect(paged).toMatchObject({
+      ok: false,
+      error: {
+        reason: 'http_status',
+        status: 500,
+        bodySnippet: expect.stringMatching(/^<html><body>\[redacted\]: Backend down \[redacted\]: .*…$/),
+      },
+    });
+    const envelope = soap11(`<soap:Fault>${'geheim '.repeat(2_500_000)}</soap:Fault>`);
+    const refused = interpretResponse(response(200, envelope), decode, context);
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        reason: 'decode',
+        detail: `answer of ${envelope.length} bytes exceeds the limit of 4194304 characters (maxLength)`,
+      },
+    });
+    expect(decode).not.toHaveBeenCalled();
+    expect(JSON.stringify([paged, refused])).not.toContain('geheim');
   });
 
   it('passes on the tolerated deviations of a decoded answer', () => {

@@ -1,6 +1,6 @@
-import { isAscii } from 'node:buffer';
 import type { Clock } from '../lib/clock.js';
 import { parseRetryAfter } from '../lib/retry-after.js';
+import { decodeAnswer, errorSnippet, looksLikeSoap, scrub } from './answer-text.js';
 import type { Credentials } from './credentials.js';
 import type { DeviationName } from './deviations.js';
 import type { DecodeResult, Msv3Fault } from './result.js';
@@ -34,8 +34,6 @@ export type Interpreted<T> =
   | { ok: true; value: T; status: number; deviations?: readonly DeviationName[] }
   | { ok: false; error: UpstreamError };
 
-const SNIPPET_CHARS = 300;
-
 export function interpretResponse<T>(
   response: RawResponse,
   decode: (xml: string) => DecodeResult<T>,
@@ -57,13 +55,12 @@ export function interpretResponse<T>(
       ...challenge,
     });
   }
-  const text = bodyText(response.body);
   const success = status >= 200 && status < 300;
   // Why a non-2xx answer that looks like SOAP could not be read, for its http_status error.
   let soapProblem: string | undefined;
   // SOAP 1.2 servers send faults with 400 or 500; a non-2xx answer is decoded only if it is an envelope.
-  if (success || looksLikeSoap(response.contentType, text)) {
-    const decoded = safeDecode(decode, text);
+  if (success || looksLikeSoap(response.contentType, response.body)) {
+    const decoded = decodeAnswer(response.body, decode);
     if (decoded.kind === 'fault') {
       const fault = scrubFault(decoded.fault, context.secrets);
       const maybeDelivered = faultMayFollowProcessing(fault);
@@ -87,7 +84,7 @@ export function interpretResponse<T>(
     if (decoded.kind === 'invalid')
       soapProblem = scrub(decoded.error.message, context.secrets).slice(0, 1_000);
   }
-  return { ok: false, error: httpStatusError(response, text, context, soapProblem) };
+  return { ok: false, error: httpStatusError(response, context, soapProblem) };
 }
 
 /**
@@ -102,18 +99,12 @@ export function interpretProbe(
 ): { up: boolean; status?: number; error?: UpstreamError } {
   if (outcome.kind === 'too_large') return { up: true, status: outcome.status };
   if (outcome.kind !== 'response') return { up: false, error: failureToError(outcome, context, timeouts) };
-  const text = bodyText(outcome.body);
-  if (outcome.status < 500 || looksLikeSoap(outcome.contentType, text))
+  if (outcome.status < 500 || looksLikeSoap(outcome.contentType, outcome.body))
     return { up: true, status: outcome.status };
-  return { up: false, status: outcome.status, error: httpStatusError(outcome, text, context) };
+  return { up: false, status: outcome.status, error: httpStatusError(outcome, context) };
 }
 
-function httpStatusError(
-  response: RawResponse,
-  text: string,
-  context: CallContext,
-  soapProblem?: string,
-): UpstreamError {
+function httpStatusError(response: RawResponse, context: CallContext, soapProblem?: string): UpstreamError {
   const contentType =
     response.contentType === undefined ? {} : { contentType: response.contentType.slice(0, 100) };
   const retryAfterMs = parseRetryAfter(response.retryAfter, context.clock.now());
@@ -126,7 +117,7 @@ function httpStatusError(
     // A 5xx may come after the wholesaler's backend booked the request; 3xx/4xx are refusals up front.
     maybeDelivered: response.status >= 500,
     status: response.status,
-    bodySnippet: snippet(scrub(text, context.secrets)),
+    bodySnippet: errorSnippet(response.body, context.secrets),
     ...contentType,
     ...retryAfter,
     ...problem,
@@ -213,43 +204,9 @@ function errorCode(error: unknown): string {
   return typeof name === 'string' ? name : 'UNKNOWN';
 }
 
-function safeDecode<T>(decode: (xml: string) => DecodeResult<T>, text: string): DecodeResult<T> {
-  try {
-    return decode(text);
-  } catch (error) {
-    // Decoders promise not to throw; if one does, the answer is still undecodable, not a gateway crash.
-    const message = `decoder threw: ${error instanceof Error ? error.message : String(error)}`;
-    return { kind: 'invalid', error: { message } };
-  }
-}
-
-const ENVELOPE_START = /^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--[\s\S]*?-->\s*)*<(?:[\w.-]+:)?Envelope[\s/>]/;
-
-function looksLikeSoap(contentType: string | undefined, text: string): boolean {
-  if (contentType?.toLowerCase().includes('application/soap+xml')) return true;
-  return ENVELOPE_START.test(text.slice(0, 2_000));
-}
-
-/** The body as text: UTF-8, without a leading byte order mark. */
-export function bodyText(body: Buffer): string {
-  // ASCII (the usual SOAP answer) reads the same as Latin-1, which is a plain copy (~25 % faster).
-  if (isAscii(body)) return body.toString('latin1');
-  const text = body.toString('utf8');
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-}
-
-function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > SNIPPET_CHARS ? `${flat.slice(0, SNIPPET_CHARS)}…` : flat;
-}
-
 export function secretsOf(credentials: Credentials, authorization: string): string[] {
   const secrets = [authorization.slice('Basic '.length), credentials.password];
   return secrets.filter((secret) => secret.length > 0);
-}
-
-function scrub(text: string, secrets: string[]): string {
-  return secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
 }
 
 function scrubFault(fault: Msv3Fault, secrets: string[]): Msv3Fault {
