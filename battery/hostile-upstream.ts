@@ -167,11 +167,14 @@ const hugeText = sendOnce(() =>
     soap(`<m:verfuegbarkeitAnfragenResponse>${'t'.repeat(15 * MB)}</m:verfuegbarkeitAnfragenResponse>`),
   ),
 );
-/** A 15 MB error page of words and spaces (a stack trace printed over and over, say). */
+/**
+ * A 10 MB error page of words and spaces (a stack trace printed over and over, say): under the 12 MiB
+ * the gateway reads, so that its error shows the page's start.
+ */
 const hugeErrorPage = sendOnce(() =>
   httpAnswer(
     500,
-    `<html><body>${'at com.example.Backend.call(Backend.java:42)\n  '.repeat((15 * MB) / 48)}</body></html>`,
+    `<html><body>${'at com.example.Backend.call(Backend.java:42)\n  '.repeat((10 * MB) / 48)}</body></html>`,
     {
       'Content-Type': 'text/html',
     },

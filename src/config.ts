@@ -204,9 +204,11 @@ const ConfigSchema = Type.Object({
     }),
     maxResponseBytes: Type.Integer({
       env: 'UPSTREAM_MAX_RESPONSE_BYTES',
-      default: 20_971_520,
+      // MAX_READABLE_ANSWER_BYTES (src/msv3/answer-text.ts), written out: this layer does not import msv3.
+      default: 12_582_912,
       minimum: 1024,
-      description: 'Largest wholesaler response accepted (PDF documents included).',
+      description:
+        'Largest wholesaler response read; a longer one is refused as soon as it passes this size (502 wholesaler_bad_response). 12 MiB, the default, is the most an answer can have that the MSV3 parser reads (4 Mi characters of at most three bytes each; the largest MSV3 answer, a 2 MiB PDF document, is under 3 MB); more only costs memory and time.',
     }),
     maxConcurrency: Type.Integer({
       env: 'UPSTREAM_MAX_CONCURRENCY',

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { bodyText, decodeAnswer, errorSnippet, looksLikeSoap, SNIPPET_CHARS, scrub } from './answer-text.js';
+import { listSettings } from '../config.js';
+import {
+  bodyText,
+  decodeAnswer,
+  errorSnippet,
+  looksLikeSoap,
+  MAX_READABLE_ANSWER_BYTES,
+  SNIPPET_CHARS,
+  scrub,
+} from './answer-text.js';
 import { DEFAULT_LIMITS } from './xml/parse.js';
 
 const MB = 1024 * 1024;
@@ -49,6 +58,12 @@ describe('decodeAnswer', () => {
     // Two bytes a character: 3 Mi characters in 6 MiB, for the parser to read.
     expect(decodeAnswer(Buffer.alloc(limit + limit / 2, 'ä'), decode)).toEqual({ kind: 'ok', value: 1 });
     expect(decode).toHaveBeenCalledTimes(2);
+  });
+
+  it('is what the transport reads at most by default: the most bytes of 4 Mi characters', () => {
+    expect(MAX_READABLE_ANSWER_BYTES).toBe(12 * MB);
+    const setting = listSettings().find((s) => s.env === 'UPSTREAM_MAX_RESPONSE_BYTES');
+    expect(setting?.schema.default).toBe(MAX_READABLE_ANSWER_BYTES);
   });
 
   it('makes a decoder that throws an undecodable answer', () => {

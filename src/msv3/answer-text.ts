@@ -6,8 +6,14 @@ import { DEFAULT_LIMITS } from './xml/parse.js';
  * A wholesaler's answer as text, read so that its size cannot hold up the event loop that serves every
  * tenant (any account may register a wholesaler of its own, docs/resilience.md "Hostile answers"): an
  * answer longer than the parser takes is refused unread, and an error page is shown by its start only.
- * UPSTREAM_MAX_RESPONSE_BYTES lets in far more than either (20 MiB by default).
  */
+
+/**
+ * The most bytes an answer the parser can read may have: UTF-8 takes at most three bytes per UTF-16
+ * unit, and the parser reads DEFAULT_LIMITS.maxLength units. The transport stops reading an answer here
+ * by default (UPSTREAM_MAX_RESPONSE_BYTES, src/config.ts, whose default is this number written out).
+ */
+export const MAX_READABLE_ANSWER_BYTES = 3 * DEFAULT_LIMITS.maxLength;
 
 /** The body as text: UTF-8, without a leading byte order mark. */
 export function bodyText(body: Buffer): string {
@@ -25,7 +31,7 @@ export function bodyText(body: Buffer): string {
  */
 export function decodeAnswer<T>(body: Buffer, decode: (xml: string) => DecodeResult<T>): DecodeResult<T> {
   const limit = DEFAULT_LIMITS.maxLength;
-  if (body.length > 3 * limit || (body.length > limit && isAscii(body))) {
+  if (body.length > MAX_READABLE_ANSWER_BYTES || (body.length > limit && isAscii(body))) {
     const message = `answer of ${body.length} bytes exceeds the limit of ${limit} characters (maxLength)`;
     return { kind: 'invalid', error: { message } };
   }

@@ -3,6 +3,7 @@ import { type Dispatcher, Pool } from 'undici';
 import type { HostLookup } from '../lib/address-policy.js';
 import { type Clock, systemClock } from '../lib/clock.js';
 import type { ConnectPolicy } from '../lib/guarded-connector.js';
+import { MAX_READABLE_ANSWER_BYTES } from './answer-text.js';
 import { type Breaker, type BreakerSnapshot, type BreakerTransition, createBreaker } from './breaker.js';
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from './concurrency.js';
 import { basicAuthorization, type Credentials } from './credentials.js';
@@ -77,7 +78,7 @@ const DEFAULT_TRANSPORT_OPTIONS: Readonly<TransportOptions> = {
   bodyTimeoutMs: 30_000,
   totalTimeoutMs: 60_000,
   probeTimeoutMs: 5_000,
-  maxResponseBytes: 16 * 1024 * 1024,
+  maxResponseBytes: MAX_READABLE_ANSWER_BYTES,
   connectionsPerOrigin: 16,
   keepAliveTimeoutMs: 4_000,
   maxConcurrentPerTarget: 16,
