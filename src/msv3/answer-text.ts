@@ -71,8 +71,9 @@ export function errorSnippet(body: Buffer, secrets: readonly string[]): string {
   const cut = body.length > SNIPPET_SOURCE_BYTES;
   const text = bodyText(cut ? body.subarray(0, SNIPPET_SOURCE_BYTES) : body);
   const longest = secrets.reduce((max, secret) => Math.max(max, secret.length), 0);
-  // Every secret that starts before `keep` ends inside `text`, so it is found and scrubbed whole.
-  const keep = cut ? Math.max(0, text.length - longest + 1) : text.length;
+  // Every secret that starts before `keep` ends inside `text` before its last character, which may be
+  // a U+FFFD for a character the cut split: so it is found and scrubbed whole.
+  const keep = cut ? Math.max(0, text.length - longest) : text.length;
   const flat = scrub(text, secrets, keep).replace(/\s+/g, ' ').trim();
   return flat.length > SNIPPET_CHARS || cut ? `${flat.slice(0, SNIPPET_CHARS)}…` : flat;
 }
