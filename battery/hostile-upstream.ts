@@ -481,6 +481,7 @@ export const HOSTILE_CASES: HostileCase[] = [
     prepare: hugeErrorPage.prepare,
     expect: ['wholesaler_http_error'],
     boundMs: QUICK_MS,
+    long: true,
   },
   {
     name: 'html503RetryAfter',
