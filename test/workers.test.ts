@@ -400,6 +400,9 @@ describe('WORKERS=2 signalled while it starts', () => {
           // Warned about as the primary starts: the signal comes before the workers can hear the primary
           // (while the primary prepares the database it is held, held-signals.ts).
           DATABSE_URL: 'postgres://gateway@db.internal/gateway',
+          // Time for workers still loading under a full suite's load to start and stop: a stop that is
+          // lost still shows, as workers killed after this plus the grace (exit 1).
+          SHUTDOWN_TIMEOUT_MS: '60000',
         },
         stdio: ['ignore', 'pipe', 'ignore'],
       });
